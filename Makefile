@@ -1,0 +1,39 @@
+# Cordon — the two commands a newcomer needs are `make run` and `make test`.
+SHELL := /bin/bash
+NPM_STAMP := node_modules/.package-lock.json
+
+.PHONY: all install build tsc proxies run test bench clean
+
+all: build
+
+# npm ci only when the lock file changed since the last install.
+$(NPM_STAMP): package-lock.json package.json sdk-as/package.json
+	@echo "==> installing dependencies (npm ci)" >&2
+	npm ci --no-audit --no-fund
+	@touch $(NPM_STAMP)
+
+install: $(NPM_STAMP)
+
+tsc: install
+	@echo "==> compiling the runtime (tsc)" >&2
+	npx tsc -p tsconfig.build.json
+
+proxies: install
+	@echo "==> building the example proxies into proxies/dist/" >&2
+	node sdk-as/tools/build-proxy.mjs --all proxies
+
+build: tsc proxies
+
+test: build
+	@echo "==> running the test suite (vitest)" >&2
+	npx tsc --noEmit -p tsconfig.json
+	npx vitest run
+
+run: build
+	node dist/runtime/cli/demo.js
+
+bench: build
+	node dist/bench/bench.js
+
+clean:
+	rm -rf dist proxies/dist

@@ -1,0 +1,197 @@
+/**
+ * A hand-written canonical-ABI host for the one `cordon:proxy/proxy` world.
+ *
+ * The world has one import (`channel.send(string)`) and one export (`handler.receive(string)`), no
+ * results, resources or async — so lowering is "allocate with `cabi_realloc`, copy the code units,
+ * call", and lifting is "bounds-check, decode". This runs in whatever thread hosts the guest
+ * (a worker in production) and costs well under a microsecond per call; jco's generated glue
+ * for the same world costs several (see `make bench`).
+ *
+ * Component-model rules kept here rather than trusted to the guest:
+ * - no re-entry: `receive` while a `receive` is running throws; what the guest `send`s during
+ *   `receive` is queued and returned after it returns, never delivered re-entrantly;
+ * - a trap poisons the instance: every later call throws `InstancePoisoned`;
+ * - every pointer/length pair from the guest is bounds-checked before anything is allocated.
+ */
+import type { StringEncoding } from "./string-encoding.js";
+
+export const CHANNEL_IMPORT = "cordon:proxy/channel@0.1.0";
+export const RECEIVE_EXPORT = "cordon:proxy/handler@0.1.0#receive";
+
+export interface GuestEncodings {
+  /** How `receive`'s argument is laid out in guest memory. */
+  receive: StringEncoding;
+  /** How `send`'s argument is laid out in guest memory. */
+  send: StringEncoding;
+}
+
+export interface CanonicalHostOptions {
+  encodings: GuestEncodings;
+  /** Largest message, in UTF-16 code units, the guest may send in one call. */
+  maxMessageUnits?: number;
+  /** Most messages the guest may send while handling one `receive`. */
+  maxSendsPerReceive?: number;
+}
+
+export class InstancePoisoned extends Error {
+  constructor(cause: unknown) {
+    super(`proxy instance is dead after an earlier trap: ${describe(cause)}`);
+    this.name = "InstancePoisoned";
+  }
+}
+
+/** Raised for guest behaviour the host refuses; it poisons the instance like a trap. */
+export class GuestFault extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "GuestFault";
+  }
+}
+
+export function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+interface GuestExports {
+  memory: WebAssembly.Memory;
+  cabi_realloc: (oldPtr: number, oldSize: number, align: number, newSize: number) => number;
+  receive: (ptr: number, len: number) => void;
+}
+
+const utf16 = new TextDecoder("utf-16le");
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const encoder = new TextEncoder();
+
+/** Checks that a compiled core module imports nothing but `channel.send` and exports what the ABI needs. */
+export function checkCoreModule(module: WebAssembly.Module): void {
+  for (const imp of WebAssembly.Module.imports(module)) {
+    if (imp.module !== CHANNEL_IMPORT || imp.name !== "send" || imp.kind !== "function") {
+      throw new Error(`core module imports ${imp.module}#${imp.name} (${imp.kind}); only ${CHANNEL_IMPORT}#send is provided`);
+    }
+  }
+  const exports = new Map(WebAssembly.Module.exports(module).map((e) => [e.name, e.kind]));
+  for (const [name, kind] of [
+    ["memory", "memory"],
+    ["cabi_realloc", "function"],
+    [RECEIVE_EXPORT, "function"],
+  ] as const) {
+    if (exports.get(name) !== kind) throw new Error(`core module does not export ${kind} "${name}"`);
+  }
+}
+
+export class CanonicalHost {
+  private readonly guest: GuestExports;
+  private readonly maxUnits: number;
+  private readonly maxSends: number;
+  private readonly encodings: GuestEncodings;
+  /** Where `send` puts messages; non-null exactly while the guest runs (start function or `receive`). */
+  private outbox: string[] | null = null;
+  private readonly startupOutput: string[];
+  private poisoned: unknown = null;
+
+  /** Instantiates the module; its start function (AssemblyScript top-level code) runs here and may trap. */
+  constructor(module: WebAssembly.Module, options: CanonicalHostOptions) {
+    checkCoreModule(module);
+    this.encodings = options.encodings;
+    this.maxUnits = options.maxMessageUnits ?? 16 * 1024 * 1024;
+    this.maxSends = options.maxSendsPerReceive ?? 10_000;
+    let memory: WebAssembly.Memory | undefined;
+    const send = (ptr: number, len: number) => {
+      if (!memory) throw new GuestFault("guest called send() from its start function, before its memory is exported");
+      this.collect(this.lift(memory, ptr >>> 0, len >>> 0));
+    };
+    this.outbox = [];
+    const instance = new WebAssembly.Instance(module, { [CHANNEL_IMPORT]: { send } });
+    const ex = instance.exports as Record<string, unknown>;
+    memory = ex.memory as WebAssembly.Memory;
+    this.guest = {
+      memory,
+      cabi_realloc: ex.cabi_realloc as GuestExports["cabi_realloc"],
+      receive: ex[RECEIVE_EXPORT] as GuestExports["receive"],
+    };
+    this.startupOutput = this.outbox;
+    this.outbox = null;
+  }
+
+  /** Messages the start function sent while the instance was being created. */
+  takeStartupOutput(): string[] {
+    return this.startupOutput.splice(0);
+  }
+
+  /** Current size of the guest's linear memory, in bytes. */
+  get memoryBytes(): number {
+    return this.guest.memory.buffer.byteLength;
+  }
+
+  /** Delivers one message; returns everything the guest sent meanwhile, in order. Throws on trap. */
+  receive(message: string): string[] {
+    if (this.poisoned !== null) throw new InstancePoisoned(this.poisoned);
+    if (this.outbox !== null) throw new GuestFault("re-entrant receive: the guest is already running");
+    const outbox: string[] = (this.outbox = []);
+    try {
+      const [ptr, len] = this.lower(message);
+      this.guest.receive(ptr, len);
+      return outbox;
+    } catch (error) {
+      this.poisoned = error;
+      throw error;
+    } finally {
+      this.outbox = null;
+    }
+  }
+
+  private collect(message: string): void {
+    const box = this.outbox;
+    if (box === null) throw new GuestFault("guest called send() outside of receive");
+    if (box.length >= this.maxSends) throw new GuestFault(`guest sent more than ${this.maxSends} messages for one input`);
+    box.push(message);
+  }
+
+  private lower(message: string): [number, number] {
+    const { cabi_realloc, memory } = this.guest;
+    switch (this.encodings.receive) {
+      case "utf16": {
+        const units = message.length;
+        const ptr = cabi_realloc(0, 0, 2, units * 2) >>> 0;
+        this.checkRange(memory, ptr, units * 2, 2);
+        Buffer.from(memory.buffer).write(message, ptr, units * 2, "utf16le");
+        return [ptr, units];
+      }
+      case "utf8": {
+        const max = message.length * 3;
+        let ptr = cabi_realloc(0, 0, 1, max) >>> 0;
+        this.checkRange(memory, ptr, max, 1);
+        const { written } = encoder.encodeInto(message, new Uint8Array(memory.buffer, ptr, max));
+        if (written < max) ptr = cabi_realloc(ptr, max, 1, written) >>> 0;
+        this.checkRange(memory, ptr, written, 1);
+        return [ptr, written];
+      }
+      default:
+        throw new Error(`string encoding ${this.encodings.receive} is not supported`);
+    }
+  }
+
+  private lift(memory: WebAssembly.Memory, ptr: number, len: number): string {
+    switch (this.encodings.send) {
+      case "utf16": {
+        if (len > this.maxUnits) throw new GuestFault(`guest sent a message of ${len} code units (limit ${this.maxUnits})`);
+        this.checkRange(memory, ptr, len * 2, 2);
+        return utf16.decode(new Uint8Array(memory.buffer, ptr, len * 2));
+      }
+      case "utf8": {
+        if (len > this.maxUnits * 3) throw new GuestFault(`guest sent a message of ${len} bytes (limit ${this.maxUnits * 3})`);
+        this.checkRange(memory, ptr, len, 1);
+        return utf8.decode(new Uint8Array(memory.buffer, ptr, len));
+      }
+      default:
+        throw new Error(`string encoding ${this.encodings.send} is not supported`);
+    }
+  }
+
+  private checkRange(memory: WebAssembly.Memory, ptr: number, bytes: number, align: number): void {
+    if (ptr % align !== 0) throw new GuestFault(`guest string pointer ${ptr} is not ${align}-byte aligned`);
+    if (ptr + bytes > memory.buffer.byteLength) {
+      throw new GuestFault(`guest string [${ptr}, ${ptr + bytes}) lies outside its ${memory.buffer.byteLength}-byte memory`);
+    }
+  }
+}

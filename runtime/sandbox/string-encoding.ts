@@ -1,0 +1,99 @@
+/**
+ * Reads the string encodings a component declares for its canonical ABI.
+ *
+ * The encoding is not part of the WIT: it is an option on each `canon lift` / `canon lower`
+ * in the component binary. We read it from the canonical-function section (id 8) directly —
+ * a few dozen bytes of LEB128 — so the host knows how to copy strings across without running
+ * jco's generated glue. Cost: one linear scan of the section headers, no allocation of bodies.
+ *
+ * Invariant: a component for the `cordon:proxy` world contains only `canon lift` and
+ * `canon lower`; any other canonical built-in (resources, async, streams…) means the component
+ * reaches for something the world does not offer, and is reported as such.
+ */
+
+export type StringEncoding = "utf8" | "utf16" | "latin1+utf16";
+
+export interface CanonicalEncodings {
+  /** Encodings of every `canon lift` (exports: the host writes strings into the guest). */
+  lifts: StringEncoding[];
+  /** Encodings of every `canon lower` (imports: the host reads strings out of the guest). */
+  lowers: StringEncoding[];
+}
+
+const ENCODINGS: StringEncoding[] = ["utf8", "utf16", "latin1+utf16"];
+const CANON_SECTION = 8;
+
+class Reader {
+  constructor(
+    private readonly bytes: Uint8Array,
+    public pos = 0,
+  ) {}
+  byte(): number {
+    if (this.pos >= this.bytes.length) throw new Error("component binary is truncated");
+    return this.bytes[this.pos++];
+  }
+  u32(): number {
+    let result = 0;
+    let shift = 0;
+    for (;;) {
+      const b = this.byte();
+      result |= (b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return result >>> 0;
+      shift += 7;
+      if (shift > 35) throw new Error("malformed LEB128 in component binary");
+    }
+  }
+}
+
+/** Parses the canonical options vector and returns the declared string encoding (utf8 by default). */
+function readOptions(r: Reader): StringEncoding {
+  let encoding: StringEncoding = "utf8";
+  const count = r.u32();
+  for (let i = 0; i < count; i++) {
+    const opt = r.byte();
+    if (opt <= 0x02) encoding = ENCODINGS[opt];
+    else if (opt === 0x03 || opt === 0x04 || opt === 0x05 || opt === 0x07) r.u32(); // memory, realloc, post-return, callback
+    else if (opt === 0x06) throw new Error("component uses async canonical functions, which the cordon:proxy world does not allow");
+    else throw new Error(`component uses unknown canonical option 0x${opt.toString(16)}`);
+  }
+  return encoding;
+}
+
+export function readCanonicalEncodings(component: Uint8Array): CanonicalEncodings {
+  const r = new Reader(component);
+  const magic = [0x00, 0x61, 0x73, 0x6d];
+  for (const m of magic) if (r.byte() !== m) throw new Error("not a WebAssembly binary");
+  r.pos += 2; // version
+  const layer = r.byte() | (r.byte() << 8);
+  if (layer !== 1) throw new Error("not a WebAssembly component (this is a core module; build it into a component first)");
+  const result: CanonicalEncodings = { lifts: [], lowers: [] };
+  while (r.pos < component.length) {
+    const id = r.byte();
+    const size = r.u32();
+    const end = r.pos + size;
+    if (end > component.length) throw new Error("component binary is truncated");
+    if (id === CANON_SECTION) {
+      const count = r.u32();
+      for (let i = 0; i < count; i++) {
+        const kind = r.byte();
+        if (kind === 0x00) {
+          if (r.byte() !== 0x00) throw new Error("malformed canon lift");
+          r.u32(); // core func index
+          result.lifts.push(readOptions(r));
+          r.u32(); // type index
+        } else if (kind === 0x01) {
+          if (r.byte() !== 0x00) throw new Error("malformed canon lower");
+          r.u32(); // func index
+          result.lowers.push(readOptions(r));
+        } else {
+          throw new Error(
+            `component uses canonical built-in 0x${kind.toString(16)} (resources, tasks or streams), which the cordon:proxy world does not offer`,
+          );
+        }
+      }
+      if (r.pos !== end) throw new Error("malformed canonical section");
+    }
+    r.pos = end;
+  }
+  return result;
+}
