@@ -1,14 +1,85 @@
-/** The `cordon` command line: dispatches to the subcommands. */
+/** The `cordon` command line. */
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+
+const USAGE = `Cordon — an ACP conductor whose proxies are sandboxed WebAssembly components.
+
+Usage:
+  cordon run [--config chain.json] [--proxy proxy.wasm]... [-- <agent command> [args...]]
+      Speak ACP on stdin/stdout (launch it wherever an editor launches an agent). Proxies from
+      the config come first, then each --proxy in order; the agent after -- replaces the config's.
+  cordon demo
+      Run a real client session through the example chain (context, redact, tool-guard, arrow)
+      in front of the reference agent, and print what each proxy did.
+  cordon reference-agent
+      The deterministic reference ACP agent (no LLM), on stdin/stdout.
+
+Options:
+  -h, --help       show this help
+  -v, --version    print the version
+
+Logs go to stderr (level: CORDON_LOG=error|warn|info|debug); stdout carries only ACP.
+`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
+    case undefined:
+    case "-h":
+    case "--help":
+    case "help":
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    case "-v":
+    case "--version":
+      process.stdout.write(`cordon ${version()}\n`);
+      return 0;
+    case "run":
+      return runCommand(rest);
+    case "demo": {
+      const { demo } = await import("./demo.js");
+      return demo();
+    }
     case "reference-agent": {
       const { runReferenceAgent } = await import("../agent/reference-agent.js");
       await runReferenceAgent(rest);
       return 0;
     }
     default:
-      process.stderr.write(`cordon: unknown command ${command ?? "(none)"}\n`);
+      process.stderr.write(`cordon: unknown command "${command}"\n\n${USAGE}`);
       return 2;
   }
+}
+
+async function runCommand(argv: string[]): Promise<number> {
+  const split = argv.indexOf("--");
+  const own = split === -1 ? argv : argv.slice(0, split);
+  const agent = split === -1 ? [] : argv.slice(split + 1);
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: own,
+      options: {
+        config: { type: "string", short: "c" },
+        proxy: { type: "string", short: "p", multiple: true },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    process.stderr.write(`cordon run: ${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const { run } = await import("./run.js");
+  return run({ config: values.config, proxies: values.proxy ?? [], agent });
 }

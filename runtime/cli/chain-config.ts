@@ -1,0 +1,98 @@
+/**
+ * The chain configuration file (`cordon run --config chain.json`), validated with zod so that a
+ * mistake is reported with the path of the offending field. Relative paths are resolved against
+ * the file's own folder, so a config can travel with its proxies.
+ *
+ * {
+ *   "proxies": [{ "name": "redact", "wasm": "proxies/dist/redact.wasm", "config": { ... } }],
+ *   "agent": { "command": "npx", "args": ["cordon", "reference-agent"], "env": { "KEY": "v" } }
+ * }
+ */
+import { readFile } from "node:fs/promises";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { z } from "zod";
+
+const limits = z
+  .object({
+    receiveTimeoutMs: z.number().int().positive().optional(),
+    startTimeoutMs: z.number().int().positive().optional(),
+    maxMessageUnits: z.number().int().positive().optional(),
+    maxSendsPerReceive: z.number().int().positive().optional(),
+  })
+  .strict();
+
+const proxy = z
+  .object({
+    name: z.string().min(1).optional(),
+    wasm: z.string().min(1),
+    config: z.unknown().optional(),
+    limits: limits.optional(),
+  })
+  .strict();
+
+const agent = z
+  .object({
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+    cwd: z.string().optional(),
+  })
+  .strict();
+
+export const ChainConfigSchema = z
+  .object({
+    $schema: z.string().optional(),
+    proxies: z.array(proxy).default([]),
+    agent: agent.optional(),
+  })
+  .strict();
+
+export type ChainConfig = z.infer<typeof ChainConfigSchema>;
+export type ProxyEntry = z.infer<typeof proxy>;
+export type AgentEntry = z.infer<typeof agent>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses config text; errors name the file and the field (`proxies[1].wasm: expected string`). */
+export function parseChainConfig(text: string, source: string): ChainConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${source}: not valid JSON (${(error as Error).message})`);
+  }
+  const parsed = ChainConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => {
+      const path = issue.path.reduce<string>(
+        (acc, part) => (typeof part === "number" ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)),
+        "",
+      );
+      return `${path || "(top level)"}: ${issue.message}`;
+    });
+    throw new ConfigError(`${source}: invalid chain config\n  ${issues.join("\n  ")}`);
+  }
+  return parsed.data;
+}
+
+export async function readChainConfig(path: string): Promise<ChainConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`cannot read chain config ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const config = parseChainConfig(text, path);
+  const base = dirname(resolve(path));
+  const at = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
+  return {
+    ...config,
+    proxies: config.proxies.map((p) => ({ ...p, wasm: at(p.wasm) })),
+    agent: config.agent && { ...config.agent, cwd: config.agent.cwd && at(config.agent.cwd) },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * A proxy that is a WebAssembly component, run in a sandbox. Its first message is always the
+ * `_cordon/configure` notification with its name and config (see wit/README.md); after that it
+ * sees exactly what the router sends it. Output that is not a JSON object is a fault: the proxy
+ * is stopped rather than trusted to be making sense.
+ */
+import { loadComponent, type LoadOptions } from "../sandbox/component-loader.js";
+import type { JsonRpcMessage } from "../protocol/json-rpc.js";
+import { Methods } from "../protocol/methods.js";
+import type { Peer, PeerSink } from "../routing/peer.js";
+import { DEFAULT_LIMITS, type ProxySandbox, type SandboxLimits } from "../sandbox/sandbox.js";
+import { WorkerSandbox } from "../sandbox/worker-sandbox.js";
+
+export interface WasmProxySpec {
+  /** Name in the chain (logs, errors, the configure notification). */
+  name: string;
+  path: string;
+  config: unknown;
+  limits?: Partial<SandboxLimits>;
+}
+
+export class WasmProxyPeer implements Peer {
+  readonly label: string;
+  private sandbox: ProxySandbox | null = null;
+  private dead = false;
+
+  constructor(
+    private readonly spec: WasmProxySpec,
+    private readonly loadOptions: LoadOptions = {},
+  ) {
+    this.label = `proxy "${spec.name}"`;
+  }
+
+  async open(sink: PeerSink): Promise<void> {
+    const component = await loadComponent(this.spec.path, this.loadOptions);
+    const sandbox = new WorkerSandbox(component, { ...DEFAULT_LIMITS, ...this.spec.limits });
+    this.sandbox = sandbox;
+    const fail = (reason: string) => {
+      if (this.dead) return;
+      this.dead = true;
+      void sandbox.stop();
+      sink.closed(reason);
+    };
+    await sandbox
+      .start({
+        output: (messages) => {
+          for (const text of messages) {
+            if (this.dead) return;
+            let value: unknown;
+            try {
+              value = JSON.parse(text);
+            } catch {
+              return fail(`sent output that is not JSON: ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`);
+            }
+            sink.message(value);
+          }
+        },
+        failed: (failure) => fail(failure.kind === "timeout" ? `was stopped: ${failure.message}` : `failed (${failure.kind}): ${failure.message}`),
+      })
+      .catch((error: Error) => {
+        throw new Error(`${this.label} (${this.spec.path}) failed to start: ${error.message}`);
+      });
+    this.send({ jsonrpc: "2.0", method: Methods.cordonConfigure, params: { name: this.spec.name, config: this.spec.config ?? {} } });
+  }
+
+  send(message: JsonRpcMessage): void {
+    if (!this.dead) this.sandbox?.deliver(JSON.stringify(message));
+  }
+
+  async close(): Promise<void> {
+    this.dead = true;
+    await this.sandbox?.stop();
+  }
+}

@@ -1,0 +1,20 @@
+/** Method names the conductor itself looks at. Everything else is forwarded without interpretation. */
+export const Methods = {
+  initialize: "initialize",
+  sessionCancel: "session/cancel",
+  cancelRequest: "$/cancel_request",
+  /** Proxy-chains RFD names: what Cordon sends. */
+  proxyInitialize: "proxy/initialize",
+  proxySuccessor: "proxy/successor",
+  /** Rust SDK spellings, accepted on input. */
+  legacyProxyInitialize: "_proxy/initialize",
+  legacyProxySuccessor: "_proxy/successor",
+  /** Cordon's own extensions on the proxy channel (see wit/README.md). */
+  cordonConfigure: "_cordon/configure",
+  cordonLog: "_cordon/log",
+} as const;
+
+export const isProxyInitialize = (method: string) =>
+  method === Methods.proxyInitialize || method === Methods.legacyProxyInitialize;
+export const isProxySuccessor = (method: string) =>
+  method === Methods.proxySuccessor || method === Methods.legacyProxySuccessor;

@@ -1,0 +1,85 @@
+/**
+ * Newline-delimited JSON over a pair of byte streams: the ACP stdio transport.
+ *
+ * Reading parses each line with `JSON.parse` (nothing else — classification is the router's
+ * job) and reports lines that are not JSON separately, so the side that owns the connection
+ * decides whether to answer them (the client gets a -32700) or log them (a misbehaving agent).
+ * Writing serialises one message per line; `JSON.stringify` escapes newlines inside strings,
+ * so a message can never break the framing.
+ */
+import type { Readable, Writable } from "node:stream";
+import { LineBuffer } from "./line-buffer.js";
+
+export interface NdjsonHandlers {
+  message(value: unknown): void;
+  /** A line that is not JSON (or too long); `detail` says which. */
+  malformed(detail: string): void;
+  /** The input ended (EOF or error). */
+  end(error?: Error): void;
+}
+
+export class NdjsonChannel {
+  private readonly lines: LineBuffer;
+  private ended = false;
+  private writable = true;
+
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+    handlers: NdjsonHandlers,
+    maxLineBytes?: number,
+  ) {
+    this.lines = new LineBuffer(maxLineBytes);
+    const deliver = (lines: ReturnType<LineBuffer["push"]>) => {
+      for (const line of lines) {
+        if (line.kind === "oversized") {
+          handlers.malformed(`line of ${line.bytes} bytes exceeds the limit`);
+          continue;
+        }
+        if (line.text.trim() === "") continue;
+        let value: unknown;
+        try {
+          value = JSON.parse(line.text);
+        } catch (error) {
+          handlers.malformed(`${(error as Error).message} in ${preview(line.text)}`);
+          continue;
+        }
+        handlers.message(value);
+      }
+    };
+    input.on("data", (chunk: Buffer) => deliver(this.lines.push(chunk)));
+    const finish = (error?: Error) => {
+      if (this.ended) return;
+      this.ended = true;
+      deliver(this.lines.end());
+      handlers.end(error);
+    };
+    input.on("end", () => finish());
+    input.on("error", (error) => finish(error));
+    input.on("close", () => finish());
+    output.on("error", () => {
+      this.writable = false; // EPIPE: the peer is gone; its exit is reported by whoever owns it
+    });
+  }
+
+  write(message: object): void {
+    if (!this.writable) return;
+    this.output.write(JSON.stringify(message) + "\n");
+  }
+
+  /** Resolves once everything written so far has been handed to the OS. */
+  flush(): Promise<void> {
+    if (!this.writable || this.output.writableLength === 0) return Promise.resolve();
+    return new Promise((resolve) => this.output.write("", () => resolve()));
+  }
+
+  /** Stops writing and closes the output (the peer sees EOF). */
+  closeOutput(): void {
+    this.writable = false;
+    this.output.end();
+  }
+}
+
+function preview(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+}

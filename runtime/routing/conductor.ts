@@ -1,0 +1,349 @@
+/**
+ * The conductor: routes every message between the client, the proxies and the agent.
+ *
+ *   client ⇄ [conductor] ⇄ proxy 0, proxy 1, … proxy n-1, agent
+ *
+ * - From the client: to proxy 0 unwrapped (`initialize` becomes `proxy/initialize`), or straight
+ *   to the agent when there are no proxies.
+ * - From proxy i, `proxy/successor {method, params}`: unwrapped to proxy i+1 (initialize →
+ *   `proxy/initialize`) or to the agent (as plain `initialize`).
+ * - From proxy i, anything unwrapped: to its predecessor — the client as plain ACP, or proxy i-1
+ *   wrapped in `proxy/successor` ("this comes from your successor").
+ * - From the agent: to the last proxy wrapped, or to the client.
+ * - Responses: by the hop's own pending map (see `Hop`), back to whoever asked.
+ *
+ * One ordered loop: every message is routed synchronously, in the order its peer delivered it,
+ * and every send is an ordered write into the next peer, so a turn's `session/update`s can never
+ * overtake the `session/prompt` response that follows them. Messages are forwarded as the JSON
+ * they arrived as; only the envelope fields (id, method, wrapping) are rewritten.
+ */
+import {
+  classify,
+  ErrorCodes,
+  errorResponse,
+  idKey,
+  paramsObject,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from "../protocol/json-rpc.js";
+import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
+import { isLevel, type Logger } from "../log.js";
+import { Hop, type Incoming } from "./hop.js";
+import type { Peer } from "./peer.js";
+
+export interface ConductorOptions {
+  client: Peer;
+  proxies: Peer[];
+  agent: Peer;
+  log: Logger;
+  /** Called once when the conductor must end (client gone: 0; agent gone: non-zero). */
+  onExit(code: number): void;
+}
+
+type Call = JsonRpcRequest | JsonRpcNotification;
+
+/** How long proxies get to relay the agent's death to the client before the conductor answers for them. */
+const AGENT_DEATH_GRACE_MS = 250;
+
+const isRequest = (m: Call): m is JsonRpcRequest => "id" in m;
+
+export class Conductor {
+  private readonly client: Hop;
+  private readonly proxies: Hop[];
+  private readonly agent: Hop;
+  private readonly log: Logger;
+  private ready = false;
+  private startFailure: string | null = null;
+  private backlog: unknown[] = [];
+  private initialized = false;
+  private exiting = false;
+
+  constructor(private readonly options: ConductorOptions) {
+    this.log = options.log;
+    this.client = new Hop(options.client, { role: "client" });
+    this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }));
+    this.agent = new Hop(options.agent, { role: "agent" });
+  }
+
+  /**
+   * Opens the client at once (its messages wait in order until the chain is up), then the agent
+   * and the proxies. If a component cannot start, the error is logged now and given to the
+   * client as the answer to its first request.
+   */
+  async start(): Promise<void> {
+    await this.open(this.client);
+    try {
+      await this.open(this.agent);
+      await Promise.all(this.proxies.map((hop) => this.open(hop)));
+    } catch (error) {
+      this.startFailure = (error as Error).message;
+      this.log.error(`cannot start the chain: ${this.startFailure}`);
+    }
+    this.ready = true;
+    const backlog = this.backlog;
+    this.backlog = [];
+    for (const value of backlog) this.fromClient(value);
+  }
+
+  private open(hop: Hop): Promise<void> {
+    return hop.peer.open({
+      message: (value) => this.receive(hop, value),
+      malformed: (detail) => this.malformed(hop, detail),
+      closed: (reason, detail) => this.closed(hop, reason, detail),
+    });
+  }
+
+  // ---- input -----------------------------------------------------------------------------
+
+  private receive(hop: Hop, value: unknown): void {
+    if (hop === this.client) return this.fromClient(value);
+    if (!hop.alive) return;
+    const c = classify(value);
+    switch (c.kind) {
+      case "response":
+        return this.response(hop, c.message);
+      case "request":
+      case "notification":
+        return this.call(hop, c.message);
+      case "invalid":
+        this.log.warn(`${hop.label} sent an invalid message (${c.reason}); dropped`);
+        if (hop.position.role === "proxy") this.closed(hop, `sent an invalid message: ${c.reason}`);
+    }
+  }
+
+  private fromClient(value: unknown): void {
+    if (!this.ready) {
+      this.backlog.push(value);
+      return;
+    }
+    const c = classify(value);
+    switch (c.kind) {
+      case "response":
+        return this.response(this.client, c.message);
+      case "invalid":
+        return this.client.peer.send(errorResponse(c.id, ErrorCodes.invalidRequest, `Invalid request: ${c.reason}`));
+      default:
+        return this.fromClientCall(c.message);
+    }
+  }
+
+  private fromClientCall(message: Call): void {
+    const { method } = message;
+    if (this.startFailure !== null) {
+      if (isRequest(message)) {
+        this.client.peer.send(errorResponse(message.id, ErrorCodes.internalError, `Cordon could not start the chain: ${this.startFailure}`));
+      }
+      this.exit(1);
+      return;
+    }
+    if (method === Methods.cancelRequest) return this.cancel(this.client, message.params);
+    if (isProxyInitialize(method) || isProxySuccessor(method)) {
+      return this.refuse(message, ErrorCodes.invalidRequest, `${method} is only sent by a conductor to its proxies`);
+    }
+    if (method === Methods.initialize) {
+      if (this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, "initialize was already sent on this connection");
+      this.initialized = true;
+    } else if (!this.initialized) {
+      return this.refuse(message, ErrorCodes.invalidRequest, `expected "initialize" before "${method}"`);
+    }
+    this.toward(this.client, message, 0);
+  }
+
+  private malformed(hop: Hop, detail: string): void {
+    if (hop === this.client) {
+      this.client.peer.send(errorResponse(null, ErrorCodes.parseError, `Parse error: ${detail}`));
+    } else {
+      this.log.warn(`${hop.label} wrote a line that is not JSON-RPC (${detail}); dropped`);
+    }
+  }
+
+  private call(hop: Hop, message: Call): void {
+    const pos = hop.position;
+    if (pos.role === "agent") return this.backward(hop, message, this.proxies.length - 1);
+    if (pos.role !== "proxy") return;
+    const { method } = message;
+    if (method === Methods.cordonLog) return this.proxyLog(hop, message.params);
+    if (method === Methods.cancelRequest) return this.cancel(hop, message.params);
+    if (!isProxySuccessor(method)) return this.backward(hop, message, pos.index - 1);
+    const inner = unwrap(message);
+    if (typeof inner === "string") return this.refuse(message, ErrorCodes.invalidRequest, inner, hop);
+    if (inner.method === Methods.cancelRequest) return this.cancel(hop, inner.params);
+    if (isProxyInitialize(inner.method)) {
+      return this.refuse(message, ErrorCodes.invalidRequest, "proxy/initialize is only sent by the conductor", hop);
+    }
+    this.toward(hop, inner, pos.index + 1);
+  }
+
+  // ---- forwarding ------------------------------------------------------------------------
+
+  /** Left to right: to proxy `index` unwrapped, or to the agent when `index` is past the last proxy. */
+  private toward(from: Hop, message: Call, index: number): void {
+    const target = index < this.proxies.length ? this.proxies[index] : this.agent;
+    let method = message.method;
+    if (method === Methods.initialize && target !== this.agent) method = Methods.proxyInitialize;
+    this.deliver(from, message, target, method === message.method ? message : { ...message, method }, false);
+  }
+
+  /** Right to left: to proxy `index` wrapped in `proxy/successor`, or to the client when `index` is -1. */
+  private backward(from: Hop, message: Call, index: number): void {
+    if (index < 0) return this.deliver(from, message, this.client, message, false);
+    this.deliver(from, message, this.proxies[index], wrap(message), true);
+  }
+
+  private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean): void {
+    if (!isRequest(original)) {
+      if (to.alive) to.peer.send(stripId(outgoing));
+      else this.log.debug(`dropped ${original.method} notification for ${to.label}: ${to.failure}`);
+      return;
+    }
+    if (!to.alive) {
+      return this.refuse(original, ErrorCodes.internalError, `${to.label} is not running: it ${to.failure}`, from);
+    }
+    const id = to.issueId();
+    to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, method: original.method });
+    from.incoming.set(idKey(original.id), { id: original.id, to, toId: id, enveloped });
+    to.peer.send({ ...outgoing, id } as JsonRpcRequest);
+  }
+
+  private response(hop: Hop, message: JsonRpcResponse): void {
+    const key = message.id === null ? null : idKey(message.id);
+    const pending = key === null ? undefined : hop.outgoing.get(key);
+    if (!pending || key === null) {
+      this.log.warn(`${hop.label} answered a request it was never sent (id ${JSON.stringify(message.id)}); dropped`);
+      return;
+    }
+    hop.outgoing.delete(key);
+    if (pending.kind === "own") return pending.answer(message);
+    pending.from.incoming.delete(idKey(pending.fromId));
+    if (pending.from.alive) pending.from.peer.send({ ...message, id: pending.fromId });
+  }
+
+  /** `$/cancel_request` is hop-scoped: re-issue it toward wherever the request went, with that hop's id. */
+  private cancel(from: Hop, params: unknown): void {
+    const requestId = paramsObject(params)?.requestId;
+    if (typeof requestId !== "string" && typeof requestId !== "number") return;
+    const record: Incoming | undefined = from.incoming.get(idKey(requestId));
+    if (!record || !record.to.alive) return; // unknown or finished: ignored, as the spec says
+    const cancel: JsonRpcNotification = {
+      jsonrpc: "2.0",
+      method: Methods.cancelRequest,
+      params: { ...paramsObject(params), requestId: record.toId },
+    };
+    record.to.peer.send(record.enveloped ? wrap(cancel) : cancel);
+  }
+
+  /** Answers a request with an error on behalf of the chain (notifications are only logged). */
+  private refuse(message: Call, code: number, text: string, to: Hop = this.client): void {
+    if (isRequest(message)) to.peer.send(errorResponse(message.id, code, text));
+    else this.log.warn(`${to.label}: ${text} (notification ${message.method} dropped)`);
+  }
+
+  private proxyLog(hop: Hop, params: unknown): void {
+    const p = paramsObject(params);
+    const level = isLevel(p?.level) ? p.level : "info";
+    const text = typeof p?.message === "string" ? p.message : JSON.stringify(p ?? null);
+    this.log[level](`${hop.label}: ${text}`);
+  }
+
+  // ---- failure ---------------------------------------------------------------------------
+
+  /**
+   * A peer is gone. Every request that was inside it is answered with an error naming it; requests
+   * it had sent are cancelled downstream. The client leaving ends the conductor quietly; the agent
+   * leaving ends it with a non-zero status after the errors are written.
+   */
+  private closed(hop: Hop, reason: string, detail?: unknown): void {
+    if (!hop.alive) return;
+    hop.failure = reason;
+    if (hop === this.client) {
+      this.log.debug("client closed the connection");
+      this.exit(0);
+      return;
+    }
+    const log = hop === this.agent || hop.position.role === "proxy" ? this.log.error : this.log.warn;
+    if (!this.exiting) log(`${hop.label} ${reason}`);
+    for (const [key, pending] of hop.outgoing) {
+      hop.outgoing.delete(key);
+      const error = errorResponse(null, ErrorCodes.internalError, `${hop.label} ${reason}`, detail);
+      if (pending.kind === "own") pending.answer(error);
+      else {
+        pending.from.incoming.delete(idKey(pending.fromId));
+        if (pending.from.alive) pending.from.peer.send({ ...error, id: pending.fromId });
+      }
+    }
+    for (const [key, record] of hop.incoming) {
+      hop.incoming.delete(key);
+      this.cancelAbandoned(record);
+    }
+    if (hop === this.agent) this.afterAgentDeath(`${hop.label} ${reason}`, detail);
+  }
+
+  /**
+   * The agent's errors travel back through the proxies like any answer; give them a moment, then
+   * answer whatever the client still waits for directly, and end.
+   */
+  private afterAgentDeath(reason: string, detail: unknown): void {
+    const deadline = Date.now() + AGENT_DEATH_GRACE_MS;
+    const finish = () => {
+      if (this.client.incoming.size > 0 && Date.now() < deadline) {
+        setTimeout(finish, 5);
+        return;
+      }
+      for (const [key, record] of this.client.incoming) {
+        this.client.incoming.delete(key);
+        this.client.peer.send(errorResponse(record.id, ErrorCodes.internalError, reason, detail));
+      }
+      this.exit(1);
+    };
+    finish();
+  }
+
+  /** A request whose asker died: tell the hop now holding it that nobody is waiting. */
+  private cancelAbandoned(record: Incoming): void {
+    if (!record.to.alive) return;
+    const cancel: JsonRpcNotification = { jsonrpc: "2.0", method: Methods.cancelRequest, params: { requestId: record.toId } };
+    record.to.peer.send(record.enveloped ? wrap(cancel) : cancel);
+  }
+
+  private exit(code: number): void {
+    if (this.exiting) return;
+    this.exiting = true;
+    this.options.onExit(code);
+  }
+
+  /** Closes every component (agent and proxies); the client link is left to the owner. */
+  async shutdown(): Promise<void> {
+    this.exiting = true;
+    await Promise.allSettled([this.agent, ...this.proxies].map((hop) => hop.peer.close()));
+  }
+}
+
+/** Wraps a call for delivery to a proxy from its successor. The envelope's own `_meta` is hop-local. */
+function wrap(message: Call): Call {
+  const params: Record<string, unknown> = { method: message.method };
+  if (message.params !== undefined) params.params = message.params;
+  const envelope: Call = { jsonrpc: "2.0", method: Methods.proxySuccessor, params };
+  if (isRequest(message)) (envelope as JsonRpcRequest).id = message.id;
+  return envelope;
+}
+
+/** Takes a `proxy/successor` (or `_proxy/successor`) envelope apart; returns an error text if malformed. */
+function unwrap(envelope: Call): Call | string {
+  const p = paramsObject(envelope.params);
+  if (!p || typeof p.method !== "string") return `${envelope.method} needs params {method, params?}`;
+  const inner: Call = { jsonrpc: "2.0", method: p.method };
+  if (p.params !== undefined) inner.params = p.params;
+  if (isRequest(envelope)) (inner as JsonRpcRequest).id = envelope.id;
+  return inner;
+}
+
+function stripId(message: Call): JsonRpcMessage {
+  if (!("id" in message)) return message;
+  const { id: _id, ...rest } = message as JsonRpcRequest;
+  return rest as JsonRpcNotification;
+}
+
+export type { JsonRpcId };

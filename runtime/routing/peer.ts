@@ -1,0 +1,25 @@
+/**
+ * A peer is one end the conductor talks to: the client, a proxy, the agent. The router sees only
+ * this interface; how bytes move (stdio, a child process, a sandboxed guest) lives in
+ * `components/`.
+ */
+import type { JsonRpcMessage } from "../protocol/json-rpc.js";
+
+export interface PeerSink {
+  /** One message, as parsed JSON (not yet classified). */
+  message(value: unknown): void;
+  /** Input that was not a JSON message; the router decides whether to answer it. */
+  malformed(detail: string): void;
+  /** The peer is gone for good; `reason` completes "<label> …" (e.g. "exited with code 1"). */
+  closed(reason: string, detail?: unknown): void;
+}
+
+export interface Peer {
+  /** Names the peer in logs and errors: `agent "node agent.js"`, `proxy "redact"`. */
+  readonly label: string;
+  /** Starts the peer; messages flow to `sink` from then on. Rejects if it cannot start. */
+  open(sink: PeerSink): Promise<void>;
+  send(message: JsonRpcMessage): void;
+  /** Ends the peer politely (EOF, then signals); resolves when it is gone. */
+  close(): Promise<void>;
+}

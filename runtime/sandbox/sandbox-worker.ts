@@ -1,0 +1,41 @@
+/**
+ * Worker-thread side of `WorkerSandbox`: owns one guest instance and runs it to completion for
+ * each delivered message. Nothing here is trusted with policy — the parent thread holds the
+ * watchdog and decides what a failure means; this side only reports.
+ */
+import { parentPort } from "node:worker_threads";
+import { CanonicalHost, describe, GuestFault } from "./canonical-host.js";
+import type { WorkerRequest, WorkerReply } from "./worker-protocol.js";
+
+const port = parentPort!;
+let host: CanonicalHost | null = null;
+
+const reply = (message: WorkerReply) => port.postMessage(message);
+const failure = (error: unknown): WorkerReply => ({
+  type: "failed",
+  kind: error instanceof GuestFault ? "fault" : "trap",
+  message: describe(error),
+});
+
+port.on("message", (request: WorkerRequest) => {
+  if (request.type === "start") {
+    try {
+      host = new CanonicalHost(request.module, {
+        encodings: request.encodings,
+        maxMessageUnits: request.limits.maxMessageUnits,
+        maxSendsPerReceive: request.limits.maxSendsPerReceive,
+      });
+      reply({ type: "started", output: host.takeStartupOutput() });
+    } catch (error) {
+      reply(failure(error));
+    }
+    return;
+  }
+  if (!host) return;
+  try {
+    reply({ type: "done", output: host.receive(request.message) });
+  } catch (error) {
+    host = null;
+    reply(failure(error));
+  }
+});

@@ -1,0 +1,12 @@
+/** Messages between `WorkerSandbox` (parent thread) and `sandbox-worker` (the guest's thread). */
+import type { GuestEncodings } from "./canonical-host.js";
+import type { SandboxLimits } from "./sandbox.js";
+
+export type WorkerRequest =
+  | { type: "start"; module: WebAssembly.Module; encodings: GuestEncodings; limits: SandboxLimits }
+  | { type: "deliver"; message: string };
+
+export type WorkerReply =
+  | { type: "started"; output: string[] }
+  | { type: "done"; output: string[] }
+  | { type: "failed"; kind: "trap" | "fault"; message: string };

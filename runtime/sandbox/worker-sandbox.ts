@@ -1,0 +1,140 @@
+/**
+ * Runs a proxy guest in its own worker thread, so a guest that never returns can be stopped:
+ * a synchronous wasm call cannot be interrupted in-thread, but `worker.terminate()` can end it.
+ *
+ * Cost: one `postMessage` hop each way per delivered message (tens of µs ping-pong on two
+ * cores, a few µs when pipelined; `make bench` measures it) and one V8 isolate (~10 MB) per proxy.
+ *
+ * The watchdog: while deliveries are in flight, a timer measures the time since the guest last
+ * finished one; every completed delivery re-arms it (`refresh`). A guest that runs past
+ * `receiveTimeoutMs` on one message is terminated and reported as a `timeout` failure.
+ */
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { LoadedComponent } from "./component-loader.js";
+import type { ProxySandbox, SandboxFailure, SandboxHandlers, SandboxLimits } from "./sandbox.js";
+import type { WorkerReply, WorkerRequest } from "./worker-protocol.js";
+
+/** The compiled worker script; when running from TypeScript sources (tests), the built copy in dist/. */
+function workerScript(): URL {
+  const beside = new URL("./sandbox-worker.js", import.meta.url);
+  if (existsSync(fileURLToPath(beside))) return beside;
+  const built = new URL("../../dist/runtime/sandbox/sandbox-worker.js", import.meta.url);
+  if (existsSync(fileURLToPath(built))) return built;
+  throw new Error("sandbox worker script not found; run `make build` first");
+}
+
+export class WorkerSandbox implements ProxySandbox {
+  private worker: Worker | null = null;
+  private handlers: SandboxHandlers | null = null;
+  private inFlight = 0;
+  private watchdog: NodeJS.Timeout | null = null;
+  private dead = false;
+
+  constructor(
+    private readonly component: LoadedComponent,
+    private readonly limits: SandboxLimits,
+  ) {}
+
+  start(handlers: SandboxHandlers): Promise<void> {
+    this.handlers = handlers;
+    const worker = new Worker(workerScript(), {
+      // Backstop for the JS side only; wasm linear memory is capped separately.
+      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
+      stdout: true,
+      stderr: true,
+    });
+    worker.stdout.pipe(process.stderr);
+    worker.stderr.pipe(process.stderr);
+    this.worker = worker;
+    worker.unref();
+    return new Promise<void>((resolve, reject) => {
+      let started = false;
+      const startTimer = setTimeout(() => {
+        this.fail({ kind: "timeout", message: `instantiation did not finish within ${this.limits.startTimeoutMs} ms` });
+      }, this.limits.startTimeoutMs);
+      const onStartFailure = (failure: SandboxFailure) => {
+        clearTimeout(startTimer);
+        reject(new Error(failure.message));
+      };
+      this.onEarlyFailure = onStartFailure;
+      worker.on("message", (reply: WorkerReply) => {
+        switch (reply.type) {
+          case "started":
+            started = true;
+            clearTimeout(startTimer);
+            this.onEarlyFailure = null;
+            if (reply.output.length > 0) handlers.output(reply.output);
+            resolve();
+            break;
+          case "done":
+            this.completed();
+            if (reply.output.length > 0) handlers.output(reply.output);
+            break;
+          case "failed":
+            if (!started) clearTimeout(startTimer);
+            this.fail({ kind: reply.kind, message: reply.message });
+            break;
+        }
+      });
+      worker.on("error", (error) => this.fail({ kind: "crash", message: `worker crashed: ${error.message}` }));
+      worker.on("exit", (code) => this.fail({ kind: "crash", message: `worker exited with code ${code}` }));
+      const request: WorkerRequest = {
+        type: "start",
+        module: this.component.module,
+        encodings: this.component.encodings,
+        limits: this.limits,
+      };
+      worker.postMessage(request);
+    });
+  }
+
+  private onEarlyFailure: ((failure: SandboxFailure) => void) | null = null;
+
+  deliver(message: string): void {
+    if (this.dead || !this.worker) return;
+    this.inFlight++;
+    if (this.inFlight === 1) this.arm();
+    const request: WorkerRequest = { type: "deliver", message };
+    this.worker.postMessage(request);
+  }
+
+  async stop(): Promise<void> {
+    if (this.dead) return;
+    this.dead = true;
+    this.disarm();
+    await this.worker?.terminate();
+  }
+
+  private completed(): void {
+    this.inFlight--;
+    if (this.inFlight > 0) this.watchdog?.refresh();
+    else this.disarm();
+  }
+
+  private arm(): void {
+    if (this.watchdog) this.watchdog.refresh();
+    else {
+      this.watchdog = setTimeout(
+        () => this.fail({ kind: "timeout", message: `receive did not return within ${this.limits.receiveTimeoutMs} ms` }),
+        this.limits.receiveTimeoutMs,
+      );
+      this.watchdog.unref();
+    }
+  }
+
+  private disarm(): void {
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = null;
+  }
+
+  private fail(failure: SandboxFailure): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.disarm();
+    void this.worker?.terminate();
+    if (this.onEarlyFailure) this.onEarlyFailure(failure);
+    else this.handlers?.failed(failure);
+  }
+}
