@@ -1,0 +1,41 @@
+/** Resident memory of a process and all its descendants, from /proc (Linux). */
+import { readdirSync, readFileSync } from "node:fs";
+
+function children(): Map<number, number[]> {
+  const byParent = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const list = byParent.get(ppid) ?? [];
+      list.push(Number(entry));
+      byParent.set(ppid, list);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return byParent;
+}
+
+function rssKiB(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Sum of VmRSS over `pid` and its descendants, in MiB. */
+export function treeRssMiB(pid: number): number {
+  const tree = children();
+  let total = 0;
+  const stack = [pid];
+  while (stack.length > 0) {
+    const p = stack.pop()!;
+    total += rssKiB(p);
+    stack.push(...(tree.get(p) ?? []));
+  }
+  return total / 1024;
+}
