@@ -84,9 +84,8 @@ export class CanonicalHost {
   private readonly maxUnits: number;
   private readonly maxSends: number;
   private readonly encodings: GuestEncodings;
-  /** Where `send` puts messages; non-null exactly while the guest runs (start function or `receive`). */
+  /** Where `send` puts messages; non-null exactly while `receive` runs. */
   private outbox: string[] | null = null;
-  private readonly startupOutput: string[];
   private poisoned: unknown = null;
 
   /** Instantiates the module; its start function (AssemblyScript top-level code) runs here and may trap. */
@@ -97,10 +96,10 @@ export class CanonicalHost {
     this.maxSends = options.maxSendsPerReceive ?? 10_000;
     let memory: WebAssembly.Memory | undefined;
     const send = (ptr: number, len: number) => {
+      // As in the component model, the lowered import is not usable until instantiation is done.
       if (!memory) throw new GuestFault("guest called send() from its start function, before its memory is exported");
       this.collect(this.lift(memory, ptr >>> 0, len >>> 0));
     };
-    this.outbox = [];
     const instance = new WebAssembly.Instance(module, { [CHANNEL_IMPORT]: { send } });
     const ex = instance.exports as Record<string, unknown>;
     memory = ex.memory as WebAssembly.Memory;
@@ -109,13 +108,6 @@ export class CanonicalHost {
       cabi_realloc: ex.cabi_realloc as GuestExports["cabi_realloc"],
       receive: ex[RECEIVE_EXPORT] as GuestExports["receive"],
     };
-    this.startupOutput = this.outbox;
-    this.outbox = null;
-  }
-
-  /** Messages the start function sent while the instance was being created. */
-  takeStartupOutput(): string[] {
-    return this.startupOutput.splice(0);
   }
 
   /** Current size of the guest's linear memory, in bytes. */

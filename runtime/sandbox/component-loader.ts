@@ -13,7 +13,7 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { CHANNEL_IMPORT, checkCoreModule, type GuestEncodings } from "./canonical-host.js";
-import { readCanonicalEncodings } from "./string-encoding.js";
+import { readCanonicalEncodings, type CanonicalEncodings } from "./string-encoding.js";
 
 export const HANDLER_EXPORT = "cordon:proxy/handler@0.1.0";
 
@@ -82,13 +82,16 @@ export function checkWorld(source: string, items: { imports: string[]; exports: 
   }
 }
 
-function pickEncodings(source: string, bytes: Uint8Array): GuestEncodings {
-  let enc;
+function readEncodings(source: string, bytes: Uint8Array): CanonicalEncodings {
   try {
-    enc = readCanonicalEncodings(bytes);
+    return readCanonicalEncodings(bytes);
   } catch (error) {
     throw new ComponentRejected(source, (error as Error).message);
   }
+}
+
+/** The world has one lift (receive) and one lower (send); each has exactly one encoding. */
+function pickEncodings(source: string, enc: CanonicalEncodings): GuestEncodings {
   const one = (list: string[], what: string) => {
     const set = new Set(list);
     if (set.size !== 1) throw new ComponentRejected(source, `expected one ${what} string encoding, found ${[...set].join(", ") || "none"}`);
@@ -100,6 +103,11 @@ function pickEncodings(source: string, bytes: Uint8Array): GuestEncodings {
 }
 
 const loaded = new Map<string, Promise<Omit<LoadedComponent, "source" | "cached">>>();
+
+/** Forgets components loaded by this process (the disk cache stays); a reload reads the cache again. */
+export function forgetLoadedComponents(): void {
+  loaded.clear();
+}
 
 export interface LoadOptions {
   cacheDir?: string;
@@ -153,7 +161,7 @@ async function readCache(cacheDir: string, sha256: string) {
 
 async function unpack(source: string, bytes: Uint8Array, sha256: string, cacheDir: string, progress?: (line: string) => void) {
   progress?.(`validating ${basename(source)} (first load; cached afterwards)`);
-  const encodings = pickEncodings(source, bytes);
+  const declared = readEncodings(source, bytes);
   const [{ transpileBytes }, { componentWit }] = await Promise.all([
     import("@bytecodealliance/jco-transpile"),
     import("@bytecodealliance/jco-transpile/wasm-tools"),
@@ -166,6 +174,7 @@ async function unpack(source: string, bytes: Uint8Array, sha256: string, cacheDi
   }
   const items = parseWorldItems(wit);
   checkWorld(source, items);
+  const encodings = pickEncodings(source, declared);
   let files: Record<string, Uint8Array>;
   try {
     ({ files } = await transpileBytes(bytes, {

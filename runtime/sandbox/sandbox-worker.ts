@@ -25,7 +25,7 @@ port.on("message", (request: WorkerRequest) => {
         maxMessageUnits: request.limits.maxMessageUnits,
         maxSendsPerReceive: request.limits.maxSendsPerReceive,
       });
-      reply({ type: "started", output: host.takeStartupOutput() });
+      reply({ type: "started" });
     } catch (error) {
       reply(failure(error));
     }

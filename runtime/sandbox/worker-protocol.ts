@@ -7,6 +7,6 @@ export type WorkerRequest =
   | { type: "deliver"; message: string };
 
 export type WorkerReply =
-  | { type: "started"; output: string[] }
+  | { type: "started" }
   | { type: "done"; output: string[] }
   | { type: "failed"; kind: "trap" | "fault"; message: string };

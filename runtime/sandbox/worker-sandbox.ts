@@ -65,7 +65,6 @@ export class WorkerSandbox implements ProxySandbox {
             started = true;
             clearTimeout(startTimer);
             this.onEarlyFailure = null;
-            if (reply.output.length > 0) handlers.output(reply.output);
             resolve();
             break;
           case "done":
