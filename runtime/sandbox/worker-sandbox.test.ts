@@ -1,0 +1,68 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
+import { loadComponentBytes } from "./component-loader.js";
+import { DEFAULT_LIMITS, type SandboxFailure } from "./sandbox.js";
+import { WorkerSandbox } from "./worker-sandbox.js";
+
+const cacheDir = mkdtempSync(join(tmpdir(), "cordon-worker-"));
+const WORLD = `world guest { import cordon:proxy/channel@0.1.0; export cordon:proxy/handler@0.1.0; }`;
+const IMPORT = `(import "cordon:proxy/channel@0.1.0" "send" (func $send (param i32 i32)))`;
+
+async function sandboxFor(bytes: Uint8Array, limits = {}) {
+  const component = await loadComponentBytes("guest.wasm", bytes, { cacheDir });
+  const outputs: string[] = [];
+  let failure: SandboxFailure | null = null;
+  let failed: () => void = () => {};
+  const died = new Promise<void>((resolve) => (failed = resolve));
+  const sandbox = new WorkerSandbox(component, { ...DEFAULT_LIMITS, receiveTimeoutMs: 300, startTimeoutMs: 500, ...limits });
+  const started = sandbox.start({
+    output: (messages) => outputs.push(...messages),
+    failed: (f) => {
+      failure = f;
+      failed();
+    },
+  });
+  return { sandbox, outputs, started, died, failure: () => failure };
+}
+
+describe("WorkerSandbox", () => {
+  it("delivers in order and returns every output, pipelined", async () => {
+    const s = await sandboxFor(await echoComponent("utf16"));
+    await s.started;
+    for (let i = 0; i < 200; i++) s.sandbox.deliver(`{"n":${i}}`);
+    await expect.poll(() => s.outputs.length).toBe(200);
+    expect(s.outputs).toEqual(Array.from({ length: 200 }, (_, i) => `{"n":${i}}`));
+    await s.sandbox.stop();
+  });
+
+  it("terminates a guest that loops forever in receive", async () => {
+    const loop = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "(loop $spin (br $spin))")})`, wit: WORLD });
+    const s = await sandboxFor(loop);
+    await s.started;
+    const t = Date.now();
+    s.sandbox.deliver("{}");
+    await s.died;
+    expect(Date.now() - t).toBeGreaterThanOrEqual(250);
+    expect(s.failure()).toEqual({ kind: "timeout", message: "receive did not return within 300 ms" });
+  });
+
+  it("refuses to start a guest that loops forever in its start function", async () => {
+    const loop = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY} (func $start (loop $spin (br $spin))) (start $start))`, wit: WORLD });
+    const s = await sandboxFor(loop);
+    await expect(s.started).rejects.toThrow("instantiation did not finish within 500 ms");
+  });
+
+  it("reports a trap as a failure, once", async () => {
+    const trap = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "unreachable")})`, wit: WORLD });
+    const s = await sandboxFor(trap);
+    await s.started;
+    s.sandbox.deliver("{}");
+    s.sandbox.deliver("{}");
+    await s.died;
+    expect(s.failure()?.kind).toBe("trap");
+    expect(s.failure()?.message).toMatch(/unreachable/);
+  });
+});
