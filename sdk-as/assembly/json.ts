@@ -1,0 +1,290 @@
+// JSON plumbing the SDK needs on every message, kept cheap:
+// - `RawObject` finds the members of one JSON object as raw source ranges without decoding them,
+//   so a message can be routed and re-enveloped without parsing its payload;
+// - `Builder` assembles an outgoing message from literal pieces and raw slices with one allocation;
+// - safe typed getters over json-as `JSON.Obj`/`JSON.Arr` (json-as' own `getAs<T>` reinterprets
+//   whatever is stored, so reading a string where the peer sent a number would read garbage).
+import { JSON } from "json-as";
+
+const QUOTE: u16 = 0x22;
+const BACKSLASH: u16 = 0x5c;
+const COLON: u16 = 0x3a;
+const COMMA: u16 = 0x2c;
+const BRACE_LEFT: u16 = 0x7b;
+const BRACE_RIGHT: u16 = 0x7d;
+const BRACKET_LEFT: u16 = 0x5b;
+
+// @ts-ignore: decorator
+@inline function isSpace(c: u16): bool {
+  return c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09;
+}
+
+function skipSpace(p: usize, end: usize): usize {
+  while (p < end && isSpace(load<u16>(p))) p += 2;
+  return p;
+}
+
+/** Pointer just past the closing quote of the string token starting at `p`, or 0. */
+function stringEnd(p: usize, end: usize): usize {
+  p += 2;
+  while (p < end) {
+    const c = load<u16>(p);
+    if (c == QUOTE) return p + 2;
+    if (c == BACKSLASH) p += 2;
+    p += 2;
+  }
+  return 0;
+}
+
+/**
+ * The members of one JSON object as raw ranges of its source string: keys without their quotes,
+ * values exactly as written. Nothing is decoded; values are skipped with json-as' word-at-a-time
+ * scanner. Keys are compared as written, so a key spelled with escapes (`"\u006dethod"`) does not
+ * match `method` — JSON-RPC peers never do that.
+ */
+export class RawObject {
+  /** The string the pointers below point into (kept alive by this reference). */
+  src: string;
+  /** Four pointers per member: key start, key end, value start, value end. */
+  private at: StaticArray<usize>;
+  count: i32 = 0;
+
+  private constructor(src: string) {
+    this.src = src;
+    this.at = new StaticArray<usize>(32);
+  }
+
+  /** Scans the object whose text is the whole of `src`. Null when it is not a JSON object. */
+  static parse(src: string): RawObject | null {
+    const start = changetype<usize>(src);
+    return RawObject.scan(src, start, start + (<usize>src.length << 1));
+  }
+
+  /** Scans the object written in `src` between two pointers. Null when it is not a JSON object. */
+  static scan(src: string, start: usize, end: usize): RawObject | null {
+    const out = new RawObject(src);
+    let p = skipSpace(start, end);
+    if (p >= end || load<u16>(p) != BRACE_LEFT) return null;
+    p = skipSpace(p + 2, end);
+    if (p < end && load<u16>(p) == BRACE_RIGHT) return out;
+    while (p < end) {
+      if (load<u16>(p) != QUOTE) return null;
+      const keyEnd = stringEnd(p, end);
+      if (keyEnd == 0) return null;
+      const keyStart = p + 2;
+      p = skipSpace(keyEnd, end);
+      if (p >= end || load<u16>(p) != COLON) return null;
+      p = skipSpace(p + 2, end);
+      if (p >= end) return null;
+      const valueEnd = JSON.Util.scanValueEnd<JSON.Value>(p, end);
+      if (valueEnd == 0 || valueEnd > end) return null;
+      out.push(keyStart, keyEnd - 2, p, valueEnd);
+      p = skipSpace(valueEnd, end);
+      if (p >= end) return null;
+      const c = load<u16>(p);
+      if (c == BRACE_RIGHT) return out;
+      if (c != COMMA) return null;
+      p = skipSpace(p + 2, end);
+    }
+    return null;
+  }
+
+  private push(ks: usize, ke: usize, vs: usize, ve: usize): void {
+    const i = this.count << 2;
+    if (i + 4 > this.at.length) {
+      const bigger = new StaticArray<usize>(this.at.length << 1);
+      memory.copy(changetype<usize>(bigger), changetype<usize>(this.at), <usize>i * sizeof<usize>());
+      this.at = bigger;
+    }
+    unchecked((this.at[i] = ks));
+    unchecked((this.at[i + 1] = ke));
+    unchecked((this.at[i + 2] = vs));
+    unchecked((this.at[i + 3] = ve));
+    this.count++;
+  }
+
+  /** Index of the last member named `key` (JSON: last one wins), or -1. */
+  indexOf(key: string): i32 {
+    const units = <usize>key.length << 1;
+    for (let i = this.count - 1; i >= 0; i--) {
+      const ks = unchecked(this.at[i << 2]);
+      const ke = unchecked(this.at[(i << 2) + 1]);
+      if (ke - ks == units && memory.compare(ks, changetype<usize>(key), units) == 0) return i;
+    }
+    return -1;
+  }
+
+  has(key: string): bool {
+    return this.indexOf(key) >= 0;
+  }
+
+  valueStart(i: i32): usize {
+    return unchecked(this.at[(i << 2) + 2]);
+  }
+
+  valueEnd(i: i32): usize {
+    return unchecked(this.at[(i << 2) + 3]);
+  }
+
+  /** First code unit of member `i`'s value: `"`, `{`, `[`, a digit, `t`, `f`, `n`. */
+  firstChar(i: i32): u16 {
+    return load<u16>(this.valueStart(i));
+  }
+
+  /** The raw JSON text of a member's value, or null when absent. */
+  text(key: string): string | null {
+    const i = this.indexOf(key);
+    if (i < 0) return null;
+    return slice(this.valueStart(i), this.valueEnd(i));
+  }
+
+  /** A member's value decoded as a string, or null when absent or not a string. */
+  str(key: string): string | null {
+    const i = this.indexOf(key);
+    if (i < 0 || this.firstChar(i) != QUOTE) return null;
+    return decodeString(this.valueStart(i), this.valueEnd(i));
+  }
+
+  /** A member's value as a nested RawObject, or null when absent or not an object. */
+  obj(key: string): RawObject | null {
+    const i = this.indexOf(key);
+    if (i < 0 || this.firstChar(i) != BRACE_LEFT) return null;
+    return RawObject.scan(this.src, this.valueStart(i), this.valueEnd(i));
+  }
+}
+
+/** A new string holding the code units between two pointers. */
+export function slice(start: usize, end: usize): string {
+  const size = end - start;
+  const out = __new(size, idof<string>());
+  memory.copy(out, start, size);
+  return changetype<string>(out);
+}
+
+/** Decodes the JSON string token between two pointers (quotes included). */
+export function decodeString(start: usize, end: usize): string {
+  for (let p = start + 2; p < end - 2; p += 2) {
+    if (load<u16>(p) == BACKSLASH) return JSON.parse<string>(slice(start, end));
+  }
+  return slice(start + 2, end - 2);
+}
+
+/** `s` as a JSON string token, quotes and escapes included. */
+export function quote(s: string): string {
+  return JSON.stringify<string>(s);
+}
+
+/**
+ * Assembles a string from pieces with a single allocation: literal strings and raw slices of other
+ * strings (given as pointers; the slice's string must stay alive until `build()`).
+ */
+export class Builder {
+  private keep: Array<string> = new Array<string>(0);
+  private starts: Array<usize> = new Array<usize>(0);
+  private ends: Array<usize> = new Array<usize>(0);
+  private size: usize = 0;
+
+  str(s: string): Builder {
+    const p = changetype<usize>(s);
+    return this.slice(s, p, p + (<usize>s.length << 1));
+  }
+
+  /** Appends the code units of `owner` between two pointers into it. */
+  slice(owner: string, start: usize, end: usize): Builder {
+    this.keep.push(owner);
+    this.starts.push(start);
+    this.ends.push(end);
+    this.size += end - start;
+    return this;
+  }
+
+  build(): string {
+    const out = __new(this.size, idof<string>());
+    let p = out;
+    for (let i = 0, n = this.starts.length; i < n; i++) {
+      const s = unchecked(this.starts[i]);
+      const len = unchecked(this.ends[i]) - s;
+      memory.copy(p, s, len);
+      p += len;
+    }
+    return changetype<string>(out);
+  }
+}
+
+// ---- safe typed access to json-as dynamic values ----
+
+/** The JSON type of a value without parsing it when it is still an unparsed slice. */
+export function typeOf(v: JSON.Value): u16 {
+  const lz = v.__lazySlice();
+  if (lz != 0) {
+    const c = load<u16>(<usize>(lz >>> 32));
+    if (c == BRACE_LEFT) return JSON.Types.Object;
+    if (c == BRACKET_LEFT) return JSON.Types.Array;
+    return JSON.Types.String;
+  }
+  return v.type;
+}
+
+function isNumberType(t: u16): bool {
+  return t >= JSON.Types.U8 && t <= JSON.Types.F64;
+}
+
+/** `obj[key]` when it is a string, else null. */
+export function getString(obj: JSON.Obj, key: string): string | null {
+  const v = obj.get(key);
+  if (v == null || typeOf(v) != JSON.Types.String) return null;
+  return v.get<string>();
+}
+
+/** `obj[key]` when it is an object (the same instance on every call, so edits stick), else null. */
+export function getObj(obj: JSON.Obj, key: string): JSON.Obj | null {
+  const v = obj.get(key);
+  if (v == null || typeOf(v) != JSON.Types.Object) return null;
+  return obj.getAs<JSON.Obj>(key);
+}
+
+/** `obj[key]` when it is an array (the same instance on every call, so edits stick), else null. */
+export function getArr(obj: JSON.Obj, key: string): JSON.Arr | null {
+  const v = obj.get(key);
+  if (v == null || typeOf(v) != JSON.Types.Array) return null;
+  return obj.getAs<JSON.Arr>(key);
+}
+
+/** `obj[key]` when it is a number, else `fallback`. */
+export function getNumber(obj: JSON.Obj, key: string, fallback: f64 = NaN): f64 {
+  const v = obj.get(key);
+  if (v == null) return fallback;
+  const t = typeOf(v);
+  if (t == JSON.Types.F64) return v.get<f64>();
+  if (isNumberType(t)) return parseFloat(v.toString());
+  return fallback;
+}
+
+/** `obj[key]` when it is a boolean, else `fallback`. */
+export function getBool(obj: JSON.Obj, key: string, fallback: bool = false): bool {
+  const v = obj.get(key);
+  if (v == null || typeOf(v) != JSON.Types.Bool) return fallback;
+  return v.get<bool>();
+}
+
+/** The JSON text of `obj[key]` exactly as received when untouched, or null when absent. */
+export function getJson(obj: JSON.Obj, key: string): string | null {
+  const v = obj.get(key);
+  if (v == null) return null;
+  return JSON.stringify<JSON.Value>(v);
+}
+
+/** Element `i` of an array when it is an object (same instance on every call), else null. */
+export function arrObj(arr: JSON.Arr, i: i32): JSON.Obj | null {
+  if (i < 0 || i >= arr.length) return null;
+  if (typeOf(arr.at(i)) != JSON.Types.Object) return null;
+  return arr.getAs<JSON.Obj>(i);
+}
+
+/** Element `i` of an array when it is a string, else null. */
+export function arrString(arr: JSON.Arr, i: i32): string | null {
+  if (i < 0 || i >= arr.length) return null;
+  const v = arr.at(i);
+  if (typeOf(v) != JSON.Types.String) return null;
+  return v.get<string>();
+}

@@ -1,0 +1,491 @@
+// Messages as the proxy's hooks see them: the inner JSON-RPC message (never the `proxy/successor`
+// envelope), which side it came from, and its `params` — kept as the raw text received until a hook
+// reads or edits it. An unedited message is forwarded as exactly the text received; an edited one is
+// re-serialized by json-as, which still copies every member the hook never touched verbatim and
+// keeps unknown fields, `_meta` and unknown variants.
+import { JSON } from "json-as";
+import { ContentBlock, Editable } from "./content";
+import { arrObj, getArr, getJson, getNumber, getObj, getString, typeOf } from "./json";
+
+/** Which neighbour a message came from (or goes to). */
+export enum Side {
+  /** The predecessor: the client, or the proxy nearer to it. Its messages arrive unwrapped. */
+  Client = 0,
+  /** The successor: the agent, or the proxy nearer to it. Its messages arrive in `proxy/successor`. */
+  Agent = 1,
+}
+
+/** A request or notification, seen from inside its envelope. */
+export class Message extends Editable {
+  /** The JSON-RPC method (for `proxy/initialize` this is `initialize`, the method it forwards as). */
+  method: string = "";
+  /** Who sent it. */
+  from: Side = Side.Client;
+  /**
+   * Raw JSON of the `_meta` of the `proxy/successor` envelope it arrived in (null when none).
+   * Hop-local: it is never forwarded. The message's own `params._meta` is part of `params`.
+   */
+  envelopeMeta: string | null = null;
+
+  // The received text and where `params` sits in it (0, 0 when the message had none).
+  _src: string = "";
+  _pStart: usize = 0;
+  _pEnd: usize = 0;
+  _params: JSON.Obj | null = null;
+
+  get isRequest(): bool {
+    return false;
+  }
+
+  /** Whether the message carries `params`. */
+  get hasParams(): bool {
+    return this._pStart != 0 || this._params != null;
+  }
+
+  /**
+   * `params`, parsed on first use, for reading (an empty object when absent or not an object).
+   * Editing through it is not noticed: use `params` (or a typed setter) to edit.
+   */
+  readParams(): JSON.Obj {
+    let p = this._params;
+    if (p == null) {
+      p = this._pStart != 0 && load<u16>(this._pStart) == 0x7b ? JSON.parse<JSON.Obj>(this.rawParams()) : new JSON.Obj();
+      this._params = p;
+    }
+    return p;
+  }
+
+  /** `params` for editing: marks the message as changed so it is re-serialized when forwarded. */
+  get params(): JSON.Obj {
+    this.changed = true;
+    return this.readParams();
+  }
+
+  /** Replaces `params` entirely. */
+  set params(obj: JSON.Obj) {
+    this.changed = true;
+    this._params = obj;
+  }
+
+  /** The `params` JSON text as received ("" when absent). */
+  rawParams(): string {
+    if (this._pStart == 0) return "";
+    const size = this._pEnd - this._pStart;
+    const out = __new(size, idof<string>());
+    memory.copy(out, this._pStart, size);
+    return changetype<string>(out);
+  }
+
+  /** The `params` JSON text as it will be forwarded ("" when absent). */
+  paramsJson(): string {
+    if (this.changed && this._params != null) return JSON.stringify(this._params!);
+    return this.rawParams();
+  }
+
+  /** `params.sessionId` ("" when absent). */
+  get sessionId(): string {
+    const s = getString(this.readParams(), "sessionId");
+    return s == null ? "" : s;
+  }
+}
+
+/** A request: it must be answered, by forwarding it (the SDK relays the answer) or by a reply. */
+export class Request extends Message {
+  /** The id the conductor gave it, as raw JSON (a number or a string). */
+  id: string = "";
+  /** The id the proxy forwarded it under (0 while not forwarded). */
+  forwardedAs: i64 = 0;
+  /** Set once an answer was sent; later answers are dropped. */
+  answered: bool = false;
+
+  get isRequest(): bool {
+    return true;
+  }
+}
+
+export class Notification extends Message {}
+
+/** The answer to a request the proxy sent (forwarded, or its own). */
+export class Response extends Editable {
+  /** The id the proxy sent the request under. */
+  id: i64 = 0;
+  /** Method of the request this answers. */
+  method: string = "";
+  /** The side that answered. */
+  from: Side = Side.Agent;
+  /** The request the proxy forwarded, when this answers one (null for the proxy's own requests). */
+  request: Request | null = null;
+  /** The tag the proxy gave its own request ("" for forwarded ones). */
+  tag: string = "";
+
+  _src: string = "";
+  _rStart: usize = 0;
+  _rEnd: usize = 0;
+  _eStart: usize = 0;
+  _eEnd: usize = 0;
+  _result: JSON.Obj | null = null;
+
+  get isError(): bool {
+    return this._eStart != 0;
+  }
+
+  /** The raw JSON of `result` ("null" when absent). */
+  rawResult(): string {
+    if (this._rStart == 0) return "null";
+    return rawSlice(this._rStart, this._rEnd);
+  }
+
+  /** The raw JSON of `error` ("" when the response is a success). */
+  rawError(): string {
+    if (this._eStart == 0) return "";
+    return rawSlice(this._eStart, this._eEnd);
+  }
+
+  /** `result` for reading (an empty object when absent, an error, or not an object). */
+  readResult(): JSON.Obj {
+    let r = this._result;
+    if (r == null) {
+      r = this._rStart != 0 && load<u16>(this._rStart) == 0x7b ? JSON.parse<JSON.Obj>(this.rawResult()) : new JSON.Obj();
+      this._result = r;
+    }
+    return r;
+  }
+
+  /** `result` for editing: marks the response as changed so it is re-serialized when relayed. */
+  get result(): JSON.Obj {
+    this.changed = true;
+    return this.readResult();
+  }
+
+  set result(obj: JSON.Obj) {
+    this.changed = true;
+    this._result = obj;
+  }
+
+  /** `result` JSON text as it will be relayed ("null" when absent). */
+  resultJson(): string {
+    if (this.changed && this._result != null) return JSON.stringify(this._result!);
+    return this.rawResult();
+  }
+
+  /** `error.code` (0 on success). */
+  get errorCode(): i32 {
+    if (!this.isError) return 0;
+    const e = JSON.parse<JSON.Obj>(this.rawError());
+    return <i32>getNumber(e, "code", 0);
+  }
+
+  /** `error.message` ("" on success). */
+  get errorMessage(): string {
+    if (!this.isError) return "";
+    const m = getString(JSON.parse<JSON.Obj>(this.rawError()), "message");
+    return m == null ? "" : m;
+  }
+}
+
+function rawSlice(start: usize, end: usize): string {
+  const size = end - start;
+  const out = __new(size, idof<string>());
+  memory.copy(out, start, size);
+  return changetype<string>(out);
+}
+
+// ---- typed views ----
+
+/** `proxy/initialize` from the conductor (forwarded to the successor as `initialize`). */
+export class InitializeRequest extends Request {
+  get protocolVersion(): i32 {
+    return <i32>getNumber(this.readParams(), "protocolVersion", 0);
+  }
+
+  /** `params.clientCapabilities` for reading, or null. */
+  readClientCapabilities(): JSON.Obj | null {
+    return getObj(this.readParams(), "clientCapabilities");
+  }
+}
+
+/** The successor's `InitializeResponse`; edit it before it goes back to the client. */
+export class InitializeResponse extends Response {
+  get protocolVersion(): i32 {
+    return <i32>getNumber(this.readResult(), "protocolVersion", 0);
+  }
+
+  /** `result.agentCapabilities` for editing (created when missing). */
+  get agentCapabilities(): JSON.Obj {
+    const result = this.result;
+    let caps = getObj(result, "agentCapabilities");
+    if (caps == null) {
+      caps = new JSON.Obj();
+      result.set<JSON.Obj>("agentCapabilities", caps);
+    }
+    return caps;
+  }
+}
+
+/** `session/prompt`: the user's turn, a list of content blocks. */
+export class PromptRequest extends Request {
+  /** `params.prompt` for editing (created when missing). */
+  get prompt(): JSON.Arr {
+    const params = this.params;
+    let arr = getArr(params, "prompt");
+    if (arr == null) {
+      arr = new JSON.Arr();
+      params.set<JSON.Arr>("prompt", arr);
+    }
+    return arr;
+  }
+
+  /** The prompt's blocks (views; editing one marks the prompt changed). Non-objects are skipped. */
+  blocks(): ContentBlock[] {
+    const out = new Array<ContentBlock>(0);
+    const arr = getArr(this.readParams(), "prompt");
+    if (arr == null) return out;
+    for (let i = 0, n = arr.length; i < n; i++) {
+      const obj = arrObj(arr, i);
+      if (obj != null) out.push(new ContentBlock(obj, this));
+    }
+    return out;
+  }
+
+  /** Inserts a block before the user's first block. */
+  prepend(block: ContentBlock): void {
+    this.prompt.unshift<JSON.Obj>(block.obj);
+  }
+
+  /** Adds a block after the user's last block. */
+  append(block: ContentBlock): void {
+    this.prompt.push<JSON.Obj>(block.obj);
+  }
+
+  /** The text of all text blocks, joined with newlines. */
+  get text(): string {
+    const blocks = this.blocks();
+    const parts = new Array<string>(0);
+    for (let i = 0; i < blocks.length; i++) {
+      if (blocks[i].isText) parts.push(blocks[i].text);
+    }
+    return parts.join("\n");
+  }
+}
+
+/** `session/update` from the agent side. */
+export class SessionUpdate extends Notification {
+  /** `params.update` for reading, or null. */
+  readUpdate(): JSON.Obj | null {
+    return getObj(this.readParams(), "update");
+  }
+
+  /** `params.update` for editing (created when missing). */
+  get update(): JSON.Obj {
+    const params = this.params;
+    let u = getObj(params, "update");
+    if (u == null) {
+      u = new JSON.Obj();
+      params.set<JSON.Obj>("update", u);
+    }
+    return u;
+  }
+
+  /** The `sessionUpdate` discriminator: `agent_message_chunk`, `tool_call`, … or anything newer. */
+  get kind(): string {
+    const u = this.readUpdate();
+    if (u == null) return "";
+    const k = getString(u, "sessionUpdate");
+    return k == null ? "" : k;
+  }
+
+  /** `agent_message_chunk`, `agent_thought_chunk` or `user_message_chunk`. */
+  get isChunk(): bool {
+    const k = this.kind;
+    return k == "agent_message_chunk" || k == "agent_thought_chunk" || k == "user_message_chunk";
+  }
+
+  /** `tool_call` or `tool_call_update`. */
+  get isToolCall(): bool {
+    const k = this.kind;
+    return k == "tool_call" || k == "tool_call_update";
+  }
+
+  /** The content block of a chunk update (null for other updates). */
+  get content(): ContentBlock | null {
+    if (!this.isChunk) return null;
+    const u = this.readUpdate();
+    if (u == null) return null;
+    const c = getObj(u, "content");
+    return c == null ? null : new ContentBlock(c, this);
+  }
+
+  /** Whether this is a chunk whose content is a text block. */
+  get isTextChunk(): bool {
+    const c = this.content;
+    return c != null && c.isText;
+  }
+
+  /** The text of a text chunk ("" otherwise). */
+  get text(): string {
+    const c = this.content;
+    return c == null ? "" : c.text;
+  }
+
+  /** Replaces the text of a text chunk (ignored for other updates). */
+  set text(value: string) {
+    const c = this.content;
+    if (c != null && c.isText) c.text = value;
+  }
+
+  /** A tool call's `title` ("" when absent). */
+  get title(): string {
+    const u = this.readUpdate();
+    if (u == null) return "";
+    const t = getString(u, "title");
+    return t == null ? "" : t;
+  }
+
+  set title(value: string) {
+    this.update.set<string>("title", value);
+  }
+
+  /** A tool call's `toolCallId` ("" when absent). */
+  get toolCallId(): string {
+    const u = this.readUpdate();
+    if (u == null) return "";
+    const t = getString(u, "toolCallId");
+    return t == null ? "" : t;
+  }
+
+  /**
+   * The content blocks inside a tool call's `content` entries of type `content` (views; editing one
+   * marks the update changed). `diff` and `terminal` entries are not included.
+   */
+  toolCallContent(): ContentBlock[] {
+    const out = new Array<ContentBlock>(0);
+    if (!this.isToolCall) return out;
+    const u = this.readUpdate();
+    if (u == null) return out;
+    const entries = getArr(u, "content");
+    if (entries == null) return out;
+    for (let i = 0, n = entries.length; i < n; i++) {
+      const entry = arrObj(entries, i);
+      if (entry == null || getString(entry, "type") != "content") continue;
+      const block = getObj(entry, "content");
+      if (block != null) out.push(new ContentBlock(block, this));
+    }
+    return out;
+  }
+}
+
+/** One choice offered by `session/request_permission`. */
+export class PermissionOption {
+  constructor(
+    public optionId: string,
+    public name: string,
+    /** `allow_once`, `allow_always`, `reject_once`, `reject_always` (or anything newer). */
+    public kind: string,
+  ) {}
+
+  get isReject(): bool {
+    return this.kind == "reject_once" || this.kind == "reject_always";
+  }
+
+  get isAllow(): bool {
+    return this.kind == "allow_once" || this.kind == "allow_always";
+  }
+}
+
+/** `session/request_permission`: the agent asks the client before running a tool call. */
+export class PermissionRequest extends Request {
+  /** `params.toolCall` for reading, or null. */
+  readToolCall(): JSON.Obj | null {
+    return getObj(this.readParams(), "toolCall");
+  }
+
+  /** The tool call's `title` ("" when absent). */
+  get title(): string {
+    const tc = this.readToolCall();
+    if (tc == null) return "";
+    const t = getString(tc, "title");
+    return t == null ? "" : t;
+  }
+
+  /** The tool call's `toolCallId` ("" when absent). */
+  get toolCallId(): string {
+    const tc = this.readToolCall();
+    if (tc == null) return "";
+    const t = getString(tc, "toolCallId");
+    return t == null ? "" : t;
+  }
+
+  /** The tool call's `kind` (`execute`, `edit`, …; "" when absent). */
+  get toolKind(): string {
+    const tc = this.readToolCall();
+    if (tc == null) return "";
+    const t = getString(tc, "kind");
+    return t == null ? "" : t;
+  }
+
+  /** The JSON text of the tool call's `rawInput` as received ("" when absent). */
+  rawInputJson(): string {
+    const tc = this.readToolCall();
+    if (tc == null) return "";
+    const j = getJson(tc, "rawInput");
+    return j == null ? "" : j;
+  }
+
+  /** The options offered, in order (entries without an `optionId` are skipped). */
+  options(): PermissionOption[] {
+    const out = new Array<PermissionOption>(0);
+    const arr = getArr(this.readParams(), "options");
+    if (arr == null) return out;
+    for (let i = 0, n = arr.length; i < n; i++) {
+      const o = arrObj(arr, i);
+      if (o == null) continue;
+      const id = getString(o, "optionId");
+      if (id == null) continue;
+      const name = getString(o, "name");
+      const kind = getString(o, "kind");
+      out.push(new PermissionOption(id, name == null ? "" : name, kind == null ? "" : kind));
+    }
+    return out;
+  }
+
+  /** The first option of the given kind, or null. */
+  optionOfKind(kind: string): PermissionOption | null {
+    const all = this.options();
+    for (let i = 0; i < all.length; i++) if (all[i].kind == kind) return all[i];
+    return null;
+  }
+
+  /** The first `reject_once` or `reject_always` option, or null. */
+  firstRejectOption(): PermissionOption | null {
+    const all = this.options();
+    for (let i = 0; i < all.length; i++) if (all[i].isReject) return all[i];
+    return null;
+  }
+}
+
+/** Results for `session/request_permission`. */
+export class PermissionOutcome {
+  /** `{"outcome":{"outcome":"selected","optionId":…}}` */
+  static selected(optionId: string): JSON.Obj {
+    const inner = new JSON.Obj();
+    inner.set<string>("outcome", "selected");
+    inner.set<string>("optionId", optionId);
+    const out = new JSON.Obj();
+    out.set<JSON.Obj>("outcome", inner);
+    return out;
+  }
+
+  /** `{"outcome":{"outcome":"cancelled"}}` */
+  static cancelled(): JSON.Obj {
+    const inner = new JSON.Obj();
+    inner.set<string>("outcome", "cancelled");
+    const out = new JSON.Obj();
+    out.set<JSON.Obj>("outcome", inner);
+    return out;
+  }
+}
+
+/** Whether a JSON value (from `JSON.Obj.get`) is an object, without parsing it. */
+export function isObject(v: JSON.Value | null): bool {
+  return v != null && typeOf(v) == JSON.Types.Object;
+}

@@ -1,0 +1,523 @@
+// The Proxy base class: a proxy author subclasses it, overrides the hooks it cares about, and calls
+// `register(new MyProxy())` at top level. The SDK does the protocol bookkeeping:
+// - unwraps `proxy/successor` envelopes (and wraps what goes to the successor);
+// - issues its own request ids on both sides and keeps a pending map that relays every answer back
+//   to whoever asked, under the id they used (answers to enveloped requests are never wrapped);
+// - answers `proxy/initialize` by forwarding `initialize` to the successor and replying with its
+//   (optionally edited) result;
+// - translates `$/cancel_request` to its own ids for requests it forwarded;
+// - takes `_cordon/configure` into `this.config`, and sends `_cordon/log` for `this.log(...)`.
+//
+// Hook defaults forward unchanged, so an empty subclass is a transparent pass-through.
+// AssemblyScript has no closures: hooks are methods, and answers to a proxy's own requests come
+// back through `onReply(tag, response)` with the tag it chose.
+import { JSON } from "json-as";
+import { send, setReceiver } from "./abi";
+import { Config } from "./config";
+import { Builder, RawObject, decodeString, quote, slice } from "./json";
+import {
+  InitializeRequest,
+  InitializeResponse,
+  Message,
+  Notification,
+  PermissionRequest,
+  PromptRequest,
+  Request,
+  Response,
+  SessionUpdate,
+  Side,
+} from "./messages";
+
+/** JSON-RPC error codes. */
+export namespace ErrorCode {
+  export const ParseError: i32 = -32700;
+  export const InvalidRequest: i32 = -32600;
+  export const MethodNotFound: i32 = -32601;
+  export const InvalidParams: i32 = -32602;
+  export const InternalError: i32 = -32603;
+  export const RequestCancelled: i32 = -32800;
+}
+
+/** Levels for `log`. */
+export namespace LogLevel {
+  export const Error: string = "error";
+  export const Warn: string = "warn";
+  export const Info: string = "info";
+  export const Debug: string = "debug";
+}
+
+const HEAD = '{"jsonrpc":"2.0"';
+
+/** A request the proxy sent and is waiting on. */
+class Pending {
+  constructor(
+    public method: string,
+    /** Where it went. */
+    public to: Side,
+    /** The request it forwards (null for the proxy's own). */
+    public request: Request | null,
+    public tag: string,
+  ) {}
+}
+
+export class Proxy {
+  /** Configuration from `_cordon/configure` (empty until it arrives, which is before initialize). */
+  config: Config = new Config();
+
+  private nextId: i64 = 1;
+  /** Requests received and not yet answered, by side + the conductor's id. */
+  private incoming: Map<string, Request> = new Map<string, Request>();
+  /** Requests sent and not yet answered, by the id the proxy used. */
+  private pending: Map<i64, Pending> = new Map<i64, Pending>();
+
+  /** The proxy's name in the chain ("" until configured). */
+  get name(): string {
+    return this.config.name;
+  }
+
+  // ---------------------------------------------------------------- hooks
+
+  /** `_cordon/configure` arrived; `this.config` is set. */
+  onConfigure(config: Config): void {}
+
+  /** `proxy/initialize`: forward it (as `initialize`) to the successor, optionally after editing params. */
+  onInitialize(request: InitializeRequest): void {
+    this.forward(request);
+  }
+
+  /** The successor answered `initialize`; edit `response.result`/`agentCapabilities` before it is relayed. */
+  onInitializeResponse(response: InitializeResponse): void {
+    this.relay(response);
+  }
+
+  /** `session/prompt` from the client side. Default: `onClientRequest`. */
+  onPrompt(prompt: PromptRequest): void {
+    this.onClientRequest(prompt);
+  }
+
+  /** Any other request from the client side (`session/new`, `session/load`, `_ext/…`). Default: forward. */
+  onClientRequest(request: Request): void {
+    this.forward(request);
+  }
+
+  /** A notification from the client side (`session/cancel`, `_ext/…`). Default: forward. */
+  onClientNotification(notification: Notification): void {
+    this.forward(notification);
+  }
+
+  /** `session/update` from the agent side. Default: `onAgentNotification`. */
+  onSessionUpdate(update: SessionUpdate): void {
+    this.onAgentNotification(update);
+  }
+
+  /** `session/request_permission` from the agent side. Default: `onAgentRequest`. */
+  onPermissionRequest(request: PermissionRequest): void {
+    this.onAgentRequest(request);
+  }
+
+  /** Any other request from the agent side (`fs/*`, `terminal/*`, `_ext/…`). Default: forward. */
+  onAgentRequest(request: Request): void {
+    this.forward(request);
+  }
+
+  /** Any other notification from the agent side. Default: forward. */
+  onAgentNotification(notification: Notification): void {
+    this.forward(notification);
+  }
+
+  /** The answer to a request the proxy forwarded (other than initialize). Default: relay it back. */
+  onResponse(response: Response): void {
+    this.relay(response);
+  }
+
+  /** The answer to one of the proxy's own requests (`requestClient`/`requestAgent`). */
+  onReply(tag: string, response: Response): void {}
+
+  /**
+   * The conductor cancelled a request it sent the proxy. If the proxy had forwarded it, the SDK has
+   * already cancelled the forwarded request (its answer is still relayed when it comes). If the
+   * proxy holds it, the proxy must still answer it (a result, or `ErrorCode.RequestCancelled`).
+   */
+  onCancel(request: Request): void {}
+
+  // ---------------------------------------------------------------- helpers
+
+  /**
+   * Sends a message on to the other side: a client-side message to the successor (in a
+   * `proxy/successor` envelope), an agent-side one to the predecessor. A request's answer comes
+   * back through `onResponse` (or `onInitializeResponse`) and is relayed by default.
+   */
+  forward(message: Message): void {
+    if (message.isRequest) {
+      const request = changetype<Request>(message);
+      if (request.answered || request.forwardedAs != 0) {
+        this.log(LogLevel.Warn, `request ${request.id} (${request.method}) was already ${request.answered ? "answered" : "forwarded"}; not forwarding it again`);
+        return;
+      }
+      const to = message.from == Side.Client ? Side.Agent : Side.Client;
+      const id = this.nextId++;
+      request.forwardedAs = id;
+      this.pending.set(id, new Pending(request.method, to, request, ""));
+      send(this.envelope(to, id.toString(), message.method, message));
+    } else {
+      send(this.envelope(message.from == Side.Client ? Side.Agent : Side.Client, "", message.method, message));
+    }
+  }
+
+  /** Passes an answer back to whoever sent the request it answers (with their id). */
+  relay(response: Response): void {
+    const request = response.request;
+    if (request == null) return; // the proxy's own request: nobody to relay to
+    if (request.answered) return;
+    this.finish(request);
+    const b = new Builder().str(HEAD).str(',"id":').str(request.id);
+    if (response.isError) {
+      b.str(',"error":').slice(response._src, response._eStart, response._eEnd);
+    } else if (response.changed && response._result != null) {
+      b.str(',"result":').str(JSON.stringify(response._result!));
+    } else if (response._rStart != 0) {
+      b.str(',"result":').slice(response._src, response._rStart, response._rEnd);
+    } else {
+      b.str(',"result":null');
+    }
+    send(b.str("}").build());
+  }
+
+  /**
+   * Answers a request with a result: a `JSON.Obj`, any `@json` class, or `JSON.Raw.from(text)` for
+   * JSON text. Use this for requests the proxy handles itself.
+   */
+  respond<T>(request: Request, result: T): void {
+    if (request.answered) {
+      this.log(LogLevel.Warn, `request ${request.id} (${request.method}) was already answered`);
+      return;
+    }
+    this.finish(request);
+    send(new Builder().str(HEAD).str(',"id":').str(request.id).str(',"result":').str(toJson<T>(result)).str("}").build());
+  }
+
+  /** Answers a request with a JSON-RPC error. `data` is optional JSON text. */
+  respondError(request: Request, code: i32, message: string, data: string = ""): void {
+    if (request.answered) {
+      this.log(LogLevel.Warn, `request ${request.id} (${request.method}) was already answered`);
+      return;
+    }
+    this.finish(request);
+    send(errorResponse(request.id, code, message, data));
+  }
+
+  /** Sends a notification to the client side (e.g. a `session/update` the proxy makes up). */
+  notifyClient<T>(method: string, params: T): void {
+    send(this.build(Side.Client, "", method, toJson<T>(params)));
+  }
+
+  /** Sends a notification to the agent side. */
+  notifyAgent<T>(method: string, params: T): void {
+    send(this.build(Side.Agent, "", method, toJson<T>(params)));
+  }
+
+  /** Sends the proxy's own request to the client side; the answer arrives in `onReply(tag, …)`. Returns its id. */
+  requestClient<T>(method: string, params: T, tag: string): i64 {
+    return this.request(Side.Client, method, toJson<T>(params), tag);
+  }
+
+  /** Sends the proxy's own request to the agent side; the answer arrives in `onReply(tag, …)`. Returns its id. */
+  requestAgent<T>(method: string, params: T, tag: string): i64 {
+    return this.request(Side.Agent, method, toJson<T>(params), tag);
+  }
+
+  /** Asks the receiver of one of the proxy's own requests (by id) to cancel it. */
+  cancelRequest(id: i64): void {
+    const p = this.pending.get(id);
+    if (p == null) return;
+    this.sendCancel(p.to, id);
+  }
+
+  /** Sends a `_cordon/log` line (`error`, `warn`, `info`, `debug`); the conductor prints it with the proxy's name. */
+  log(level: string, message: string): void {
+    send(
+      new Builder()
+        .str(HEAD)
+        .str(',"method":"_cordon/log","params":{"level":')
+        .str(quote(level))
+        .str(',"message":')
+        .str(quote(message))
+        .str("}}")
+        .build(),
+    );
+  }
+
+  /** Number of requests the proxy has sent and not had answered (forwarded and own). */
+  get pendingCount(): i32 {
+    return this.pending.size;
+  }
+
+  /** Number of requests received and not yet answered. */
+  get openCount(): i32 {
+    return this.incoming.size;
+  }
+
+  // ---------------------------------------------------------------- dispatch
+
+  /** Entry point for every message from the conductor (installed by `register`). */
+  receive(text: string): void {
+    const msg = RawObject.parse(text);
+    if (msg == null) {
+      this.log(LogLevel.Error, "dropped a message that is not a JSON object");
+      return;
+    }
+    const mi = msg.indexOf("method");
+    const idi = msg.indexOf("id");
+    const id = idi >= 0 ? slice(msg.valueStart(idi), msg.valueEnd(idi)) : "";
+    if (mi < 0) {
+      if (idi >= 0) this.onRawResponse(msg, id);
+      else this.log(LogLevel.Warn, "dropped a message with neither method nor id");
+      return;
+    }
+    if (msg.firstChar(mi) != 0x22) {
+      if (idi >= 0) send(errorResponse(id, ErrorCode.InvalidRequest, "method is not a string", ""));
+      return;
+    }
+    const method = decodeString(msg.valueStart(mi), msg.valueEnd(mi));
+    const pi = msg.indexOf("params");
+
+    if (method == "proxy/successor" || method == "_proxy/successor") {
+      this.fromSuccessor(msg, idi >= 0, id, pi);
+      return;
+    }
+    if (idi < 0) {
+      if (method == "_cordon/configure") {
+        this.configure(msg);
+      } else if (method == "$/cancel_request") {
+        this.cancelled(Side.Client, msg, pi);
+      } else {
+        const n = new Notification();
+        fill(n, method, Side.Client, msg, pi);
+        this.onClientNotification(n);
+      }
+      return;
+    }
+    if (method == "proxy/initialize" || method == "_proxy/initialize" || method == "initialize") {
+      const r = new InitializeRequest();
+      this.open(r, "initialize", Side.Client, msg, pi, id);
+      this.onInitialize(r);
+    } else if (method == "session/prompt") {
+      const r = new PromptRequest();
+      this.open(r, method, Side.Client, msg, pi, id);
+      this.onPrompt(r);
+    } else {
+      const r = new Request();
+      this.open(r, method, Side.Client, msg, pi, id);
+      this.onClientRequest(r);
+    }
+  }
+
+  private fromSuccessor(msg: RawObject, isRequest: bool, id: string, pi: i32): void {
+    const env = pi >= 0 ? RawObject.scan(msg.src, msg.valueStart(pi), msg.valueEnd(pi)) : null;
+    const mi = env == null ? -1 : env.indexOf("method");
+    if (env == null || mi < 0 || env.firstChar(mi) != 0x22) {
+      if (isRequest) send(errorResponse(id, ErrorCode.InvalidParams, "proxy/successor needs params {method, params}", ""));
+      else this.log(LogLevel.Warn, "dropped a proxy/successor notification without an inner method");
+      return;
+    }
+    const method = decodeString(env.valueStart(mi), env.valueEnd(mi));
+    const inner = env.indexOf("params");
+    let meta = env.indexOf("_meta");
+    if (meta < 0) meta = env.indexOf("meta"); // the Rust SDK's older spelling
+    const envelopeMeta = meta >= 0 ? slice(env.valueStart(meta), env.valueEnd(meta)) : null;
+
+    if (!isRequest) {
+      if (method == "$/cancel_request") {
+        this.cancelled(Side.Agent, env, inner);
+        return;
+      }
+      const n: Notification = method == "session/update" ? new SessionUpdate() : new Notification();
+      fill(n, method, Side.Agent, env, inner);
+      n.envelopeMeta = envelopeMeta;
+      if (method == "session/update") this.onSessionUpdate(changetype<SessionUpdate>(n));
+      else this.onAgentNotification(n);
+      return;
+    }
+    if (method == "session/request_permission") {
+      const r = new PermissionRequest();
+      this.open(r, method, Side.Agent, env, inner, id);
+      r.envelopeMeta = envelopeMeta;
+      this.onPermissionRequest(r);
+    } else {
+      const r = new Request();
+      this.open(r, method, Side.Agent, env, inner, id);
+      r.envelopeMeta = envelopeMeta;
+      this.onAgentRequest(r);
+    }
+  }
+
+  private open(r: Request, method: string, from: Side, obj: RawObject, pi: i32, id: string): void {
+    fill(r, method, from, obj, pi);
+    r.id = id;
+    this.incoming.set(key(from, id), r);
+  }
+
+  private finish(request: Request): void {
+    request.answered = true;
+    this.incoming.delete(key(request.from, request.id));
+  }
+
+  private configure(msg: RawObject): void {
+    const params = msg.obj("params");
+    let name = "";
+    let obj = new JSON.Obj();
+    if (params != null) {
+      const n = params.str("name");
+      if (n != null) name = n;
+      const ci = params.indexOf("config");
+      if (ci >= 0 && params.firstChar(ci) == 0x7b) obj = JSON.parse<JSON.Obj>(params.text("config")!);
+    }
+    this.config = new Config(name, obj);
+    this.onConfigure(this.config);
+  }
+
+  /** `$/cancel_request` from `from` for the request it sent under `requestId`. */
+  private cancelled(from: Side, params: RawObject, pi: i32): void {
+    if (pi < 0) return;
+    const p = RawObject.scan(params.src, params.valueStart(pi), params.valueEnd(pi));
+    if (p == null) return;
+    const target = p.text("requestId");
+    if (target == null) return;
+    const request = this.incoming.get(key(from, target!)); // unknown or finished: ignored
+    if (request == null) return;
+    if (request.forwardedAs != 0 && !request.answered) {
+      this.sendCancel(from == Side.Client ? Side.Agent : Side.Client, request.forwardedAs);
+    }
+    this.onCancel(request);
+  }
+
+  private sendCancel(to: Side, id: i64): void {
+    send(this.build(to, "", "$/cancel_request", `{"requestId":${id.toString()}}`));
+  }
+
+  private onRawResponse(msg: RawObject, id: string): void {
+    const ours = parseId(id);
+    const p = ours > 0 ? this.pending.get(ours) : null;
+    if (p == null) {
+      this.log(LogLevel.Warn, `dropped a response to unknown request id ${id}`);
+      return;
+    }
+    this.pending.delete(ours);
+    const request = p.request;
+    const r: Response = request != null && request instanceof InitializeRequest ? new InitializeResponse() : new Response();
+    r.id = ours;
+    r.method = p.method;
+    r.from = p.to;
+    r.request = request;
+    r.tag = p.tag;
+    r._src = msg.src;
+    const ei = msg.indexOf("error");
+    if (ei >= 0) {
+      r._eStart = msg.valueStart(ei);
+      r._eEnd = msg.valueEnd(ei);
+    } else {
+      const ri = msg.indexOf("result");
+      if (ri >= 0) {
+        r._rStart = msg.valueStart(ri);
+        r._rEnd = msg.valueEnd(ri);
+      }
+    }
+    if (request == null) this.onReply(p.tag, r);
+    else if (r instanceof InitializeResponse) this.onInitializeResponse(changetype<InitializeResponse>(r));
+    else this.onResponse(r);
+  }
+
+  private request(to: Side, method: string, params: string, tag: string): i64 {
+    const id = this.nextId++;
+    this.pending.set(id, new Pending(method, to, null, tag));
+    send(this.build(to, id.toString(), method, params));
+    return id;
+  }
+
+  /** A request (`id` non-empty) or notification carrying a message's params, for side `to`. */
+  private envelope(to: Side, id: string, method: string, message: Message): string {
+    const b = new Builder().str(HEAD);
+    if (id.length) b.str(',"id":').str(id);
+    if (to == Side.Agent) b.str(',"method":"proxy/successor","params":{"method":').str(quote(method));
+    else b.str(',"method":').str(quote(method));
+    if (message.changed && message._params != null) {
+      b.str(',"params":').str(JSON.stringify(message._params!));
+    } else if (message._pStart != 0) {
+      b.str(',"params":').slice(message._src, message._pStart, message._pEnd);
+    }
+    if (to == Side.Agent) b.str("}");
+    return b.str("}").build();
+  }
+
+  /** Like `envelope`, with params given as JSON text ("" for none). */
+  private build(to: Side, id: string, method: string, params: string): string {
+    const b = new Builder().str(HEAD);
+    if (id.length) b.str(',"id":').str(id);
+    if (to == Side.Agent) b.str(',"method":"proxy/successor","params":{"method":').str(quote(method));
+    else b.str(',"method":').str(quote(method));
+    if (params.length) b.str(',"params":').str(params);
+    if (to == Side.Agent) b.str("}");
+    return b.str("}").build();
+  }
+}
+
+function key(from: Side, id: string): string {
+  return (from == Side.Client ? "c" : "a") + id;
+}
+
+function fill(m: Message, method: string, from: Side, obj: RawObject, pi: i32): void {
+  m.method = method;
+  m.from = from;
+  m._src = obj.src;
+  if (pi >= 0) {
+    m._pStart = obj.valueStart(pi);
+    m._pEnd = obj.valueEnd(pi);
+  }
+}
+
+/** The proxy's own numeric id from a response's raw id, or 0 when it is not one of ours. */
+function parseId(raw: string): i64 {
+  const n = raw.length;
+  if (n == 0 || n > 18) return 0;
+  let v: i64 = 0;
+  for (let i = 0; i < n; i++) {
+    const c = raw.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return 0;
+    v = v * 10 + (c - 0x30);
+  }
+  return v;
+}
+
+function errorResponse(id: string, code: i32, message: string, data: string): string {
+  const b = new Builder()
+    .str(HEAD)
+    .str(',"id":')
+    .str(id.length ? id : "null")
+    .str(',"error":{"code":')
+    .str(code.toString())
+    .str(',"message":')
+    .str(quote(message));
+  if (data.length) b.str(',"data":').str(data);
+  return b.str("}}").build();
+}
+
+/** JSON text of a result or params value: a `JSON.Raw` as is, anything else through json-as. */
+function toJson<T>(value: T): string {
+  if (isString<T>()) {
+    ERROR("pass JSON.Raw.from(text) for JSON text, or a JSON.Obj / @json object");
+  }
+  if (value instanceof JSON.Raw) return changetype<JSON.Raw>(value).data;
+  return JSON.stringify<T>(value);
+}
+
+let registered: Proxy | null = null;
+
+function dispatch(message: string): void {
+  registered!.receive(message);
+}
+
+/** Makes `proxy` the one that receives every message. Call once, at top level. */
+export function register(proxy: Proxy): void {
+  registered = proxy;
+  setReceiver(dispatch);
+}

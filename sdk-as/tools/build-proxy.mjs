@@ -1,0 +1,413 @@
+#!/usr/bin/env node
+// cordon-build-proxy: AssemblyScript proxy source → WebAssembly component for the cordon:proxy world.
+//
+//   node sdk-as/tools/build-proxy.mjs <entry.ts> [-o <out.wasm>] [--force]
+//   node sdk-as/tools/build-proxy.mjs --all <dir> [--out-dir <dir>] [--force]
+//
+// `--all proxies` builds every `proxies/<name>/<name>.ts` into `proxies/dist/<name>.wasm`.
+//
+// One build is: asc (in process, -O3, incremental GC, json-as + export-rename transforms) on a
+// generated entry that imports the author's file and re-exports the SDK's ABI functions → the core
+// module is embedded with wit/proxy.wit (world "proxy", utf16 strings) → `componentNew`. Nothing
+// intermediate touches the disk except a small dependency list next to the output
+// (`<out dir>/.build/<name>.deps.json`) that makes an unchanged proxy skip its rebuild.
+import { createRequire } from "node:module";
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { availableParallelism } from "node:os";
+import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
+
+const require = createRequire(import.meta.url);
+const TOOL_FILE = fileURLToPath(import.meta.url);
+const TOOLS_DIR = path.dirname(TOOL_FILE);
+const SDK_ROOT = path.resolve(TOOLS_DIR, "..");
+const SDK_PACKAGE = "@cordon/sdk-as";
+const RENAME_TRANSFORM = path.join(TOOLS_DIR, "rename-exports.mjs");
+/** Internal (asc) path of the SDK's ABI module, as seen through the package import. */
+const ABI_MODULE = `${SDK_PACKAGE}/assembly/abi`;
+const ENTRY_SUFFIX = ".cordon-entry.ts";
+
+export class BuildError extends Error {
+  constructor(message, diagnostics = "") {
+    super(message);
+    this.name = "BuildError";
+    this.diagnostics = diagnostics;
+  }
+}
+
+/** The WIT contract: shipped next to the SDK package (published layout) or at the repository root. */
+export function findWit() {
+  for (const candidate of [path.join(SDK_ROOT, "wit", "proxy.wit"), path.join(SDK_ROOT, "..", "wit", "proxy.wit")]) {
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new BuildError(`cannot find wit/proxy.wit next to ${SDK_ROOT}`);
+}
+
+/** Directory that holds node_modules packages the tool itself resolves (json-as, assemblyscript). */
+function packagesDirOf(pkg) {
+  const pkgJson = require.resolve(`${pkg}/package.json`);
+  return path.dirname(path.dirname(pkgJson));
+}
+
+function mtimeMs(file) {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return Infinity; // a vanished input forces a rebuild
+  }
+}
+
+function depsFileFor(out) {
+  return path.join(path.dirname(out), ".build", `${path.basename(out, ".wasm")}.deps.json`);
+}
+
+/** True when `out` exists and is newer than every input recorded at its last build. */
+export function isUpToDate(entry, out) {
+  if (!existsSync(out)) return false;
+  let deps;
+  try {
+    deps = JSON.parse(readFileSync(depsFileFor(out), "utf8"));
+  } catch {
+    return false;
+  }
+  if (deps.entry !== path.resolve(entry) || !Array.isArray(deps.files)) return false;
+  const built = mtimeMs(out);
+  for (const file of [...deps.files, TOOL_FILE, RENAME_TRANSFORM]) {
+    if (mtimeMs(file) >= built) return false;
+  }
+  return true;
+}
+
+function entrySource(authorFile) {
+  // Imported for its top-level code (the author's `register(new MyProxy())`); the exports come from
+  // the SDK so the author never re-exports anything.
+  return [
+    `import "./${path.basename(authorFile, ".ts")}";`,
+    `export { cordon_receive, cabi_realloc } from "${ABI_MODULE}";`,
+    "",
+  ].join("\n");
+}
+
+let ascModule = null;
+let wasmTools = null;
+
+/**
+ * Builds one proxy. Returns `{ name, out, bytes, ms, skipped }`; throws BuildError with asc's
+ * diagnostics when the source does not compile.
+ */
+export async function buildProxy({ entry, out, force = false }) {
+  const started = performance.now();
+  entry = path.resolve(entry);
+  const name = path.basename(entry, ".ts");
+  out = path.resolve(out ?? path.join(path.dirname(entry), `${name}.wasm`));
+  if (!existsSync(entry)) throw new BuildError(`${name}: no such file ${path.relative(process.cwd(), entry) || entry}`);
+  if (!force && isUpToDate(entry, out)) {
+    return { name, out, bytes: statSync(out).size, ms: performance.now() - started, skipped: true };
+  }
+
+  const { core, files, diagnostics } = await compileCore(entry);
+  const component = await componentize(name, core);
+
+  mkdirSync(path.dirname(out), { recursive: true });
+  const tmp = `${out}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  writeFileSync(tmp, component);
+  renameSync(tmp, out);
+  const depsFile = depsFileFor(out);
+  mkdirSync(path.dirname(depsFile), { recursive: true });
+  const depsTmp = `${depsFile}.${process.pid}.tmp`;
+  writeFileSync(depsTmp, JSON.stringify({ entry, files }, null, 1));
+  renameSync(depsTmp, depsFile);
+
+  const warnings = diagnostics && /WARNING/.test(diagnostics) ? diagnostics : "";
+  if (!/\bregister\s*\(/.test(readFileSync(entry, "utf8"))) {
+    process.stderr.write(`warning: ${name}: the source never calls register(...); the proxy will trap on its first message\n`);
+  }
+  return { name, out, bytes: component.length, ms: performance.now() - started, skipped: false, warnings };
+}
+
+/**
+ * Compiles an author's proxy source into the core module (asc, in memory). Returns the module's
+ * bytes, every file asc read (for the up-to-date check) and asc's diagnostics text.
+ */
+export async function compileCore(entry) {
+  entry = path.resolve(entry);
+  const name = path.basename(entry, ".ts");
+  const witFile = findWit();
+  ascModule ??= (await import("assemblyscript/asc")).default;
+  const asc = ascModule;
+
+  const entryDir = path.dirname(entry);
+  const virtualEntry = path.join(entryDir, `${name}${ENTRY_SUFFIX}`);
+  const baseDir = process.cwd();
+  const read = new Set([entry, witFile]);
+  const outputs = new Map();
+  const sdkMarker = `${path.sep}node_modules${path.sep}${SDK_PACKAGE.replace("/", path.sep)}${path.sep}`;
+
+  const readFileHook = async (filename, dir) => {
+    const file = path.resolve(dir, filename);
+    if (file === virtualEntry) return entrySource(entry);
+    try {
+      const text = await readFile(file, "utf8");
+      read.add(realpathSync(file));
+      return text;
+    } catch {
+      // `@cordon/sdk-as` not installed where asc looks (an author building outside a project that
+      // depends on it): serve the SDK this tool belongs to, so the ABI and the tool always match.
+      const at = file.lastIndexOf(sdkMarker);
+      if (at < 0) return null;
+      const inside = path.join(SDK_ROOT, file.slice(at + sdkMarker.length));
+      try {
+        const text = await readFile(inside, "utf8");
+        read.add(realpathSync(inside));
+        return text;
+      } catch {
+        return null;
+      }
+    }
+  };
+
+  const stderr = asc.createMemoryStream();
+  const stdout = asc.createMemoryStream();
+  const args = [
+    path.relative(baseDir, virtualEntry),
+    "--outFile", "proxy.core.wasm",
+    "-O3",
+    "--runtime", "incremental",
+    "--use", `abort=~lib/${ABI_MODULE}/abort`,
+    "--transform", require.resolve("json-as"),
+    "--transform", RENAME_TRANSFORM,
+    "--disableWarning", "201",
+    "--path", packagesDirOf("json-as"),
+    "--noColors",
+  ];
+  const result = await asc.main(args, {
+    stdout,
+    stderr,
+    readFile: readFileHook,
+    writeFile: (file, contents) => void outputs.set(path.basename(file), contents),
+    listFiles: () => [],
+  });
+  const diagnostics = stderr.toString().trim();
+  if (result.error) {
+    throw new BuildError(`${name}: AssemblyScript compilation failed (${result.error.message})`, diagnostics);
+  }
+  const core = outputs.get("proxy.core.wasm");
+  if (!core) throw new BuildError(`${name}: asc produced no output`, diagnostics);
+  checkCoreExports(name, core);
+  return { core, files: [...read].sort(), diagnostics };
+}
+
+/** Wraps a core module into a component of the cordon:proxy world (utf16 strings). */
+export async function componentize(name, core) {
+  wasmTools ??= await import("@bytecodealliance/jco-transpile/wasm-tools");
+  try {
+    const embedded = await wasmTools.componentEmbed({
+      binary: core,
+      witSource: readFileSync(findWit(), "utf8"),
+      world: "proxy",
+      stringEncoding: "utf16",
+    });
+    return await wasmTools.componentNew(embedded, []);
+  } catch (error) {
+    throw new BuildError(`${name}: could not make a component for the cordon:proxy world: ${firstLine(error)}`);
+  }
+}
+
+function checkCoreExports(name, core) {
+  const module = new WebAssembly.Module(core);
+  const imports = WebAssembly.Module.imports(module).filter(
+    (i) => !(i.module === "cordon:proxy/channel@0.1.0" && i.name === "send"),
+  );
+  if (imports.length) {
+    const list = imports.map((i) => `${i.module}.${i.name}`).join(", ");
+    const hint = imports.some((i) => i.module === "env")
+      ? " (Math.random, Date.now, trace and console functions need host imports Cordon does not provide)"
+      : "";
+    throw new BuildError(`${name}: the module imports ${list}, which a Cordon proxy cannot have${hint}`);
+  }
+  const names = WebAssembly.Module.exports(module).map((e) => e.name);
+  for (const needed of ["memory", "cabi_realloc", "cordon:proxy/handler@0.1.0#receive"]) {
+    if (!names.includes(needed)) throw new BuildError(`${name}: the core module does not export ${needed}`);
+  }
+}
+
+function firstLine(error) {
+  return String(error instanceof Error ? error.message : error).split("\n")[0];
+}
+
+/** `proxies/<name>/<name>.ts` for every such directory under `dir`. */
+export function findProxies(dir) {
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name === "dist" || entry.name.startsWith(".")) continue;
+    const source = path.join(dir, entry.name, `${entry.name}.ts`);
+    if (existsSync(source)) found.push(source);
+  }
+  return found.sort();
+}
+
+function formatSize(bytes) {
+  return bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${bytes} B`;
+}
+
+function report(result) {
+  const rel = path.relative(process.cwd(), result.out) || result.out;
+  const what = result.skipped ? "up to date" : "built";
+  process.stderr.write(
+    `${what.padEnd(10)} ${result.name.padEnd(16)} ${formatSize(result.bytes).padStart(9)} ${(result.ms / 1000).toFixed(2).padStart(6)} s  ${rel}\n`,
+  );
+  if (result.warnings) process.stderr.write(`${result.warnings}\n`);
+}
+
+function reportError(error) {
+  if (error instanceof BuildError) {
+    process.stderr.write(`error: ${error.message}\n`);
+    if (error.diagnostics) process.stderr.write(`${error.diagnostics}\n`);
+  } else {
+    process.stderr.write(`error: ${error?.stack ?? error}\n`);
+  }
+}
+
+/** Builds many proxies, on up to `parallel` worker threads (asc is single-threaded). */
+export async function buildMany(jobs, { force = false, parallel = Math.min(2, availableParallelism()) } = {}) {
+  const pending = [];
+  for (const job of jobs) {
+    if (!force && isUpToDate(job.entry, job.out)) {
+      const out = path.resolve(job.out);
+      const result = { name: path.basename(job.entry, ".ts"), out, bytes: statSync(out).size, ms: 0, skipped: true };
+      report(result);
+    } else {
+      pending.push(job);
+    }
+  }
+  let failures = 0;
+  if (pending.length <= 1 || parallel <= 1) {
+    for (const job of pending) {
+      try {
+        report(await buildProxy({ ...job, force: true }));
+      } catch (error) {
+        failures++;
+        reportError(error);
+      }
+    }
+    return failures;
+  }
+  const queue = [...pending];
+  const runWorker = () =>
+    new Promise((resolve) => {
+      const worker = new Worker(pathToFileURL(TOOL_FILE), { workerData: { cordonBuildWorker: true } });
+      const next = () => {
+        const job = queue.shift();
+        if (!job) {
+          worker.postMessage(null);
+          return;
+        }
+        worker.postMessage(job);
+      };
+      worker.on("message", (msg) => {
+        if (msg.ok) report(msg.result);
+        else {
+          failures++;
+          reportError(Object.assign(new BuildError(msg.message, msg.diagnostics), msg.plain ? { name: "Error" } : {}));
+        }
+        next();
+      });
+      worker.on("error", (error) => {
+        failures++;
+        reportError(error);
+        resolve();
+      });
+      worker.on("exit", () => resolve());
+      next();
+    });
+  await Promise.all(Array.from({ length: Math.min(parallel, pending.length) }, runWorker));
+  return failures;
+}
+
+function usage() {
+  return [
+    "usage: cordon-build-proxy <entry.ts> [-o <out.wasm>] [--force]",
+    "       cordon-build-proxy --all <dir> [--out-dir <dir>] [--force]",
+    "",
+    "  <entry.ts>      an AssemblyScript file that calls register(new MyProxy())",
+    "  -o <out.wasm>   component to write (default: next to the source)",
+    "  --all <dir>     build every <dir>/<name>/<name>.ts into <dir>/dist/<name>.wasm",
+    "  --out-dir <d>   with --all: where the components go (default <dir>/dist)",
+    "  --force         rebuild even when the output is newer than every input",
+  ].join("\n");
+}
+
+async function cli(argv) {
+  let all = null;
+  let outDir = null;
+  let out = null;
+  let force = false;
+  const entries = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--all") all = argv[++i];
+    else if (arg === "-o" || arg === "--out") out = argv[++i];
+    else if (arg === "--out-dir") outDir = argv[++i];
+    else if (arg === "--force" || arg === "-f") force = true;
+    else if (arg === "-h" || arg === "--help") {
+      process.stdout.write(`${usage()}\n`);
+      return 0;
+    } else if (arg.startsWith("-")) {
+      process.stderr.write(`error: unknown option ${arg}\n${usage()}\n`);
+      return 2;
+    } else entries.push(arg);
+  }
+  if (all == null && entries.length !== 1) {
+    process.stderr.write(`${usage()}\n`);
+    return 2;
+  }
+  if (all != null && (entries.length || out)) {
+    process.stderr.write(`error: --all takes no entry file and no -o\n${usage()}\n`);
+    return 2;
+  }
+  const started = performance.now();
+  let jobs;
+  if (all != null) {
+    if (!existsSync(all)) {
+      process.stderr.write(`error: no such directory ${all}\n`);
+      return 1;
+    }
+    const dist = outDir ?? path.join(all, "dist");
+    jobs = findProxies(all).map((entry) => ({ entry, out: path.join(dist, `${path.basename(entry, ".ts")}.wasm`) }));
+    if (!jobs.length) {
+      process.stderr.write(`error: no <name>/<name>.ts proxies under ${all}\n`);
+      return 1;
+    }
+  } else {
+    jobs = [{ entry: entries[0], out: out ?? undefined }];
+  }
+  const failures = await buildMany(jobs, { force });
+  if (jobs.length > 1) {
+    process.stderr.write(
+      `${failures ? `${failures} of ${jobs.length} proxies failed` : `${jobs.length} proxies ok`} in ${((performance.now() - started) / 1000).toFixed(2)} s\n`,
+    );
+  }
+  return failures ? 1 : 0;
+}
+
+if (!isMainThread && workerData?.cordonBuildWorker) {
+  parentPort.on("message", async (job) => {
+    if (job === null) {
+      parentPort.close();
+      return;
+    }
+    try {
+      parentPort.postMessage({ ok: true, result: await buildProxy({ ...job, force: true }) });
+    } catch (error) {
+      parentPort.postMessage({
+        ok: false,
+        message: error instanceof BuildError ? error.message : String(error?.stack ?? error),
+        diagnostics: error instanceof BuildError ? error.diagnostics : "",
+      });
+    }
+  });
+} else if (isMainThread && process.argv[1] && realpathSync(path.resolve(process.argv[1])) === TOOL_FILE) {
+  process.exitCode = await cli(process.argv.slice(2));
+}
