@@ -1,0 +1,189 @@
+/**
+ * Prompt-command parsing for the reference agent.
+ *
+ * This module is pure: it turns the content blocks of a `session/prompt` into a list of {@link Step}s and
+ * knows nothing about the connection. The grammar is documented at the top of `reference-agent.ts`; the
+ * canonical list of command words is {@link COMMANDS} (also what the `help` command prints).
+ */
+import type { ContentBlock, StopReason } from "@agentclientprotocol/sdk";
+
+/** Flavours of fake secret the `secret` command can emit. */
+export type SecretFlavour = "openai" | "anthropic" | "github" | "aws";
+
+/** The stop reasons `stop <reason>` accepts. `cancelled` is reserved for a real `session/cancel`. */
+export type VoluntaryStopReason = Exclude<StopReason, "cancelled">;
+
+/** One thing the agent does during a prompt turn, in prompt order. */
+export type Step =
+  /** Emit `echo: <text>` as an `agent_message_chunk` (non-command lines, `echo <text>`, non-text blocks). */
+  | { kind: "echo"; text: string }
+  /** Emit `<text>` as an `agent_thought_chunk`. */
+  | { kind: "think"; text: string }
+  /** A fake tool call: `tool_call` (pending) → `tool_call_update` in_progress → completed with content. */
+  | { kind: "tool"; title: string }
+  /** Ask `session/request_permission` first, report the outcome, run the tool only when allowed. */
+  | { kind: "permission"; title: string }
+  /** Emit a fake API key in an `agent_message_chunk`. */
+  | { kind: "secret"; flavour: SecretFlavour }
+  /** Hold the turn until `session/cancel`, then answer `stopReason: "cancelled"`. */
+  | { kind: "wait" }
+  /** Pause for `ms` milliseconds (interrupted by `session/cancel`). */
+  | { kind: "sleep"; ms: number }
+  /** End the turn now with this stop reason; later steps are skipped. */
+  | { kind: "stop"; reason: VoluntaryStopReason }
+  /** Fail the `session/prompt` request with a JSON-RPC error (-32603) carrying this message. */
+  | { kind: "error"; message: string }
+  /** Emit a description of the session and connection as seen by the agent. */
+  | { kind: "info" }
+  /** Emit the command list. */
+  | { kind: "help" }
+  /** A command word with bad arguments: emit `usage: …` as an `agent_message_chunk`. */
+  | { kind: "usage"; text: string };
+
+/** Longest pause `sleep` accepts, in milliseconds. */
+export const MAX_SLEEP_MS = 60_000;
+
+/** The command words, their arguments and what they do (printed by `help`). */
+export const COMMANDS: ReadonlyArray<{ usage: string; summary: string }> = [
+  { usage: "echo <text>", summary: "message chunk 'echo: <text>' (any non-command line does the same)" },
+  { usage: "think <text>", summary: "agent_thought_chunk '<text>'" },
+  { usage: "tool <title>", summary: "tool_call (pending), tool_call_update in_progress, completed with content" },
+  { usage: "permission <title>", summary: "tool_call, session/request_permission (allow_once/reject_once), outcome as message; tool runs only if allowed" },
+  { usage: "secret [openai|anthropic|github|aws]", summary: "message chunk with a fake API key (default openai 'sk-…')" },
+  { usage: "wait", summary: "hold the turn until session/cancel, then stopReason 'cancelled'" },
+  { usage: "sleep <ms>", summary: `pause up to ${MAX_SLEEP_MS} ms (session/cancel interrupts)` },
+  { usage: "stop <end_turn|max_tokens|max_turn_requests|refusal>", summary: "end the turn now with that stopReason" },
+  { usage: "error <message>", summary: "fail session/prompt with JSON-RPC error -32603 '<message>'" },
+  { usage: "info", summary: "describe the session (id, cwd, MCP servers) and the client (info, capabilities)" },
+  { usage: "help", summary: "this list" },
+];
+
+const SECRET_FLAVOURS: readonly SecretFlavour[] = ["openai", "anthropic", "github", "aws"];
+const VOLUNTARY_STOP_REASONS: readonly VoluntaryStopReason[] = ["end_turn", "max_tokens", "max_turn_requests", "refusal"];
+
+/** Longest text of an embedded text resource quoted in its description, in characters. */
+export const MAX_QUOTED_RESOURCE_CHARS = 200;
+
+/** Parses a whole prompt: text blocks line by line, every other block into an `echo` describing it. */
+export function parsePrompt(blocks: readonly ContentBlock[]): Step[] {
+  const steps: Step[] = [];
+  for (const block of blocks) {
+    if (block.type === "text") {
+      for (const line of block.text.split(/\r?\n/)) {
+        const step = parseLine(line);
+        if (step) steps.push(step);
+      }
+    } else {
+      steps.push({ kind: "echo", text: describeBlock(block) });
+    }
+  }
+  return steps;
+}
+
+/**
+ * Parses one line of prompt text. Blank lines give `undefined`. The command word is the first
+ * whitespace-separated token, case-insensitive, with an optional leading `/`; the argument is the rest of
+ * the line, trimmed. A line whose first word is not a command is echoed as typed (trimmed).
+ */
+export function parseLine(rawLine: string): Step | undefined {
+  const line = rawLine.trim();
+  if (line === "") return undefined;
+  const match = /^\/?(\S+)(?:\s+([\s\S]*))?$/.exec(line);
+  const word = (match?.[1] ?? "").toLowerCase();
+  const arg = (match?.[2] ?? "").trim();
+  switch (word) {
+    case "echo":
+      return { kind: "echo", text: arg };
+    case "think":
+      return arg ? { kind: "think", text: arg } : usage("think");
+    case "tool":
+      return arg ? { kind: "tool", title: arg } : usage("tool");
+    case "permission":
+      return arg ? { kind: "permission", title: arg } : usage("permission");
+    case "secret": {
+      if (!arg) return { kind: "secret", flavour: "openai" };
+      const flavour = arg.toLowerCase() as SecretFlavour;
+      return SECRET_FLAVOURS.includes(flavour) ? { kind: "secret", flavour } : usage("secret");
+    }
+    case "wait":
+      return arg ? usage("wait") : { kind: "wait" };
+    case "sleep": {
+      if (!/^\d+$/.test(arg)) return usage("sleep");
+      const ms = Number(arg);
+      return ms <= MAX_SLEEP_MS ? { kind: "sleep", ms } : usage("sleep");
+    }
+    case "stop": {
+      const reason = arg.toLowerCase() as VoluntaryStopReason;
+      return VOLUNTARY_STOP_REASONS.includes(reason) ? { kind: "stop", reason } : usage("stop");
+    }
+    case "error":
+      return arg ? { kind: "error", message: arg } : usage("error");
+    case "info":
+      return arg ? usage("info") : { kind: "info" };
+    case "help":
+      return { kind: "help" };
+    default:
+      return { kind: "echo", text: line };
+  }
+}
+
+function usage(word: string): Step {
+  const command = COMMANDS.find((c) => c.usage === word || c.usage.startsWith(`${word} `));
+  return { kind: "usage", text: `usage: ${command?.usage ?? word}` };
+}
+
+/** The text of the `help` message. */
+export function helpText(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.usage.length));
+  const lines = COMMANDS.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
+  return ["commands (one per line of prompt text; anything else is echoed):", ...lines].join("\n");
+}
+
+/** A one-line description of a non-text content block, as the agent echoes it. */
+export function describeBlock(block: ContentBlock): string {
+  switch (block.type) {
+    case "text":
+      return block.text;
+    case "resource_link":
+      return `[resource_link name=${block.name} uri=${block.uri}]`;
+    case "image":
+      return `[image mimeType=${block.mimeType} ${base64Bytes(block.data)} bytes${block.uri ? ` uri=${block.uri}` : ""}]`;
+    case "audio":
+      return `[audio mimeType=${block.mimeType} ${base64Bytes(block.data)} bytes]`;
+    case "resource": {
+      const resource = block.resource;
+      const mime = resource.mimeType ? ` mimeType=${resource.mimeType}` : "";
+      if ("text" in resource) {
+        const text =
+          resource.text.length > MAX_QUOTED_RESOURCE_CHARS
+            ? `${resource.text.slice(0, MAX_QUOTED_RESOURCE_CHARS)}…`
+            : resource.text;
+        return `[resource uri=${resource.uri}${mime} text=${JSON.stringify(text)}]`;
+      }
+      return `[resource uri=${resource.uri}${mime} blob=${base64Bytes(resource.blob)} bytes]`;
+    }
+    default: {
+      // Unreachable with a validated prompt; kept so a future block type is still echoed.
+      const unknown = block as { type?: unknown };
+      return `[${String(unknown.type)}]`;
+    }
+  }
+}
+
+function base64Bytes(data: string): number {
+  return Buffer.from(data, "base64").length;
+}
+
+/** The fake API key the `secret` command emits. Deterministic, clearly fake, shaped like the real thing. */
+export function fakeSecret(flavour: SecretFlavour): string {
+  switch (flavour) {
+    case "openai":
+      return "sk-FAKEcordon0123456789abcdefghijklmnopqrstuvwxyzAB";
+    case "anthropic":
+      return "sk-ant-api03-FAKEcordon0123456789abcdefghijklmnopqrstuvwxyz-_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789AA";
+    case "github":
+      return "ghp_FAKEcordon0123456789abcdefghijklmnop";
+    case "aws":
+      return "AKIAIOSFODNN7EXAMPLE";
+  }
+}
