@@ -9,4 +9,7 @@ if (!existsSync(fileURLToPath(main))) {
   process.exit(2);
 }
 const { main: run } = await import(main.href);
-process.exitCode = await run(process.argv.slice(2));
+const code = await run(process.argv.slice(2));
+// Exit explicitly: stdin may still be open (the client decides when to close it), and
+// stdout/stderr writes to pipes and files are synchronous on Linux, so nothing is lost.
+process.exit(code);
