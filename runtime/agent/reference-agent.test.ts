@@ -426,6 +426,23 @@ describe("cordon reference-agent", () => {
     expect(await turn(session, "sleep 10\nslept")).toStrictEqual({ updates: [msg("echo: slept")], stopReason: "end_turn" });
   });
 
+  it("a session/cancel sent right behind its prompt still cancels it", async () => {
+    const session = await newSession();
+    const response = session.prompt("wait");
+    void h.agent.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
+    expect(await withTimeout(response, 5000, "cancelled prompt")).toStrictEqual({ stopReason: "cancelled" });
+  });
+
+  it("$/cancel_request for the prompt request also ends the turn with cancelled", async () => {
+    const session = await newSession();
+    const controller = new AbortController();
+    const response = session.prompt("wait\nnever", { cancellationSignal: controller.signal });
+    expect(await session.nextUpdate()).toMatchObject({ update: msg("waiting for session/cancel") });
+    controller.abort();
+    expect(await withTimeout(response, 5000, "cancelled prompt")).toStrictEqual({ stopReason: "cancelled" });
+    expect(await collect(session)).toStrictEqual({ updates: [], stopReason: "cancelled" });
+  });
+
   it("refuses a second concurrent prompt on the same session", async () => {
     const session = await newSession();
     void session.prompt("wait");
