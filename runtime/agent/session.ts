@@ -28,7 +28,10 @@ export class PromptTurn {
   readonly signal: AbortSignal;
 
   constructor(requestSignal: AbortSignal) {
-    this.signal = AbortSignal.any([this.cancelController.signal, requestSignal]);
+    // (Not AbortSignal.any: it is missing before Node 20.3, and package.json allows any Node 20.)
+    this.signal = this.cancelController.signal;
+    if (requestSignal.aborted) this.cancelController.abort(requestSignal.reason);
+    else requestSignal.addEventListener("abort", () => this.cancelController.abort(requestSignal.reason), { once: true });
   }
 
   /** Cancels the turn (the effect of `session/cancel`). */
