@@ -27,10 +27,12 @@ build: tsc proxies
 test: build
 	@echo "==> running the test suite (vitest)" >&2
 	npx tsc --noEmit -p tsconfig.json
-	npx vitest run
+	@mkdir -p .cache
+	npx vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest.json
+	@node -e 'const r=require("./.cache/vitest.json"); console.log(`$${r.numPassedTests} passed, $${r.numFailedTests} failed, $${r.numPendingTests + r.numTodoTests} skipped`)'
 
 run: build
-	node dist/runtime/cli/demo.js
+	@node bin/cordon.js demo
 
 bench: build
 	node dist/bench/bench.js

@@ -48,7 +48,7 @@ export async function main(argv: string[]): Promise<number> {
     case "reference-agent": {
       const { runReferenceAgent } = await import("../agent/reference-agent.js");
       await runReferenceAgent(rest);
-      return 0;
+      return typeof process.exitCode === "number" ? process.exitCode : 0;
     }
     default:
       process.stderr.write(`cordon: unknown command "${command}"\n\n${USAGE}`);
