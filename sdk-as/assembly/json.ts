@@ -48,25 +48,39 @@ export class RawObject {
   /** Four pointers per member: key start, key end, value start, value end. */
   private at: StaticArray<usize>;
   count: i32 = 0;
+  /** Pointer just past the closing brace. */
+  end: usize = 0;
+  /** The member scanned in the same pass (see `parse`'s `descend`), or null. */
+  nested: RawObject | null = null;
+  nestedIndex: i32 = -1;
 
   private constructor(src: string) {
     this.src = src;
     this.at = new StaticArray<usize>(32);
   }
 
-  /** Scans the object whose text is the whole of `src`. Null when it is not a JSON object. */
-  static parse(src: string): RawObject | null {
+  /**
+   * Scans the object whose text is the whole of `src`. Null when it is not a JSON object.
+   * When `descend` names a member whose value is an object, that object is scanned in the same
+   * pass (see `nested`), so its contents are walked once rather than skipped and then walked.
+   */
+  static parse(src: string, descend: string | null = null): RawObject | null {
     const start = changetype<usize>(src);
-    return RawObject.scan(src, start, start + (<usize>src.length << 1));
+    return RawObject.scan(src, start, start + (<usize>src.length << 1), descend);
   }
 
-  /** Scans the object written in `src` between two pointers. Null when it is not a JSON object. */
-  static scan(src: string, start: usize, end: usize): RawObject | null {
+  /** Scans the object written in `src` from `start` (up to `end` at most). Null when it is not a JSON object. */
+  static scan(src: string, start: usize, end: usize, descend: string | null = null): RawObject | null {
     const out = new RawObject(src);
     let p = skipSpace(start, end);
     if (p >= end || load<u16>(p) != BRACE_LEFT) return null;
     p = skipSpace(p + 2, end);
-    if (p < end && load<u16>(p) == BRACE_RIGHT) return out;
+    if (p < end && load<u16>(p) == BRACE_RIGHT) {
+      out.end = p + 2;
+      return out;
+    }
+    const dKey = descend == null ? 0 : changetype<usize>(descend);
+    const dUnits = descend == null ? 0 : <usize>descend.length << 1;
     while (p < end) {
       if (load<u16>(p) != QUOTE) return null;
       const keyEnd = stringEnd(p, end);
@@ -76,13 +90,30 @@ export class RawObject {
       if (p >= end || load<u16>(p) != COLON) return null;
       p = skipSpace(p + 2, end);
       if (p >= end) return null;
-      const valueEnd = JSON.Util.scanValueEnd<JSON.Value>(p, end);
-      if (valueEnd == 0 || valueEnd > end) return null;
+      let valueEnd: usize = 0;
+      if (
+        dKey != 0 &&
+        load<u16>(p) == BRACE_LEFT &&
+        keyEnd - 2 - keyStart == dUnits &&
+        memory.compare(keyStart, dKey, dUnits) == 0
+      ) {
+        const child = RawObject.scan(src, p, end);
+        if (child == null) return null;
+        out.nested = child;
+        out.nestedIndex = out.count;
+        valueEnd = child.end;
+      } else {
+        valueEnd = JSON.Util.scanValueEnd<JSON.Value>(p, end);
+        if (valueEnd == 0 || valueEnd > end) return null;
+      }
       out.push(keyStart, keyEnd - 2, p, valueEnd);
       p = skipSpace(valueEnd, end);
       if (p >= end) return null;
       const c = load<u16>(p);
-      if (c == BRACE_RIGHT) return out;
+      if (c == BRACE_RIGHT) {
+        out.end = p + 2;
+        return out;
+      }
       if (c != COMMA) return null;
       p = skipSpace(p + 2, end);
     }
@@ -149,6 +180,7 @@ export class RawObject {
   obj(key: string): RawObject | null {
     const i = this.indexOf(key);
     if (i < 0 || this.firstChar(i) != BRACE_LEFT) return null;
+    if (i == this.nestedIndex) return this.nested;
     return RawObject.scan(this.src, this.valueStart(i), this.valueEnd(i));
   }
 }
@@ -176,13 +208,30 @@ export function quote(s: string): string {
 
 /**
  * Assembles a string from pieces with a single allocation: literal strings and raw slices of other
- * strings (given as pointers; the slice's string must stay alive until `build()`).
+ * strings (given as pointers; the slice's string is referenced until `build()`).
+ * `Builder.begin()` reuses one shared instance, so sending a message allocates nothing but the
+ * message; `new Builder()` works anywhere (also inside another build).
  */
 export class Builder {
-  private keep: Array<string> = new Array<string>(0);
-  private starts: Array<usize> = new Array<usize>(0);
-  private ends: Array<usize> = new Array<usize>(0);
+  private keep: StaticArray<string | null> = new StaticArray<string | null>(16);
+  private ptrs: StaticArray<usize> = new StaticArray<usize>(32);
+  private n: i32 = 0;
   private size: usize = 0;
+  private busy: bool = false;
+
+  private static shared: Builder | null = null;
+
+  /** A cleared builder: the shared one when it is free, else a new one. */
+  static begin(): Builder {
+    let b = Builder.shared;
+    if (b == null) {
+      b = new Builder();
+      Builder.shared = b;
+    }
+    if (b.busy) return new Builder();
+    b.busy = true;
+    return b;
+  }
 
   str(s: string): Builder {
     const p = changetype<usize>(s);
@@ -191,22 +240,43 @@ export class Builder {
 
   /** Appends the code units of `owner` between two pointers into it. */
   slice(owner: string, start: usize, end: usize): Builder {
-    this.keep.push(owner);
-    this.starts.push(start);
-    this.ends.push(end);
+    const i = this.n;
+    if (i == this.keep.length) this.grow();
+    unchecked((this.keep[i] = owner));
+    unchecked((this.ptrs[i << 1] = start));
+    unchecked((this.ptrs[(i << 1) + 1] = end));
+    this.n = i + 1;
     this.size += end - start;
     return this;
   }
 
+  private grow(): void {
+    const cap = this.keep.length << 1;
+    const keep = new StaticArray<string | null>(cap);
+    const ptrs = new StaticArray<usize>(cap << 1);
+    for (let i = 0; i < this.n; i++) {
+      unchecked((keep[i] = this.keep[i]));
+      unchecked((ptrs[i << 1] = this.ptrs[i << 1]));
+      unchecked((ptrs[(i << 1) + 1] = this.ptrs[(i << 1) + 1]));
+    }
+    this.keep = keep;
+    this.ptrs = ptrs;
+  }
+
+  /** The assembled string; the builder is cleared (and released, if it was the shared one). */
   build(): string {
     const out = __new(this.size, idof<string>());
     let p = out;
-    for (let i = 0, n = this.starts.length; i < n; i++) {
-      const s = unchecked(this.starts[i]);
-      const len = unchecked(this.ends[i]) - s;
+    for (let i = 0, n = this.n; i < n; i++) {
+      const s = unchecked(this.ptrs[i << 1]);
+      const len = unchecked(this.ptrs[(i << 1) + 1]) - s;
       memory.copy(p, s, len);
       p += len;
+      unchecked((this.keep[i] = null));
     }
+    this.n = 0;
+    this.size = 0;
+    this.busy = false;
     return changetype<string>(out);
   }
 }

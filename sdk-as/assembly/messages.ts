@@ -27,8 +27,12 @@ export class Message extends Editable {
    */
   envelopeMeta: string | null = null;
 
-  // The received text and where `params` sits in it (0, 0 when the message had none).
+  // The received text, where the method token and `params` sit in it (0, 0 when absent), and the
+  // method as received (an unchanged method is re-emitted from the source, not re-quoted).
   _src: string = "";
+  _mStart: usize = 0;
+  _mEnd: usize = 0;
+  _method: string = "";
   _pStart: usize = 0;
   _pEnd: usize = 0;
   _params: JSON.Obj | null = null;

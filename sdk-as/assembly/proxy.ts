@@ -170,7 +170,7 @@ export class Proxy {
     if (request == null) return; // the proxy's own request: nobody to relay to
     if (request.answered) return;
     this.finish(request);
-    const b = new Builder().str(HEAD).str(',"id":').str(request.id);
+    const b = Builder.begin().str(HEAD).str(',"id":').str(request.id);
     if (response.isError) {
       b.str(',"error":').slice(response._src, response._eStart, response._eEnd);
     } else if (response.changed && response._result != null) {
@@ -193,7 +193,7 @@ export class Proxy {
       return;
     }
     this.finish(request);
-    send(new Builder().str(HEAD).str(',"id":').str(request.id).str(',"result":').str(toJson<T>(result)).str("}").build());
+    send(Builder.begin().str(HEAD).str(',"id":').str(request.id).str(',"result":').str(toJson<T>(result)).str("}").build());
   }
 
   /** Answers a request with a JSON-RPC error. `data` is optional JSON text. */
@@ -228,15 +228,14 @@ export class Proxy {
 
   /** Asks the receiver of one of the proxy's own requests (by id) to cancel it. */
   cancelRequest(id: i64): void {
-    const p = this.pending.get(id);
-    if (p == null) return;
-    this.sendCancel(p.to, id);
+    if (!this.pending.has(id)) return;
+    this.sendCancel(this.pending.get(id).to, id);
   }
 
   /** Sends a `_cordon/log` line (`error`, `warn`, `info`, `debug`); the conductor prints it with the proxy's name. */
   log(level: string, message: string): void {
     send(
-      new Builder()
+      Builder.begin()
         .str(HEAD)
         .str(',"method":"_cordon/log","params":{"level":')
         .str(quote(level))
@@ -261,7 +260,7 @@ export class Proxy {
 
   /** Entry point for every message from the conductor (installed by `register`). */
   receive(text: string): void {
-    const msg = RawObject.parse(text);
+    const msg = RawObject.parse(text, "params");
     if (msg == null) {
       this.log(LogLevel.Error, "dropped a message that is not a JSON object");
       return;
@@ -299,7 +298,8 @@ export class Proxy {
     }
     if (method == "proxy/initialize" || method == "_proxy/initialize" || method == "initialize") {
       const r = new InitializeRequest();
-      this.open(r, "initialize", Side.Client, msg, pi, id);
+      this.open(r, method, Side.Client, msg, pi, id);
+      r.method = "initialize"; // what it is forwarded as
       this.onInitialize(r);
     } else if (method == "session/prompt") {
       const r = new PromptRequest();
@@ -313,7 +313,7 @@ export class Proxy {
   }
 
   private fromSuccessor(msg: RawObject, isRequest: bool, id: string, pi: i32): void {
-    const env = pi >= 0 ? RawObject.scan(msg.src, msg.valueStart(pi), msg.valueEnd(pi)) : null;
+    const env = pi >= 0 ? msg.obj("params") : null;
     const mi = env == null ? -1 : env.indexOf("method");
     if (env == null || mi < 0 || env.firstChar(mi) != 0x22) {
       if (isRequest) send(errorResponse(id, ErrorCode.InvalidParams, "proxy/successor needs params {method, params}", ""));
@@ -379,12 +379,13 @@ export class Proxy {
   /** `$/cancel_request` from `from` for the request it sent under `requestId`. */
   private cancelled(from: Side, params: RawObject, pi: i32): void {
     if (pi < 0) return;
-    const p = RawObject.scan(params.src, params.valueStart(pi), params.valueEnd(pi));
+    const p = pi == params.nestedIndex ? params.nested : RawObject.scan(params.src, params.valueStart(pi), params.valueEnd(pi));
     if (p == null) return;
     const target = p.text("requestId");
     if (target == null) return;
-    const request = this.incoming.get(key(from, target!)); // unknown or finished: ignored
-    if (request == null) return;
+    const k = key(from, target!);
+    if (!this.incoming.has(k)) return; // unknown or already answered: ignored
+    const request = this.incoming.get(k);
     if (request.forwardedAs != 0 && !request.answered) {
       this.sendCancel(from == Side.Client ? Side.Agent : Side.Client, request.forwardedAs);
     }
@@ -397,11 +398,11 @@ export class Proxy {
 
   private onRawResponse(msg: RawObject, id: string): void {
     const ours = parseId(id);
-    const p = ours > 0 ? this.pending.get(ours) : null;
-    if (p == null) {
+    if (ours <= 0 || !this.pending.has(ours)) {
       this.log(LogLevel.Warn, `dropped a response to unknown request id ${id}`);
       return;
     }
+    const p = this.pending.get(ours);
     this.pending.delete(ours);
     const request = p.request;
     const r: Response = request != null && request instanceof InitializeRequest ? new InitializeResponse() : new Response();
@@ -436,10 +437,11 @@ export class Proxy {
 
   /** A request (`id` non-empty) or notification carrying a message's params, for side `to`. */
   private envelope(to: Side, id: string, method: string, message: Message): string {
-    const b = new Builder().str(HEAD);
+    const b = Builder.begin().str(HEAD);
     if (id.length) b.str(',"id":').str(id);
-    if (to == Side.Agent) b.str(',"method":"proxy/successor","params":{"method":').str(quote(method));
-    else b.str(',"method":').str(quote(method));
+    b.str(to == Side.Agent ? ',"method":"proxy/successor","params":{"method":' : ',"method":');
+    if (message._mStart != 0 && method == message._method) b.slice(message._src, message._mStart, message._mEnd);
+    else b.str(quote(method));
     if (message.changed && message._params != null) {
       b.str(',"params":').str(JSON.stringify(message._params!));
     } else if (message._pStart != 0) {
@@ -451,7 +453,7 @@ export class Proxy {
 
   /** Like `envelope`, with params given as JSON text ("" for none). */
   private build(to: Side, id: string, method: string, params: string): string {
-    const b = new Builder().str(HEAD);
+    const b = Builder.begin().str(HEAD);
     if (id.length) b.str(',"id":').str(id);
     if (to == Side.Agent) b.str(',"method":"proxy/successor","params":{"method":').str(quote(method));
     else b.str(',"method":').str(quote(method));
@@ -469,6 +471,12 @@ function fill(m: Message, method: string, from: Side, obj: RawObject, pi: i32): 
   m.method = method;
   m.from = from;
   m._src = obj.src;
+  const mi = obj.indexOf("method");
+  if (mi >= 0) {
+    m._mStart = obj.valueStart(mi);
+    m._mEnd = obj.valueEnd(mi);
+    m._method = method;
+  }
   if (pi >= 0) {
     m._pStart = obj.valueStart(pi);
     m._pEnd = obj.valueEnd(pi);
@@ -489,7 +497,7 @@ function parseId(raw: string): i64 {
 }
 
 function errorResponse(id: string, code: i32, message: string, data: string): string {
-  const b = new Builder()
+  const b = Builder.begin()
     .str(HEAD)
     .str(',"id":')
     .str(id.length ? id : "null")

@@ -1,0 +1,140 @@
+/**
+ * Test harness for AssemblyScript proxies: builds a real component with the build tool, loads it
+ * with the runtime's own loader and canonical-ABI host, and plays the conductor's side of the
+ * protocol. Every assertion in the proxy and SDK tests goes through the real .wasm.
+ */
+import { mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { CanonicalHost } from "../../runtime/sandbox/canonical-host.js";
+import { loadComponent, type LoadedComponent } from "../../runtime/sandbox/component-loader.js";
+// @ts-expect-error: plain ESM tool without type declarations
+import { buildProxy } from "../tools/build-proxy.mjs";
+
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const cacheDir = join(tmpdir(), `cordon-sdk-as-tests-${process.getuid?.() ?? 0}`);
+mkdirSync(cacheDir, { recursive: true });
+
+export type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Builds (when stale) and loads `proxies/dist/<name>.wasm` from `proxies/<name>/<name>.ts`. */
+export async function loadExampleProxy(name: string): Promise<LoadedComponent> {
+  const out = join(ROOT, "proxies", "dist", `${name}.wasm`);
+  await buildProxy({ entry: join(ROOT, "proxies", name, `${name}.ts`), out });
+  return loadComponent(out, { cacheDir });
+}
+
+/** Builds (when stale) and loads an SDK test fixture `sdk-as/test/fixtures/<name>.ts`. */
+export async function loadFixture(name: string): Promise<LoadedComponent> {
+  const out = join(ROOT, "sdk-as", "test", "fixtures", "dist", `${name}.wasm`);
+  await buildProxy({ entry: join(ROOT, "sdk-as", "test", "fixtures", `${name}.ts`), out });
+  return loadComponent(out, { cacheDir });
+}
+
+export const INIT_PARAMS = {
+  protocolVersion: 1,
+  clientCapabilities: { fs: { readTextFile: true, writeTextFile: false }, terminal: false },
+  clientInfo: { name: "test-client", version: "1.0" },
+};
+
+export const INIT_RESULT = {
+  protocolVersion: 1,
+  agentCapabilities: { loadSession: false, promptCapabilities: { image: false }, _meta: { "agent.example": { x: 1 } } },
+  authMethods: [],
+};
+
+/**
+ * One proxy instance with the test in the conductor's seat. `deliver` hands it a message (an object
+ * is JSON.stringify'd; a string goes as is) and returns what it sent, parsed; `_cordon/log`
+ * notifications are collected in `logs` instead.
+ */
+export class ProxyUnderTest {
+  readonly host: CanonicalHost;
+  readonly logs: { level: string; message: string }[] = [];
+  /** Raw text of everything the proxy sent, in order (logs included). */
+  readonly wire: string[] = [];
+  private conductorId = 1000;
+
+  constructor(component: LoadedComponent) {
+    // Instantiation runs the proxy's top-level code (its `register(...)`); it may not send.
+    this.host = new CanonicalHost(component.module, { encodings: component.encodings });
+  }
+
+  /** Delivers one message; returns the proxy's output texts exactly (logs excluded). */
+  deliverRaw(message: string | Json): string[] {
+    const text = typeof message === "string" ? message : JSON.stringify(message);
+    return this.take(this.host.receive(text));
+  }
+
+  /** Delivers one message; returns the proxy's output parsed (logs excluded). */
+  deliver(message: string | Json): Json[] {
+    return this.deliverRaw(message).map((m) => JSON.parse(m));
+  }
+
+  private take(out: string[]): string[] {
+    const rest: string[] = [];
+    for (const text of out) {
+      this.wire.push(text);
+      const msg = JSON.parse(text);
+      if (msg.method === "_cordon/log") this.logs.push(msg.params);
+      else rest.push(text);
+    }
+    return rest;
+  }
+
+  /** A fresh conductor-side request id (alternating numbers and strings is up to the caller). */
+  nextId(): number {
+    return this.conductorId++;
+  }
+
+  configure(config: Json = {}, name = "under-test"): Json[] {
+    return this.deliver({ jsonrpc: "2.0", method: "_cordon/configure", params: { name, config } });
+  }
+
+  /**
+   * Runs the initialize handshake: `proxy/initialize` → expects the proxy to forward `initialize`
+   * to its successor → answers it with `agentResult` → returns the proxy's answer to the conductor.
+   */
+  initialize(params: Json = INIT_PARAMS, agentResult: Json = INIT_RESULT): Json {
+    const id = "init-1";
+    const forwarded = this.deliver({ jsonrpc: "2.0", id, method: "proxy/initialize", params });
+    if (forwarded.length !== 1) throw new Error(`expected one message after proxy/initialize, got ${JSON.stringify(forwarded)}`);
+    const [fwd] = forwarded;
+    if (fwd.method !== "proxy/successor" || fwd.params?.method !== "initialize") {
+      throw new Error(`expected proxy/successor initialize, got ${JSON.stringify(fwd)}`);
+    }
+    const answer = this.deliver({ jsonrpc: "2.0", id: fwd.id, result: agentResult });
+    if (answer.length !== 1 || answer[0].id !== id) throw new Error(`expected the initialize answer, got ${JSON.stringify(answer)}`);
+    return answer[0];
+  }
+
+  /** Wraps a message as coming from the successor (`proxy/successor` envelope). */
+  static fromAgent(inner: { method: string; params?: Json }, id?: number | string, meta?: Json): Json {
+    const params: Json = { method: inner.method };
+    if (inner.params !== undefined) params.params = inner.params;
+    if (meta !== undefined) params._meta = meta;
+    return id === undefined ? { jsonrpc: "2.0", method: "proxy/successor", params } : { jsonrpc: "2.0", id, method: "proxy/successor", params };
+  }
+}
+
+export async function proxyUnderTest(component: LoadedComponent, config: Json = {}): Promise<ProxyUnderTest> {
+  const p = new ProxyUnderTest(component);
+  p.configure(config);
+  p.initialize();
+  return p;
+}
+
+/** A `session/update` notification wrapped as the conductor delivers it from the successor. */
+export function agentUpdate(update: Json, sessionId = "sess-1"): Json {
+  return ProxyUnderTest.fromAgent({ method: "session/update", params: { sessionId, update } });
+}
+
+/** What a proxy sends when it forwards `session/update` to its predecessor unchanged. */
+export function clientUpdate(update: Json, sessionId = "sess-1"): Json {
+  return { jsonrpc: "2.0", method: "session/update", params: { sessionId, update } };
+}
+
+export function textChunk(text: string, kind = "agent_message_chunk"): Json {
+  return { sessionUpdate: kind, content: { type: "text", text } };
+}
