@@ -51,12 +51,11 @@ export class Message extends Editable {
    * Editing through it is not noticed: use `params` (or a typed setter) to edit.
    */
   readParams(): JSON.Obj {
-    let p = this._params;
-    if (p == null) {
-      p = this._pStart != 0 && load<u16>(this._pStart) == 0x7b ? JSON.parse<JSON.Obj>(this.rawParams()) : new JSON.Obj();
-      this._params = p;
-    }
-    return p;
+    const p = this._params;
+    if (p != null) return p;
+    const parsed = this._pStart != 0 && load<u16>(this._pStart) == 0x7b ? JSON.parse<JSON.Obj>(this.rawParams()) : new JSON.Obj();
+    this._params = parsed;
+    return parsed;
   }
 
   /** `params` for editing: marks the message as changed so it is re-serialized when forwarded. */
@@ -147,12 +146,11 @@ export class Response extends Editable {
 
   /** `result` for reading (an empty object when absent, an error, or not an object). */
   readResult(): JSON.Obj {
-    let r = this._result;
-    if (r == null) {
-      r = this._rStart != 0 && load<u16>(this._rStart) == 0x7b ? JSON.parse<JSON.Obj>(this.rawResult()) : new JSON.Obj();
-      this._result = r;
-    }
-    return r;
+    const r = this._result;
+    if (r != null) return r;
+    const parsed = this._rStart != 0 && load<u16>(this._rStart) == 0x7b ? JSON.parse<JSON.Obj>(this.rawResult()) : new JSON.Obj();
+    this._result = parsed;
+    return parsed;
   }
 
   /** `result` for editing: marks the response as changed so it is re-serialized when relayed. */

@@ -383,7 +383,7 @@ export class Proxy {
     if (p == null) return;
     const target = p.text("requestId");
     if (target == null) return;
-    const k = key(from, target!);
+    const k = key(from, target);
     if (!this.incoming.has(k)) return; // unknown or already answered: ignored
     const request = this.incoming.get(k);
     if (request.forwardedAs != 0 && !request.answered) {

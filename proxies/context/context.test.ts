@@ -1,0 +1,50 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
+import { agentUpdate, clientUpdate, loadExampleProxy, proxyUnderTest, textChunk } from "../../sdk-as/test/harness.js";
+
+let component: LoadedComponent;
+beforeAll(async () => {
+  component = await loadExampleProxy("context");
+});
+
+const AGENTS_MD = "# House rules\n- Use \"tabs\".\n- Never push to main. ✅";
+
+describe("context proxy", () => {
+  it("prepends the configured text block to every session/prompt", async () => {
+    const p = await proxyUnderTest(component, { text: AGENTS_MD });
+    for (const id of [1, "two", 3]) {
+      const prompt = [
+        { type: "text", text: "fix the bug" },
+        { type: "resource_link", uri: "file:///src/a.ts", name: "a.ts", _meta: { x: 1 } },
+      ];
+      const [out] = p.deliver({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId: "s1", prompt, _meta: { trace: "t" } } });
+      expect(out).toEqual({
+        jsonrpc: "2.0",
+        id: out.id,
+        method: "proxy/successor",
+        params: { method: "session/prompt", params: { sessionId: "s1", prompt: [{ type: "text", text: AGENTS_MD }, ...prompt], _meta: { trace: "t" } } },
+      });
+      expect(p.deliver({ jsonrpc: "2.0", id: out.id, result: { stopReason: "end_turn" } })).toEqual([{ jsonrpc: "2.0", id, result: { stopReason: "end_turn" } }]);
+    }
+  });
+
+  it("adds a prompt array when the request has none", async () => {
+    const p = await proxyUnderTest(component, { text: "ctx" });
+    const [out] = p.deliver({ jsonrpc: "2.0", id: 1, method: "session/prompt", params: { sessionId: "s" } });
+    expect(out.params.params).toEqual({ sessionId: "s", prompt: [{ type: "text", text: "ctx" }] });
+  });
+
+  it("forwards prompts untouched when no text is configured", async () => {
+    const p = await proxyUnderTest(component, {});
+    const params = '{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}';
+    const [out] = p.deliverRaw(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":${params}}`);
+    expect(out).toBe(`{"jsonrpc":"2.0","id":${JSON.parse(out).id},"method":"proxy/successor","params":{"method":"session/prompt","params":${params}}}`);
+  });
+
+  it("leaves the rest of the session alone", async () => {
+    const p = await proxyUnderTest(component, { text: "ctx" });
+    const [fwd] = p.deliver({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: "/w", mcpServers: [] } });
+    expect(fwd.params).toEqual({ method: "session/new", params: { cwd: "/w", mcpServers: [] } });
+    expect(p.deliver(agentUpdate(textChunk("ok")))).toEqual([clientUpdate(textChunk("ok"))]);
+  });
+});
