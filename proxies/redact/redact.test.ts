@@ -1,0 +1,150 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
+import { ProxyUnderTest, agentUpdate, clientUpdate, loadExampleProxy, proxyUnderTest, textChunk, type Json } from "../../sdk-as/test/harness.js";
+
+let component: LoadedComponent;
+beforeAll(async () => {
+  component = await loadExampleProxy("redact");
+});
+
+const M = "[REDACTED]";
+const OPENAI = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z";
+const ANTHROPIC = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_aB";
+const GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+const GH_PAT = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz";
+const AWS = "AKIAIOSFODNN7EXAMPLE";
+const SLACK = "xoxb-1234567890-abcdefGHIJKL";
+const BEARER_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig_value-123";
+
+/** Delivers one agent text chunk and returns the text the client gets. */
+function chunkThrough(p: ProxyUnderTest, text: string, kind = "agent_message_chunk"): string {
+  const out = p.deliver(agentUpdate(textChunk(text, kind)));
+  expect(out).toHaveLength(1);
+  expect(out[0].method).toBe("session/update");
+  return out[0].params.update.content.text;
+}
+
+describe("redact proxy", () => {
+  it("masks each built-in kind of key in agent message and thought chunks", async () => {
+    const p = await proxyUnderTest(component);
+    expect(chunkThrough(p, `openai ${OPENAI} and anthropic=${ANTHROPIC}.`)).toBe(`openai ${M} and anthropic=${M}.`);
+    expect(chunkThrough(p, `tokens: "${GHP}", '${GH_PAT}'`, "agent_thought_chunk")).toBe(`tokens: "${M}", '${M}'`);
+    expect(chunkThrough(p, `export AWS_ACCESS_KEY_ID=${AWS}\nslack ${SLACK}`)).toBe(`export AWS_ACCESS_KEY_ID=${M}\nslack ${M}`);
+    expect(chunkThrough(p, `curl -H "Authorization: Bearer ${BEARER_TOKEN}" https://x`)).toBe(`curl -H "Authorization: Bearer ${M}" https://x`);
+    expect(chunkThrough(p, `${OPENAI}`)).toBe(M);
+  });
+
+  it("leaves near misses alone and passes clean chunks through byte-for-byte", async () => {
+    const p = await proxyUnderTest(component);
+    const clean = [
+      "sk-short is not a key",
+      "task-AbCdEfGhIjKlMnOpQrStUvWxYz is not sk- at a word boundary",
+      "ghp_tooShort123",
+      "AKIAIOSFODNN7EXAMPLEX (too long for an access key id)",
+      "akiaiosfodnn7example (lower case)",
+      "Bearer short",
+      "xoxz-1234567890-abcdef (not a slack prefix)",
+      "plain text with ünïcödé 😀 and \"quotes\"",
+    ];
+    for (const text of clean) {
+      const params = JSON.stringify({ sessionId: "s", update: textChunk(text) });
+      expect(p.deliverRaw(`{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/update","params":${params}}}`)).toEqual([
+        `{"jsonrpc":"2.0","method":"session/update","params":${params}}`,
+      ]);
+    }
+    expect(p.logs).toEqual([]);
+  });
+
+  it("masks configured literal patterns with the configured mask, longest first", async () => {
+    const p = await proxyUnderTest(component, { patterns: ["hunter2", "hunter2-prod", ""], mask: "***" });
+    expect(chunkThrough(p, "pw hunter2 / hunter2-prod / Hunter2")).toBe("pw *** / *** / Hunter2");
+    expect(chunkThrough(p, `and ${OPENAI}`)).toBe("and ***");
+  });
+
+  it("can run with literal patterns only", async () => {
+    const p = await proxyUnderTest(component, { patterns: ["s3cr3t"], builtin: false });
+    expect(chunkThrough(p, `s3cr3t ${OPENAI}`)).toBe(`${M} ${OPENAI}`);
+  });
+
+  it("masks tool call titles, text content, diffs and raw input/output, keeping the rest", async () => {
+    const p = await proxyUnderTest(component);
+    const update: Json = {
+      sessionUpdate: "tool_call",
+      toolCallId: "t1",
+      title: `Run curl with ${GHP}`,
+      kind: "execute",
+      status: "in_progress",
+      content: [
+        { type: "content", content: { type: "text", text: `output: ${AWS}` } },
+        { type: "diff", path: "/w/.env", oldText: "KEY=", newText: `KEY=${OPENAI}` },
+        { type: "terminal", terminalId: "term-1" },
+        { type: "content", content: { type: "image", data: "AAAA", mimeType: "image/png" } },
+      ],
+      rawInput: { command: ["curl", "-H", `Authorization: Bearer ${BEARER_TOKEN}`], n: 3 },
+      rawOutput: { stdout: `token=${SLACK}\n`, nested: [{ v: OPENAI }, 1, null] },
+      _meta: { untouched: OPENAI },
+    };
+    const [out] = p.deliver(agentUpdate(update));
+    expect(out).toEqual(
+      clientUpdate({
+        ...update,
+        title: `Run curl with ${M}`,
+        content: [
+          { type: "content", content: { type: "text", text: `output: ${M}` } },
+          { type: "diff", path: "/w/.env", oldText: "KEY=", newText: `KEY=${M}` },
+          { type: "terminal", terminalId: "term-1" },
+          { type: "content", content: { type: "image", data: "AAAA", mimeType: "image/png" } },
+        ],
+        rawInput: { command: ["curl", "-H", `Authorization: Bearer ${M}`], n: 3 },
+        rawOutput: { stdout: `token=${M}\n`, nested: [{ v: M }, 1, null] },
+      }),
+    );
+    expect(p.logs).toEqual([{ level: "info", message: "masked 6 secrets in tool_call (6 so far)" }]);
+    p.deliver(agentUpdate({ sessionUpdate: "tool_call_update", toolCallId: "t1", content: [{ type: "content", content: { type: "text", text: GH_PAT } }] }));
+    expect(p.logs.at(-1)).toEqual({ level: "info", message: "masked 1 secret in tool_call_update (7 so far)" });
+  });
+
+  it("masks the tool call shown in a permission request and still relays the client's answer", async () => {
+    const p = await proxyUnderTest(component);
+    const params = {
+      sessionId: "s",
+      toolCall: { toolCallId: "t2", title: `echo ${OPENAI}`, rawInput: { command: `echo ${OPENAI}` } },
+      options: [{ optionId: "ok", name: "Allow", kind: "allow_once" }],
+    };
+    const [fwd] = p.deliver(ProxyUnderTest.fromAgent({ method: "session/request_permission", params }, "perm-1"));
+    expect(fwd).toEqual({
+      jsonrpc: "2.0",
+      id: fwd.id,
+      method: "session/request_permission",
+      params: { ...params, toolCall: { toolCallId: "t2", title: `echo ${M}`, rawInput: { command: `echo ${M}` } } },
+    });
+    expect(p.deliver({ jsonrpc: "2.0", id: fwd.id, result: { outcome: { outcome: "selected", optionId: "ok" } } })).toEqual([
+      { jsonrpc: "2.0", id: "perm-1", result: { outcome: { outcome: "selected", optionId: "ok" } } },
+    ]);
+  });
+
+  it("logs a count per message, never the secret", async () => {
+    const p = await proxyUnderTest(component);
+    chunkThrough(p, `${OPENAI} ${OPENAI}`);
+    chunkThrough(p, "nothing here");
+    chunkThrough(p, AWS);
+    expect(p.logs).toEqual([
+      { level: "info", message: "masked 2 secrets in agent_message_chunk (2 so far)" },
+      { level: "info", message: "masked 1 secret in agent_message_chunk (3 so far)" },
+    ]);
+    expect(p.wire.join("\n")).not.toContain(OPENAI);
+  });
+
+  it("does not catch a key split across two chunks (documented limit)", async () => {
+    const p = await proxyUnderTest(component);
+    const half = OPENAI.length / 2;
+    expect(chunkThrough(p, OPENAI.slice(0, half))).toBe(OPENAI.slice(0, half));
+    expect(chunkThrough(p, OPENAI.slice(half))).toBe(OPENAI.slice(half));
+  });
+
+  it("does not touch what the client sends", async () => {
+    const p = await proxyUnderTest(component);
+    const [out] = p.deliver({ jsonrpc: "2.0", id: 1, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: OPENAI }] } });
+    expect(out.params.params.prompt[0].text).toBe(OPENAI);
+  });
+});

@@ -1,0 +1,310 @@
+// redact: masks secrets in what the agent shows the client, before the client sees it.
+//
+// Where it looks (agent → client only):
+// - `agent_message_chunk` and `agent_thought_chunk` text;
+// - `tool_call` / `tool_call_update`: the title, text content blocks, diff `oldText`/`newText`,
+//   and every string inside `rawInput` and `rawOutput`;
+// - the tool call inside `session/request_permission` (same fields).
+// What it looks for:
+// - API-key-shaped tokens: `sk-…` (OpenAI, `sk-ant-…` Anthropic, `sk-proj-…`), GitHub `ghp_`/`gho_`/
+//   `ghu_`/`ghs_`/`ghr_…` and `github_pat_…`, AWS access key ids `AKIA…`/`ASIA…`, Slack
+//   `xoxa-`/`xoxb-`/`xoxp-`/`xoxr-…`, Google `AIza…`, and the token after `Bearer ` (20+ chars);
+//   a token must start at a word boundary (`task-…` is not `sk-…`) and be long enough to be a key;
+// - configured literal strings.
+// Config: {"patterns": ["literal", ...], "mask": "[REDACTED]", "builtin": true}. Each masked
+// secret is replaced by `mask`; the count is logged through `_cordon/log` (never the secret).
+//
+// What it does NOT catch:
+// - a secret split across two chunks (the agent streams text in pieces; each chunk is scanned on
+//   its own, so `sk-ab` + `cdef…` passes) — holding text back across chunks would delay and reshape
+//   the stream;
+// - secrets in shapes other than the above (passwords, private keys, JWTs, connection strings),
+//   unless configured as literals; literal patterns are case-sensitive;
+// - anything in client → agent traffic, `plan` entries, `terminal` output (the client owns the
+//   terminal), or `_meta`.
+import {
+  Config,
+  JSON,
+  LogLevel,
+  PermissionRequest,
+  Proxy,
+  SessionUpdate,
+  arrObj,
+  getArr,
+  getObj,
+  getString,
+  register,
+  typeOf,
+} from "@cordon/sdk-as";
+
+// @ts-ignore: decorator
+@inline function isUpper(c: i32): bool {
+  return c >= 0x41 && c <= 0x5a;
+}
+// @ts-ignore: decorator
+@inline function isAlnum(c: i32): bool {
+  return (c >= 0x30 && c <= 0x39) || isUpper(c) || (c >= 0x61 && c <= 0x7a);
+}
+/** A character that can be part of a key: letters, digits, `_` and `-`. */
+// @ts-ignore: decorator
+@inline function isKeyChar(c: i32): bool {
+  return isAlnum(c) || c == 0x5f || c == 0x2d;
+}
+/** RFC 6750 bearer token characters. */
+// @ts-ignore: decorator
+@inline function isBearerChar(c: i32): bool {
+  return isAlnum(c) || c == 0x2d || c == 0x2e || c == 0x5f || c == 0x7e || c == 0x2b || c == 0x2f || c == 0x3d;
+}
+
+const KEY = 0; // [A-Za-z0-9_-]
+const ALNUM = 1; // [A-Za-z0-9]
+const ALNUM_UNDERSCORE = 2; // [A-Za-z0-9_]
+const SLACK = 3; // [A-Za-z0-9-]
+
+function inClass(c: i32, cls: i32): bool {
+  if (cls == KEY) return isKeyChar(c);
+  if (cls == ALNUM) return isAlnum(c);
+  if (cls == ALNUM_UNDERSCORE) return isAlnum(c) || c == 0x5f;
+  return isAlnum(c) || c == 0x2d;
+}
+
+/** Length of the run of `cls` characters starting at `i`. */
+function run(s: string, i: i32, cls: i32): i32 {
+  let j = i;
+  const n = s.length;
+  while (j < n && inClass(s.charCodeAt(j), cls)) j++;
+  return j - i;
+}
+
+function startsAt(s: string, i: i32, prefix: string): bool {
+  const len = prefix.length;
+  if (i + len > s.length) return false;
+  return memory.compare(changetype<usize>(s) + (<usize>i << 1), changetype<usize>(prefix), <usize>len << 1) == 0;
+}
+
+class Redactor {
+  mask: string = "[REDACTED]";
+  literals: string[] = [];
+  builtin: bool = true;
+  /** Secrets masked since the counter was last reset. */
+  count: i32 = 0;
+  // The match found by `matchAt`: the masked range [start, end).
+  private start: i32 = 0;
+  private end: i32 = 0;
+
+  /** `s` with every secret masked; `s` itself when there is none. */
+  redact(s: string): string {
+    const n = s.length;
+    let parts: string[] | null = null;
+    let last = 0;
+    let i = 0;
+    while (i < n) {
+      if (this.matchAt(s, i)) {
+        if (parts == null) parts = new Array<string>(0);
+        parts.push(s.substring(last, this.start));
+        parts.push(this.mask);
+        last = this.end;
+        i = this.end;
+        this.count++;
+      } else {
+        i++;
+      }
+    }
+    if (parts == null) return s;
+    parts.push(s.substring(last));
+    return parts.join("");
+  }
+
+  /** Whether a secret starts at `i`; sets the range to mask. */
+  private matchAt(s: string, i: i32): bool {
+    for (let k = 0, m = this.literals.length; k < m; k++) {
+      const lit = unchecked(this.literals[k]);
+      if (lit.length > 0 && startsAt(s, i, lit)) {
+        this.start = i;
+        this.end = i + lit.length;
+        return true;
+      }
+    }
+    if (!this.builtin) return false;
+    const c = s.charCodeAt(i);
+    // Cheap first-character filter: every detector starts with one of these.
+    if (c != 0x73 && c != 0x67 && c != 0x41 && c != 0x78 && c != 0x42 && c != 0x62) return false;
+    if (i > 0 && isKeyChar(s.charCodeAt(i - 1))) return false; // not at a word boundary
+    this.start = i;
+    if (c == 0x73) return startsAt(s, i, "sk-") && this.token(s, i + 3, KEY, 20); // sk-, sk-ant-, sk-proj-
+    if (c == 0x67) {
+      if (startsAt(s, i, "github_pat_")) return this.token(s, i + 11, ALNUM_UNDERSCORE, 20);
+      if (i + 4 <= s.length && s.charCodeAt(i + 1) == 0x68 && s.charCodeAt(i + 3) == 0x5f) {
+        const t = s.charCodeAt(i + 2); // ghp_ gho_ ghu_ ghs_ ghr_
+        if (t == 0x70 || t == 0x6f || t == 0x75 || t == 0x73 || t == 0x72) return this.token(s, i + 4, ALNUM, 30);
+      }
+      return false;
+    }
+    if (c == 0x41) {
+      if (startsAt(s, i, "AIza")) return this.token(s, i + 4, KEY, 35);
+      if (!startsAt(s, i, "AKIA") && !startsAt(s, i, "ASIA")) return false;
+      if (i + 20 > s.length) return false;
+      for (let j = i + 4; j < i + 20; j++) {
+        const d = s.charCodeAt(j);
+        if (!isUpper(d) && !(d >= 0x30 && d <= 0x39)) return false;
+      }
+      if (i + 20 < s.length && isAlnum(s.charCodeAt(i + 20))) return false;
+      this.end = i + 20;
+      return true;
+    }
+    if (c == 0x78) {
+      if (!startsAt(s, i, "xox") || i + 4 >= s.length || s.charCodeAt(i + 4) != 0x2d) return false;
+      const t = s.charCodeAt(i + 3); // xoxa- xoxb- xoxp- xoxr-
+      if (t != 0x61 && t != 0x62 && t != 0x70 && t != 0x72) return false;
+      return this.token(s, i + 5, SLACK, 10);
+    }
+    // "Bearer <token>", any case: mask the token, keep the word.
+    if (i + 7 > s.length || s.substr(i, 6).toLowerCase() != "bearer") return false;
+    let j = i + 6;
+    if (j >= s.length || s.charCodeAt(j) != 0x20) return false;
+    while (j < s.length && s.charCodeAt(j) == 0x20) j++;
+    let e = j;
+    while (e < s.length && isBearerChar(s.charCodeAt(e))) e++;
+    if (e - j < 20) return false;
+    this.start = j;
+    this.end = e;
+    return true;
+  }
+
+  /** A key body of at least `min` `cls` characters at `from`: the match ends after it. */
+  private token(s: string, from: i32, cls: i32, min: i32): bool {
+    const len = run(s, from, cls);
+    if (len < min) return false;
+    this.end = from + len;
+    return true;
+  }
+
+  /** Masks every string inside a JSON object, recursively, in place. */
+  redactObj(obj: JSON.Obj): void {
+    const keys = obj.keys();
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      const v = obj.get(key)!;
+      const t = typeOf(v);
+      if (t == JSON.Types.String) {
+        const s = v.get<string>();
+        const r = this.redact(s);
+        if (r != s) obj.set<string>(key, r);
+      } else if (t == JSON.Types.Object) {
+        this.redactObj(obj.getAs<JSON.Obj>(key));
+      } else if (t == JSON.Types.Array) {
+        this.redactArr(obj.getAs<JSON.Arr>(key));
+      }
+    }
+  }
+
+  redactArr(arr: JSON.Arr): void {
+    for (let i = 0, n = arr.length; i < n; i++) {
+      const t = typeOf(arr.at(i));
+      if (t == JSON.Types.String) {
+        const s = arr.at(i).get<string>();
+        const r = this.redact(s);
+        if (r != s) arr.set<string>(i, r);
+      } else if (t == JSON.Types.Object) {
+        this.redactObj(arr.getAs<JSON.Obj>(i));
+      } else if (t == JSON.Types.Array) {
+        this.redactArr(arr.getAs<JSON.Arr>(i));
+      }
+    }
+  }
+
+  /** Masks one string member of `obj`, if it is a string. */
+  redactField(obj: JSON.Obj, key: string): void {
+    const s = getString(obj, key);
+    if (s == null) return;
+    const r = this.redact(s);
+    if (r != s) obj.set<string>(key, r);
+  }
+
+  /** A tool call (or tool call update): title, content text and diffs, rawInput, rawOutput. */
+  redactToolCall(tc: JSON.Obj): void {
+    this.redactField(tc, "title");
+    const content = getArr(tc, "content");
+    if (content != null) {
+      for (let i = 0, n = content.length; i < n; i++) {
+        const entry = arrObj(content, i);
+        if (entry == null) continue;
+        const type = getString(entry, "type");
+        if (type == "content") {
+          const block = getObj(entry, "content");
+          if (block != null && getString(block, "type") == "text") this.redactField(block, "text");
+        } else if (type == "diff") {
+          this.redactField(entry, "oldText");
+          this.redactField(entry, "newText");
+        }
+      }
+    }
+    for (let k = 0; k < 2; k++) {
+      const key = k == 0 ? "rawInput" : "rawOutput";
+      const v = tc.get(key);
+      if (v == null) continue;
+      const t = typeOf(v);
+      if (t == JSON.Types.Object) this.redactObj(tc.getAs<JSON.Obj>(key));
+      else if (t == JSON.Types.Array) this.redactArr(tc.getAs<JSON.Arr>(key));
+      else if (t == JSON.Types.String) this.redactField(tc, key);
+    }
+  }
+}
+
+class Redact extends Proxy {
+  redactor: Redactor = new Redactor();
+  total: i32 = 0;
+
+  onConfigure(config: Config): void {
+    const r = this.redactor;
+    const literals = config.getStrings("patterns");
+    // Longest first, so a pattern that contains another is masked whole.
+    literals.sort((a: string, b: string): i32 => b.length - a.length);
+    r.literals = literals;
+    if (config.has("mask")) r.mask = config.getString("mask");
+    r.builtin = config.getBool("builtin", true);
+  }
+
+  onSessionUpdate(update: SessionUpdate): void {
+    const kind = update.kind;
+    const r = this.redactor;
+    r.count = 0;
+    if (kind == "agent_message_chunk" || kind == "agent_thought_chunk") {
+      const content = update.content;
+      if (content != null && content.isText) {
+        const text = content.text;
+        const masked = r.redact(text);
+        if (masked != text) content.text = masked; // marks the update changed
+      }
+    } else if (kind == "tool_call" || kind == "tool_call_update") {
+      const u = update.readUpdate();
+      if (u != null) {
+        r.redactToolCall(u);
+        if (r.count > 0) update.markChanged();
+      }
+    }
+    this.counted(kind);
+    this.forward(update);
+  }
+
+  onPermissionRequest(request: PermissionRequest): void {
+    const r = this.redactor;
+    r.count = 0;
+    const tc = request.readToolCall();
+    if (tc != null) {
+      r.redactToolCall(tc);
+      if (r.count > 0) request.markChanged();
+    }
+    this.counted("session/request_permission");
+    this.forward(request);
+  }
+
+  private counted(where: string): void {
+    const n = this.redactor.count;
+    if (n == 0) return;
+    this.total += n;
+    this.log(LogLevel.Info, `masked ${n} secret${n == 1 ? "" : "s"} in ${where} (${this.total} so far)`);
+  }
+}
+
+register(new Redact());
