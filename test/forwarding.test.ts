@@ -4,7 +4,7 @@
  * `_meta`, unknown update variants, extension methods, error objects — and arrive in order.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { cordonRun, NODE, SCRIPTED_AGENT } from "./helpers/paths.js";
+import { CORDON, NODE, proxyWasm, SCRIPTED_AGENT } from "./helpers/paths.js";
 import { RawClient, type Json } from "./helpers/raw-client.js";
 
 const clients: RawClient[] = [];
@@ -12,8 +12,19 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 
-async function chain(proxies: number): Promise<RawClient> {
-  const client = new RawClient(NODE, cordonRun(Array(proxies).fill("passthrough"), SCRIPTED_AGENT));
+const pass = ["--proxy", proxyWasm("passthrough")];
+const nested = (...inner: string[]) => ["--proxy-cmd", [NODE, CORDON, "proxy", ...inner].map((w) => JSON.stringify(w)).join(" ")];
+
+/** `cordon run` flags for each topology under test; every one must be transparent. */
+const TOPOLOGIES: Record<string, string[]> = {
+  "0 proxies": [],
+  "1 pass-through proxy": pass,
+  "3 pass-through proxies": [...pass, ...pass, ...pass],
+  "a nested conductor (2 proxies) and an empty one between pass-throughs": [...pass, ...nested(...pass, ...pass), ...nested(), ...pass],
+};
+
+async function chain(topology: string): Promise<RawClient> {
+  const client = new RawClient(NODE, [CORDON, "run", ...TOPOLOGIES[topology], "--", ...SCRIPTED_AGENT]);
   clients.push(client);
   const init = await client.request("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true } }, _meta: { trace: "t1" } });
   expect(init.result.agentInfo).toEqual({ name: "scripted-agent", version: "1.0.0" });
@@ -22,7 +33,7 @@ async function chain(proxies: number): Promise<RawClient> {
 
 const script = (steps: unknown[]) => [{ type: "text", text: JSON.stringify(steps) }];
 
-describe.each([0, 1, 3])("through %i pass-through proxies", (n) => {
+describe.each(Object.keys(TOPOLOGIES))("through %s", (n) => {
   it("initialize reaches the agent as plain initialize with every field intact", async () => {
     const client = await chain(n);
     const init = client.received.find((m) => m.id === 1)!;
@@ -126,7 +137,7 @@ describe.each([0, 1, 3])("through %i pass-through proxies", (n) => {
 
 describe("bad input", () => {
   it("answers a malformed line with a parse error and keeps going", async () => {
-    const client = await chain(1);
+    const client = await chain("1 pass-through proxy");
     client.send("{not json");
     const err = await client.waitFor((m) => m.error?.code === -32700);
     expect(err.id).toBeNull();
@@ -137,7 +148,7 @@ describe("bad input", () => {
   });
 
   it("refuses requests before initialize, and proxy-only methods from the client", async () => {
-    const client = new RawClient(NODE, cordonRun(["passthrough"], SCRIPTED_AGENT));
+    const client = new RawClient(NODE, [CORDON, "run", ...pass, "--", ...SCRIPTED_AGENT]);
     clients.push(client);
     const early = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
     expect(early.error).toEqual({ code: -32600, message: 'expected "initialize" before "session/new"' });
@@ -148,7 +159,7 @@ describe("bad input", () => {
   });
 
   it("answers every pending request when the agent dies, names it, and exits non-zero", async () => {
-    const client = await chain(3);
+    const client = await chain("3 pass-through proxies");
     const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
     const waiting = client.request("session/prompt", { sessionId: result.sessionId, prompt: script([{ waitCancel: true }]) });
     const dying = client.request("session/prompt", { sessionId: "sess-x", prompt: script([{ exit: 7 }]) });

@@ -36,7 +36,7 @@ describe("chain config", () => {
     const dir = mkdtempSync(join(tmpdir(), "cordon-config-"));
     writeFileSync(join(dir, "chain.json"), JSON.stringify({ proxies: [{ wasm: "p/x.wasm" }, { wasm: "/abs/y.wasm" }] }));
     const config = await readChainConfig(join(dir, "chain.json"));
-    expect(config.proxies.map((p) => p.wasm)).toEqual([join(dir, "p/x.wasm"), "/abs/y.wasm"]);
+    expect(config.proxies.map((p) => ("wasm" in p ? p.wasm : p.command))).toEqual([join(dir, "p/x.wasm"), "/abs/y.wasm"]);
     await expect(readChainConfig(join(dir, "missing.json"))).rejects.toThrow(/cannot read chain config .*missing\.json: ENOENT/);
   });
 });

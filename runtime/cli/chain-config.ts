@@ -4,7 +4,10 @@
  * the file's own folder, so a config can travel with its proxies.
  *
  * {
- *   "proxies": [{ "name": "redact", "wasm": "proxies/dist/redact.wasm", "config": { ... } }],
+ *   "proxies": [
+ *     { "name": "redact", "wasm": "proxies/dist/redact.wasm", "config": { ... } },
+ *     { "name": "native", "command": "my-proxy", "args": [], "trusted": true }
+ *   ],
  *   "agent": { "command": "npx", "args": ["cordon", "reference-agent"], "env": { "KEY": "v" } }
  * }
  */
@@ -21,7 +24,7 @@ const limits = z
   })
   .strict();
 
-const proxy = z
+const wasmProxy = z
   .object({
     name: z.string().min(1).optional(),
     wasm: z.string().min(1),
@@ -29,6 +32,29 @@ const proxy = z
     limits: limits.optional(),
   })
   .strict();
+
+/** A proxy that is a native process: it runs with the user's privileges, so it must be marked trusted. */
+const nativeProxy = z
+  .object({
+    name: z.string().min(1).optional(),
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+    cwd: z.string().optional(),
+    trusted: z.literal(true, {
+      error: 'a native proxy runs outside the sandbox with your privileges; set "trusted": true to allow it',
+    }),
+  })
+  .strict();
+
+/** Chooses the schema by the entry's shape, so errors speak about the right kind of proxy. */
+const proxy = z.unknown().transform((value, ctx): WasmProxyEntry | NativeProxyEntry => {
+  const kind = typeof value === "object" && value !== null && "command" in value && !("wasm" in value) ? nativeProxy : wasmProxy;
+  const parsed = kind.safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: issue.path } as never);
+  return z.NEVER;
+});
 
 const agent = z
   .object({
@@ -48,7 +74,10 @@ export const ChainConfigSchema = z
   .strict();
 
 export type ChainConfig = z.infer<typeof ChainConfigSchema>;
-export type ProxyEntry = z.infer<typeof proxy>;
+export type WasmProxyEntry = z.infer<typeof wasmProxy>;
+export type NativeProxyEntry = z.infer<typeof nativeProxy>;
+export type ProxyEntry = WasmProxyEntry | NativeProxyEntry;
+export const isNativeProxy = (p: ProxyEntry): p is NativeProxyEntry => "command" in p;
 export type AgentEntry = z.infer<typeof agent>;
 
 export class ConfigError extends Error {
@@ -92,7 +121,7 @@ export async function readChainConfig(path: string): Promise<ChainConfig> {
   const at = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
   return {
     ...config,
-    proxies: config.proxies.map((p) => ({ ...p, wasm: at(p.wasm) })),
+    proxies: config.proxies.map((p) => (isNativeProxy(p) ? { ...p, cwd: p.cwd && at(p.cwd) } : { ...p, wasm: at(p.wasm) })),
     agent: config.agent && { ...config.agent, cwd: config.agent.cwd && at(config.agent.cwd) },
   };
 }

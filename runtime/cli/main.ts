@@ -1,13 +1,19 @@
 /** The `cordon` command line. */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import type { ProxyEntry } from "./chain-config.js";
+import { parseCommandLine } from "./command-line.js";
 
 const USAGE = `Cordon — an ACP conductor whose proxies are sandboxed WebAssembly components.
 
 Usage:
-  cordon run [--config chain.json] [--proxy proxy.wasm]... [-- <agent command> [args...]]
+  cordon run [--config chain.json] [--proxy p.wasm | --proxy-cmd "cmd args"]... [-- <agent command> [args...]]
       Speak ACP on stdin/stdout (launch it wherever an editor launches an agent). Proxies from
-      the config come first, then each --proxy in order; the agent after -- replaces the config's.
+      the config come first, then each --proxy / --proxy-cmd in the order given; the agent
+      after -- replaces the config's. --proxy-cmd runs a trusted native proxy (outside the sandbox).
+  cordon proxy [--config chain.json] [--proxy p.wasm | --proxy-cmd "cmd args"]...
+      Be a proxy in another conductor's chain (expects proxy/initialize): runs its own proxies
+      and hands their successor traffic back to the parent, so conductors nest.
   cordon demo
       Run a real client session through the example chain (context, redact, tool-guard, arrow)
       in front of the reference agent, and print what each proxy did.
@@ -40,7 +46,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`cordon ${version()}\n`);
       return 0;
     case "run":
-      return runCommand(rest);
+      return runCommand("agent", rest);
+    case "proxy":
+      return runCommand("proxy", rest);
     case "demo": {
       const { demo } = await import("./demo.js");
       return demo();
@@ -56,30 +64,48 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function runCommand(argv: string[]): Promise<number> {
+async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<number> {
   const split = argv.indexOf("--");
   const own = split === -1 ? argv : argv.slice(0, split);
   const agent = split === -1 ? [] : argv.slice(split + 1);
-  let values;
+  const name = mode === "agent" ? "cordon run" : "cordon proxy";
+  let parsed;
   try {
-    ({ values } = parseArgs({
+    parsed = parseArgs({
       args: own,
       options: {
         config: { type: "string", short: "c" },
         proxy: { type: "string", short: "p", multiple: true },
+        "proxy-cmd": { type: "string", multiple: true },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
       allowPositionals: false,
-    }));
+      tokens: true,
+    });
   } catch (error) {
-    process.stderr.write(`cordon run: ${(error as Error).message}\n\n${USAGE}`);
+    process.stderr.write(`${name}: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
   }
-  if (values.help) {
+  if (parsed.values.help) {
     process.stdout.write(USAGE);
     return 0;
   }
+  // The chain order is the order of the --proxy and --proxy-cmd flags, so read the tokens in order.
+  const proxies: ProxyEntry[] = [];
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== "option" || token.value === undefined) continue;
+    if (token.name === "proxy") proxies.push({ wasm: token.value });
+    else if (token.name === "proxy-cmd") {
+      try {
+        const { command, args, env } = parseCommandLine(token.value);
+        proxies.push({ name: token.value, command, args, env, trusted: true });
+      } catch (error) {
+        process.stderr.write(`${name}: --proxy-cmd: ${(error as Error).message}\n`);
+        return 2;
+      }
+    }
+  }
   const { run } = await import("./run.js");
-  return run({ config: values.config, proxies: values.proxy ?? [], agent });
+  return run({ mode, config: parsed.values.config, proxies, agent });
 }

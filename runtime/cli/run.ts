@@ -1,18 +1,23 @@
 /**
- * `cordon run`: host a chain on this process's stdio, so an editor can launch Cordon wherever it
- * would launch an agent.
+ * `cordon run` and `cordon proxy`: host a chain on this process's stdio. In `run` the chain ends
+ * in an agent process, so an editor can launch Cordon wherever it would launch an agent. In
+ * `proxy` the chain ends at the parent conductor, so Cordon can sit inside another chain.
  */
 import { basename } from "node:path";
 import { ChildProcessPeer } from "../components/child-process.js";
 import { StdioClient } from "../components/stdio-client.js";
 import { WasmProxyPeer } from "../components/wasm-proxy.js";
-import { createLogger } from "../log.js";
+import { createLogger, type Logger } from "../log.js";
 import { Conductor } from "../routing/conductor.js";
-import { ConfigError, readChainConfig, type AgentEntry, type ProxyEntry } from "./chain-config.js";
+import type { Peer } from "../routing/peer.js";
+import { ConfigError, isNativeProxy, readChainConfig, type AgentEntry, type ProxyEntry } from "./chain-config.js";
 
 export interface RunOptions {
+  mode: "agent" | "proxy";
   config?: string;
-  proxies: string[];
+  /** Proxies from the command line, in flag order, after the config's. */
+  proxies: ProxyEntry[];
+  /** The agent command line after `--` (agent mode). */
   agent: string[];
 }
 
@@ -29,19 +34,20 @@ export async function run(options: RunOptions): Promise<number> {
     }
     throw error;
   }
-  proxies = [...proxies, ...options.proxies.map((wasm) => ({ wasm }))];
+  proxies = [...proxies, ...options.proxies];
   if (options.agent.length > 0) agent = { command: options.agent[0], args: options.agent.slice(1), env: {} };
-  if (!agent) {
+  if (options.mode === "proxy" && (agent || options.agent.length > 0)) {
+    log.error("cordon proxy has no agent: its successor is the parent conductor's next component");
+    return 2;
+  }
+  if (options.mode === "agent" && !agent) {
     log.error("no agent: give one after `--` (cordon run [--proxy p.wasm]... -- <agent command> [args...]) or in the config's \"agent\"");
     return 2;
   }
 
-  const names = uniqueNames(proxies);
   const client = new StdioClient();
-  const peers = proxies.map(
-    (p, i) => new WasmProxyPeer({ name: names[i], path: p.wasm, config: p.config ?? {}, limits: p.limits }, { progress: (line) => log.info(line) }),
-  );
-  const agentPeer = new ChildProcessPeer({ command: agent.command, args: agent.args, env: agent.env, cwd: agent.cwd }, "agent");
+  const peers = buildProxies(proxies, log);
+  const agentPeer = agent && new ChildProcessPeer({ command: agent.command, args: agent.args, env: agent.env, cwd: agent.cwd }, "agent");
 
   return await new Promise<number>((resolveExit) => {
     let exiting = false;
@@ -52,14 +58,11 @@ export async function run(options: RunOptions): Promise<number> {
       await conductor.shutdown();
       resolveExit(code);
     };
-    const conductor = new Conductor({ client, proxies: peers, agent: agentPeer, log, onExit: (code) => void finish(code) });
+    const conductor = new Conductor({ client, proxies: peers, agent: agentPeer, mode: options.mode, log, onExit: (code) => void finish(code) });
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void finish(0));
     const started = Date.now();
     conductor.start().then(
-      () => {
-        const chain = [...names.map((n) => `proxy "${n}"`), agentPeer.label].join(" → ");
-        log.debug(`chain up in ${Date.now() - started} ms: ${chain}`);
-      },
+      () => log.debug(`chain up in ${Date.now() - started} ms: ${[...peers.map((p) => p.label), agentPeer?.label ?? "parent"].join(" → ")}`),
       (error: Error) => {
         log.error(error.message);
         void finish(1);
@@ -68,13 +71,17 @@ export async function run(options: RunOptions): Promise<number> {
   });
 }
 
-/** Proxy names: the configured name, else the file name; repeats get `#2`, `#3`… */
-function uniqueNames(proxies: ProxyEntry[]): string[] {
+/** One peer per entry: WASM components in sandboxes, trusted native proxies as child processes. */
+function buildProxies(entries: ProxyEntry[], log: Logger): Peer[] {
   const seen = new Map<string, number>();
-  return proxies.map((p) => {
-    const base = p.name ?? basename(p.wasm).replace(/\.wasm$/, "");
+  return entries.map((entry) => {
+    const base = entry.name ?? (isNativeProxy(entry) ? basename(entry.command) : basename(entry.wasm).replace(/\.wasm$/, ""));
     const n = (seen.get(base) ?? 0) + 1;
     seen.set(base, n);
-    return n === 1 ? base : `${base}#${n}`;
+    const name = n === 1 ? base : `${base}#${n}`;
+    if (isNativeProxy(entry)) {
+      return new ChildProcessPeer({ command: entry.command, args: entry.args, env: entry.env, cwd: entry.cwd }, "proxy", undefined, name);
+    }
+    return new WasmProxyPeer({ name, path: entry.wasm, config: entry.config ?? {}, limits: entry.limits }, { progress: (line) => log.info(line) });
   });
 }

@@ -29,8 +29,9 @@ export class ChildProcessPeer implements Peer {
     private readonly spec: ProcessSpec,
     role: string,
     private readonly passStderr: (chunk: Buffer) => void = (chunk) => process.stderr.write(chunk),
+    name?: string,
   ) {
-    this.label = `${role} "${[spec.command, ...spec.args].join(" ")}"`;
+    this.label = `${role} "${name ?? [spec.command, ...spec.args].join(" ")}"`;
   }
 
   open(sink: PeerSink): Promise<void> {

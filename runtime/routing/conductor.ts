@@ -31,13 +31,21 @@ import {
 } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { isLevel, type Logger } from "../log.js";
-import { Hop, type Incoming } from "./hop.js";
+import { Hop, type Dialect, type Incoming } from "./hop.js";
 import type { Peer } from "./peer.js";
 
 export interface ConductorOptions {
+  /** The client (agent mode) or the parent conductor (proxy mode). */
   client: Peer;
   proxies: Peer[];
-  agent: Peer;
+  /** The agent; absent in proxy mode, where the successor is reached through the parent. */
+  agent?: Peer;
+  /**
+   * `agent`: the conductor stands in for an agent (expects `initialize`). `proxy`: it is itself a
+   * proxy in a parent's chain (expects `proxy/initialize`; its last proxy's successor traffic goes
+   * back to the parent wrapped in `proxy/successor`), so conductors nest.
+   */
+  mode?: "agent" | "proxy";
   log: Logger;
   /** Called once when the conductor must end (client gone: 0; agent gone: non-zero). */
   onExit(code: number): void;
@@ -61,11 +69,20 @@ export class Conductor {
   private initialized = false;
   private exiting = false;
 
+  private readonly proxyMode: boolean;
+
   constructor(private readonly options: ConductorOptions) {
     this.log = options.log;
+    this.proxyMode = options.mode === "proxy";
     this.client = new Hop(options.client, { role: "client" });
     this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }));
-    this.agent = new Hop(options.agent, { role: "agent" });
+    if (this.proxyMode) {
+      // The parent is both our client and our successor: one connection, two hops, disjoint ids.
+      this.agent = new Hop(new ParentAsSuccessor(options.client, () => this.client.dialect), { role: "agent" }, "s");
+    } else {
+      if (!options.agent) throw new Error("an agent is required outside proxy mode");
+      this.agent = new Hop(options.agent, { role: "agent" });
+    }
   }
 
   /**
@@ -76,7 +93,7 @@ export class Conductor {
   async start(): Promise<void> {
     await this.open(this.client);
     try {
-      await this.open(this.agent);
+      if (!this.proxyMode) await this.open(this.agent);
       await Promise.all(this.proxies.map((hop) => this.open(hop)));
     } catch (error) {
       this.startFailure = (error as Error).message;
@@ -122,12 +139,23 @@ export class Conductor {
     const c = classify(value);
     switch (c.kind) {
       case "response":
-        return this.response(this.client, c.message);
+        // In proxy mode the parent answers both what we asked as its proxy and as its successor's caller.
+        return this.response(this.agent.owns(c.message.id ?? "") && this.proxyMode ? this.agent : this.client, c.message);
       case "invalid":
         return this.client.peer.send(errorResponse(c.id, ErrorCodes.invalidRequest, `Invalid request: ${c.reason}`));
       default:
+        if (this.proxyMode && isProxySuccessor(c.message.method)) return this.fromParentSuccessor(c.message);
         return this.fromClientCall(c.message);
     }
+  }
+
+  /** Proxy mode: the parent delivers what our successor sent (agent side). */
+  private fromParentSuccessor(envelope: Call): void {
+    if (envelope.method === Methods.legacyProxySuccessor) this.client.dialect = "rust";
+    const inner = unwrap(envelope);
+    if (typeof inner === "string") return this.refuse(envelope, ErrorCodes.invalidRequest, inner);
+    if (!this.initialized) return this.refuse(envelope, ErrorCodes.invalidRequest, `expected "proxy/initialize" before "${inner.method}"`);
+    this.call(this.agent, inner);
   }
 
   private fromClientCall(message: Call): void {
@@ -140,15 +168,22 @@ export class Conductor {
       return;
     }
     if (method === Methods.cancelRequest) return this.cancel(this.client, message.params);
-    if (isProxyInitialize(method) || isProxySuccessor(method)) {
-      return this.refuse(message, ErrorCodes.invalidRequest, `${method} is only sent by a conductor to its proxies`);
+    const expected = this.proxyMode ? Methods.proxyInitialize : Methods.initialize;
+    const isInit = this.proxyMode ? isProxyInitialize(method) : method === Methods.initialize;
+    if (!isInit && (isProxyInitialize(method) || isProxySuccessor(method) || method === Methods.initialize)) {
+      const why = this.proxyMode
+        ? `${method} cannot be sent to a conductor in proxy mode; it expects "proxy/initialize" from its parent`
+        : `${method} is only sent by a conductor to its proxies`;
+      return this.refuse(message, ErrorCodes.invalidRequest, why);
     }
-    if (method === Methods.initialize) {
-      if (this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, "initialize was already sent on this connection");
+    if (isInit) {
+      if (this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, `${method} was already sent on this connection`);
       this.initialized = true;
-    } else if (!this.initialized) {
-      return this.refuse(message, ErrorCodes.invalidRequest, `expected "initialize" before "${method}"`);
+      if (method === Methods.legacyProxyInitialize) this.client.dialect = "rust";
+      // Downstream, a proxy gets proxy/initialize and the agent (or our parent's successor) initialize.
+      return this.toward(this.client, { ...message, method: Methods.initialize }, 0);
     }
+    if (!this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, `expected "${expected}" before "${method}"`);
     this.toward(this.client, message, 0);
   }
 
@@ -162,12 +197,13 @@ export class Conductor {
 
   private call(hop: Hop, message: Call): void {
     const pos = hop.position;
+    const { method } = message;
+    if (method === Methods.cancelRequest) return this.cancel(hop, message.params);
     if (pos.role === "agent") return this.backward(hop, message, this.proxies.length - 1);
     if (pos.role !== "proxy") return;
-    const { method } = message;
     if (method === Methods.cordonLog) return this.proxyLog(hop, message.params);
-    if (method === Methods.cancelRequest) return this.cancel(hop, message.params);
     if (!isProxySuccessor(method)) return this.backward(hop, message, pos.index - 1);
+    if (method === Methods.legacyProxySuccessor) hop.dialect = "rust";
     const inner = unwrap(message);
     if (typeof inner === "string") return this.refuse(message, ErrorCodes.invalidRequest, inner, hop);
     if (inner.method === Methods.cancelRequest) return this.cancel(hop, inner.params);
@@ -182,18 +218,24 @@ export class Conductor {
   /** Left to right: to proxy `index` unwrapped, or to the agent when `index` is past the last proxy. */
   private toward(from: Hop, message: Call, index: number): void {
     const target = index < this.proxies.length ? this.proxies[index] : this.agent;
-    let method = message.method;
-    if (method === Methods.initialize && target !== this.agent) method = Methods.proxyInitialize;
-    this.deliver(from, message, target, method === message.method ? message : { ...message, method }, false);
+    if (message.method !== Methods.initialize || target === this.agent) return this.deliver(from, message, target, message, false);
+    const send = () => {
+      const method = target.dialect === "rust" ? Methods.legacyProxyInitialize : Methods.proxyInitialize;
+      // A proxy that answers proxy/initialize with method-not-found may speak only the Rust SDK's spelling.
+      const retry = target.dialect === "rfd" ? () => ((target.dialect = "rust"), send()) : undefined;
+      this.deliver(from, message, target, { ...message, method }, false, retry);
+    };
+    send();
   }
 
   /** Right to left: to proxy `index` wrapped in `proxy/successor`, or to the client when `index` is -1. */
   private backward(from: Hop, message: Call, index: number): void {
     if (index < 0) return this.deliver(from, message, this.client, message, false);
-    this.deliver(from, message, this.proxies[index], wrap(message), true);
+    const target = this.proxies[index];
+    this.deliver(from, message, target, wrap(message, target.dialect), true);
   }
 
-  private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean): void {
+  private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean, retry?: () => void): void {
     if (!isRequest(original)) {
       if (to.alive) to.peer.send(stripId(outgoing));
       else this.log.debug(`dropped ${original.method} notification for ${to.label}: ${to.failure}`);
@@ -203,7 +245,7 @@ export class Conductor {
       return this.refuse(original, ErrorCodes.internalError, `${to.label} is not running: it ${to.failure}`, from);
     }
     const id = to.issueId();
-    to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, method: original.method });
+    to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, method: original.method, retry });
     from.incoming.set(idKey(original.id), { id: original.id, to, toId: id, enveloped });
     to.peer.send({ ...outgoing, id } as JsonRpcRequest);
   }
@@ -217,6 +259,7 @@ export class Conductor {
     }
     hop.outgoing.delete(key);
     if (pending.kind === "own") return pending.answer(message);
+    if (pending.retry && message.error?.code === ErrorCodes.methodNotFound) return pending.retry();
     pending.from.incoming.delete(idKey(pending.fromId));
     if (pending.from.alive) pending.from.peer.send({ ...message, id: pending.fromId });
   }
@@ -232,7 +275,7 @@ export class Conductor {
       method: Methods.cancelRequest,
       params: { ...paramsObject(params), requestId: record.toId },
     };
-    record.to.peer.send(record.enveloped ? wrap(cancel) : cancel);
+    record.to.peer.send(record.enveloped ? wrap(cancel, record.to.dialect) : cancel);
   }
 
   /** Answers a request with an error on behalf of the chain (notifications are only logged). */
@@ -259,7 +302,7 @@ export class Conductor {
     if (!hop.alive) return;
     hop.failure = reason;
     if (hop === this.client) {
-      this.log.debug("client closed the connection");
+      this.log.debug(`${this.proxyMode ? "parent conductor" : "client"} closed the connection`);
       this.exit(0);
       return;
     }
@@ -305,7 +348,7 @@ export class Conductor {
   private cancelAbandoned(record: Incoming): void {
     if (!record.to.alive) return;
     const cancel: JsonRpcNotification = { jsonrpc: "2.0", method: Methods.cancelRequest, params: { requestId: record.toId } };
-    record.to.peer.send(record.enveloped ? wrap(cancel) : cancel);
+    record.to.peer.send(record.enveloped ? wrap(cancel, record.to.dialect) : cancel);
   }
 
   private exit(code: number): void {
@@ -317,15 +360,35 @@ export class Conductor {
   /** Closes every component (agent and proxies); the client link is left to the owner. */
   async shutdown(): Promise<void> {
     this.exiting = true;
-    await Promise.allSettled([this.agent, ...this.proxies].map((hop) => hop.peer.close()));
+    const components = this.proxyMode ? this.proxies : [this.agent, ...this.proxies];
+    await Promise.allSettled(components.map((hop) => hop.peer.close()));
   }
 }
 
-/** Wraps a call for delivery to a proxy from its successor. The envelope's own `_meta` is hop-local. */
-function wrap(message: Call): Call {
+/**
+ * Proxy mode: the successor of our last proxy is reached through our parent. Calls toward it go
+ * out wrapped in `proxy/successor`; answers to the parent's wrapped calls go out plain, as the RFD
+ * says the answer to an enveloped request is the inner result.
+ */
+class ParentAsSuccessor implements Peer {
+  readonly label = "parent conductor's successor";
+  constructor(
+    private readonly parent: Peer,
+    private readonly dialect: () => Dialect,
+  ) {}
+  async open(): Promise<void> {}
+  send(message: JsonRpcMessage): void {
+    this.parent.send("method" in message ? wrap(message as Call, this.dialect()) : message);
+  }
+  async close(): Promise<void> {}
+}
+
+/** Wraps a call in a `proxy/successor` envelope (in the peer's dialect). The envelope's own `_meta` is hop-local. */
+function wrap(message: Call, dialect: Dialect): Call {
   const params: Record<string, unknown> = { method: message.method };
   if (message.params !== undefined) params.params = message.params;
-  const envelope: Call = { jsonrpc: "2.0", method: Methods.proxySuccessor, params };
+  const method = dialect === "rust" ? Methods.legacyProxySuccessor : Methods.proxySuccessor;
+  const envelope: Call = { jsonrpc: "2.0", method, params };
   if (isRequest(message)) (envelope as JsonRpcRequest).id = message.id;
   return envelope;
 }

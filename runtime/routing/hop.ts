@@ -9,14 +9,17 @@
  * Both shrink as answers arrive; when a hop dies, `outgoing` is exactly the set of requests that
  * must be answered with an error.
  */
-import type { JsonRpcId, JsonRpcResponse } from "../protocol/json-rpc.js";
+import { idKey, type JsonRpcId, type JsonRpcResponse } from "../protocol/json-rpc.js";
 import type { Peer } from "./peer.js";
 
 export type Position = { role: "client" } | { role: "proxy"; index: number } | { role: "agent" };
 
 export type Outgoing =
-  /** Forwarded on behalf of `from`, whose own id for it was `fromId`. */
-  | { kind: "forward"; from: Hop; fromId: JsonRpcId; method: string }
+  /**
+   * Forwarded on behalf of `from`, whose own id for it was `fromId`. `retry`, when set, is tried
+   * instead of relaying a method-not-found answer (a proxy that only knows `_proxy/initialize`).
+   */
+  | { kind: "forward"; from: Hop; fromId: JsonRpcId; method: string; sessionId?: string; retry?: () => void }
   /** Sent by the conductor itself. */
   | { kind: "own"; method: string; answer: (response: JsonRpcResponse) => void };
 
@@ -29,17 +32,32 @@ export interface Incoming {
   enveloped: boolean;
 }
 
+/** Spellings of the proxy-chain methods a peer understands: the RFD's, or the Rust SDK's `_proxy/*`. */
+export type Dialect = "rfd" | "rust";
+
 export class Hop {
   readonly outgoing = new Map<string, Outgoing>();
   readonly incoming = new Map<string, Incoming>();
   private nextId = 1;
   /** Why the peer is gone (set once); a dead hop receives nothing more. */
   failure: string | null = null;
+  /** What this peer is sent; switched to "rust" when it shows it only speaks `_proxy/*`. */
+  dialect: Dialect = "rfd";
 
+  /**
+   * @param idPrefix when two hops share one connection (a nested conductor's parent is both its
+   * client and its successor), one of them issues string ids with this prefix so they never collide.
+   */
   constructor(
     readonly peer: Peer,
     readonly position: Position,
+    private readonly idPrefix?: string,
   ) {}
+
+  /** Whether `id` is one this hop issued. */
+  owns(id: JsonRpcId): boolean {
+    return this.outgoing.has(idKey(id));
+  }
 
   get label(): string {
     return this.peer.label;
@@ -49,7 +67,7 @@ export class Hop {
     return this.failure === null;
   }
 
-  issueId(): number {
-    return this.nextId++;
+  issueId(): JsonRpcId {
+    return this.idPrefix ? `${this.idPrefix}${this.nextId++}` : this.nextId++;
   }
 }
