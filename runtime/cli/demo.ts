@@ -21,6 +21,8 @@ const STEPS: { prompt: string; explain: string }[] = [
   { prompt: "permission rm -rf /", explain: "tool-guard matches 'rm -rf*' and rejects on the user's behalf: the client is never asked" },
 ];
 
+let contextShown = false;
+
 function describeEvent(event: ClientEvent): string | null {
   if (event.kind === "permission") {
     const outcome = event.response.outcome;
@@ -29,10 +31,17 @@ function describeEvent(event: ClientEvent): string | null {
   }
   const u = event.notification.update;
   switch (u.sessionUpdate) {
-    case "agent_message_chunk":
-      return u.content.type === "text" ? `  agent: ${u.content.text.replace(/\n/g, "\n         ")}` : `  agent: [${u.content.type}]`;
+    case "agent_message_chunk": {
+      if (u.content.type !== "text") return `  agent: [${u.content.type}]`;
+      const text = u.content.text.trimEnd();
+      if (text.includes("Project rules")) {
+        if (contextShown) return dim("  agent: >echo: Project rules… (context's block, echoed again)");
+        contextShown = true;
+      }
+      return `  agent: ${text.replace(/\n/g, "\n         ")}`;
+    }
     case "agent_thought_chunk":
-      return u.content.type === "text" ? dim(`  thought: ${u.content.text}`) : null;
+      return u.content.type === "text" ? dim(`  thought: ${u.content.text.trimEnd()}`) : null;
     case "tool_call":
       return `  tool call: ${u.title} (${u.status ?? "pending"})`;
     case "tool_call_update":

@@ -14,6 +14,8 @@ Usage:
   cordon proxy [--config chain.json] [--proxy p.wasm | --proxy-cmd "cmd args"]...
       Be a proxy in another conductor's chain (expects proxy/initialize): runs its own proxies
       and hands their successor traffic back to the parent, so conductors nest.
+
+  Both take --trace <file.jsonl>: every message at every hop, in the Rust conductor's trace format.
   cordon demo
       Run a real client session through the example chain (context, redact, tool-guard, arrow)
       in front of the reference agent, and print what each proxy did.
@@ -77,6 +79,7 @@ async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<numb
         config: { type: "string", short: "c" },
         proxy: { type: "string", short: "p", multiple: true },
         "proxy-cmd": { type: "string", multiple: true },
+        trace: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -107,5 +110,5 @@ async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<numb
     }
   }
   const { run } = await import("./run.js");
-  return run({ mode, config: parsed.values.config, proxies, agent });
+  return run({ mode, config: parsed.values.config, proxies, agent, trace: parsed.values.trace });
 }

@@ -10,6 +10,7 @@ import { WasmProxyPeer } from "../components/wasm-proxy.js";
 import { createLogger, type Logger } from "../log.js";
 import { Conductor } from "../routing/conductor.js";
 import type { Peer } from "../routing/peer.js";
+import { TraceFile } from "../routing/trace.js";
 import { ConfigError, isNativeProxy, readChainConfig, type AgentEntry, type ProxyEntry } from "./chain-config.js";
 
 export interface RunOptions {
@@ -19,6 +20,8 @@ export interface RunOptions {
   proxies: ProxyEntry[];
   /** The agent command line after `--` (agent mode). */
   agent: string[];
+  /** Write every message at every hop to this file. */
+  trace?: string;
 }
 
 export async function run(options: RunOptions): Promise<number> {
@@ -46,6 +49,7 @@ export async function run(options: RunOptions): Promise<number> {
   }
 
   const client = new StdioClient();
+  const trace = options.trace ? new TraceFile(options.trace) : null;
   const peers = buildProxies(proxies, log);
   const agentPeer = agent && new ChildProcessPeer({ command: agent.command, args: agent.args, env: agent.env, cwd: agent.cwd }, "agent");
 
@@ -56,9 +60,18 @@ export async function run(options: RunOptions): Promise<number> {
       exiting = true;
       await client.flush();
       await conductor.shutdown();
+      await trace?.close();
       resolveExit(code);
     };
-    const conductor = new Conductor({ client, proxies: peers, agent: agentPeer, mode: options.mode, log, onExit: (code) => void finish(code) });
+    const conductor = new Conductor({
+      client,
+      proxies: peers,
+      agent: agentPeer,
+      mode: options.mode,
+      log,
+      trace: trace?.write,
+      onExit: (code) => void finish(code),
+    });
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void finish(0));
     const started = Date.now();
     conductor.start().then(

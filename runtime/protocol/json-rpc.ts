@@ -94,6 +94,7 @@ export function resultResponse(id: JsonRpcId, result: unknown): JsonRpcResponse 
 
 /** Map key for ids: 1 and "1" are different ids. */
 export const idKey = (id: JsonRpcId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
+export const idFromKey = (key: string): JsonRpcId => (key[0] === "n" ? Number(key.slice(1)) : key.slice(1));
 
 export const paramsObject = (params: unknown): Record<string, unknown> | undefined =>
   typeof params === "object" && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : undefined;

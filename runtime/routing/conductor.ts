@@ -21,6 +21,7 @@ import {
   classify,
   ErrorCodes,
   errorResponse,
+  idFromKey,
   idKey,
   paramsObject,
   type JsonRpcId,
@@ -33,6 +34,7 @@ import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/method
 import { isLevel, type Logger } from "../log.js";
 import { Hop, type Dialect, type Incoming } from "./hop.js";
 import type { Peer } from "./peer.js";
+import { sessionOf, type Tracer } from "./trace.js";
 
 export interface ConductorOptions {
   /** The client (agent mode) or the parent conductor (proxy mode). */
@@ -49,6 +51,8 @@ export interface ConductorOptions {
   log: Logger;
   /** Called once when the conductor must end (client gone: 0; agent gone: non-zero). */
   onExit(code: number): void;
+  /** Receives every message at every hop (`--trace`). */
+  trace?: Tracer;
 }
 
 type Call = JsonRpcRequest | JsonRpcNotification;
@@ -70,10 +74,12 @@ export class Conductor {
   private exiting = false;
 
   private readonly proxyMode: boolean;
+  private readonly trace: Tracer | null;
 
   constructor(private readonly options: ConductorOptions) {
     this.log = options.log;
     this.proxyMode = options.mode === "proxy";
+    this.trace = options.trace ?? null;
     this.client = new Hop(options.client, { role: "client" });
     this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }));
     if (this.proxyMode) {
@@ -237,6 +243,15 @@ export class Conductor {
 
   private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean, retry?: () => void): void {
     if (!isRequest(original)) {
+      this.trace?.({
+        type: "notification",
+        protocol: "acp",
+        from: participant(from),
+        to: participant(to),
+        method: original.method,
+        session: sessionOf(original.params),
+        params: original.params ?? null,
+      });
       if (to.alive) to.peer.send(stripId(outgoing));
       else this.log.debug(`dropped ${original.method} notification for ${to.label}: ${to.failure}`);
       return;
@@ -245,6 +260,16 @@ export class Conductor {
       return this.refuse(original, ErrorCodes.internalError, `${to.label} is not running: it ${to.failure}`, from);
     }
     const id = to.issueId();
+    this.trace?.({
+      type: "request",
+      protocol: "acp",
+      from: participant(from),
+      to: participant(to),
+      id,
+      method: original.method,
+      session: sessionOf(original.params),
+      params: original.params ?? null,
+    });
     to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, method: original.method, retry });
     from.incoming.set(idKey(original.id), { id: original.id, to, toId: id, enveloped });
     to.peer.send({ ...outgoing, id } as JsonRpcRequest);
@@ -260,6 +285,14 @@ export class Conductor {
     hop.outgoing.delete(key);
     if (pending.kind === "own") return pending.answer(message);
     if (pending.retry && message.error?.code === ErrorCodes.methodNotFound) return pending.retry();
+    this.trace?.({
+      type: "response",
+      from: participant(hop),
+      to: participant(pending.from),
+      id: message.id!,
+      is_error: message.error !== undefined,
+      payload: message.error ?? message.result ?? null,
+    });
     pending.from.incoming.delete(idKey(pending.fromId));
     if (pending.from.alive) pending.from.peer.send({ ...message, id: pending.fromId });
   }
@@ -289,6 +322,7 @@ export class Conductor {
     const level = isLevel(p?.level) ? p.level : "info";
     const text = typeof p?.message === "string" ? p.message : JSON.stringify(p ?? null);
     this.log[level](`${hop.label}: ${text}`);
+    this.trace?.({ type: "trace", component: participant(hop), level, message: text });
   }
 
   // ---- failure ---------------------------------------------------------------------------
@@ -313,6 +347,7 @@ export class Conductor {
       const error = errorResponse(null, ErrorCodes.internalError, `${hop.label} ${reason}`, detail);
       if (pending.kind === "own") pending.answer(error);
       else {
+        this.trace?.({ type: "response", from: participant(hop), to: participant(pending.from), id: idFromKey(key), is_error: true, payload: error.error });
         pending.from.incoming.delete(idKey(pending.fromId));
         if (pending.from.alive) pending.from.peer.send({ ...error, id: pending.fromId });
       }
@@ -381,6 +416,12 @@ class ParentAsSuccessor implements Peer {
     this.parent.send("method" in message ? wrap(message as Call, this.dialect()) : message);
   }
   async close(): Promise<void> {}
+}
+
+/** Participant names as the reference conductor's trace viewer expects them. */
+function participant(hop: Hop): string {
+  const p = hop.position;
+  return p.role === "proxy" ? `proxy:${p.index}` : p.role;
 }
 
 /** Wraps a call in a `proxy/successor` envelope (in the peer's dialect). The envelope's own `_meta` is hop-local. */
