@@ -30,7 +30,8 @@ describe("cordon CLI", () => {
   it("prints help and its version", async () => {
     const help = await cordon(["--help"]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/cordon run \[--config chain\.json\] \[--proxy proxy\.wasm\]/);
+    expect(help.stdout).toMatch(/cordon run \[--config chain\.json\] \[--proxy p\.wasm \| --proxy-cmd "cmd args"\]\.\.\./);
+    expect(help.stdout).toMatch(/cordon proxy /);
     const version = await cordon(["--version"]);
     expect(version.stdout.trim()).toMatch(/^cordon \d+\.\d+\.\d+$/);
   });
