@@ -1,0 +1,104 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadComponent } from "../../runtime/sandbox/component-loader.js";
+import { ProxyUnderTest, ROOT } from "./harness.js";
+// @ts-expect-error: plain ESM tool without type declarations
+import { BuildError, buildProxy } from "../tools/build-proxy.mjs";
+
+const TOOL = join(ROOT, "sdk-as", "tools", "build-proxy.mjs");
+// A project outside the repository, so `@cordon/sdk-as` is not in any node_modules asc searches:
+// the tool must supply its own SDK.
+const dir = mkdtempSync(join(tmpdir(), "cordon-build-tool-"));
+const cacheDir = join(dir, ".cache");
+
+function write(rel: string, text: string): string {
+  const file = join(dir, rel);
+  mkdirSync(join(file, ".."), { recursive: true });
+  writeFileSync(file, text);
+  return file;
+}
+
+const GOOD = `import { Proxy, SessionUpdate, register } from "@cordon/sdk-as";
+class Upper extends Proxy {
+  onSessionUpdate(update: SessionUpdate): void {
+    if (update.isTextChunk) update.text = update.text.toUpperCase();
+    this.forward(update);
+  }
+}
+register(new Upper());
+`;
+
+let run: ReturnType<typeof spawnSync>;
+beforeAll(() => {
+  write("proxies/good/good.ts", GOOD);
+  write("proxies/bad/bad.ts", `import { Proxy, register } from "@cordon/sdk-as";\nconst n: i32 = "not a number";\nregister(new Proxy());\n`);
+  mkdirSync(join(dir, "proxies", "not-a-proxy"), { recursive: true });
+  run = spawnSync(process.execPath, [TOOL, "--all", "proxies"], { cwd: dir, encoding: "utf8" });
+}, 120_000);
+
+describe("cordon-build-proxy", () => {
+  it("--all builds every <name>/<name>.ts, reports asc's diagnostics for the broken one, and exits non-zero", () => {
+    expect(run.status).toBe(1);
+    const stderr = String(run.stderr);
+    expect(stderr).toMatch(/^built +good +\d+\.\d KB +\d+\.\d\d s +proxies\/dist\/good\.wasm$/m);
+    expect(stderr).toContain("error: bad: AssemblyScript compilation failed (1 compile error(s))");
+    expect(stderr).toContain("TS2322: Type '~lib/string/String' is not assignable to type 'i32'.");
+    expect(stderr).toContain("proxies/bad/bad.ts(2,16)");
+    expect(stderr).toContain("1 of 2 proxies failed");
+    expect(existsSync(join(dir, "proxies", "dist", "bad.wasm"))).toBe(false);
+  });
+
+  it("produces a component the runtime loads and runs", async () => {
+    const component = await loadComponent(join(dir, "proxies", "dist", "good.wasm"), { cacheDir });
+    expect(component.imports).toEqual(["cordon:proxy/channel@0.1.0"]);
+    expect(component.exports).toEqual(["cordon:proxy/handler@0.1.0"]);
+    expect(component.encodings).toEqual({ receive: "utf16", send: "utf16" });
+    const p = new ProxyUnderTest(component);
+    const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "quiet" } };
+    expect(p.deliver(ProxyUnderTest.fromAgent({ method: "session/update", params: { sessionId: "s", update } }))).toEqual([
+      { jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update: { ...update, content: { type: "text", text: "QUIET" } } } },
+    ]);
+  });
+
+  it("skips a proxy whose output is newer than every input, and rebuilds when an input changes", async () => {
+    const entry = join(dir, "proxies", "good", "good.ts");
+    const out = join(dir, "proxies", "dist", "good.wasm");
+    const before = statSync(out).mtimeMs;
+    const again = await buildProxy({ entry, out });
+    expect(again.skipped).toBe(true);
+    expect(statSync(out).mtimeMs).toBe(before);
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(entry, later, later);
+    const rebuilt = await buildProxy({ entry, out });
+    expect(rebuilt.skipped).toBe(false);
+    expect(statSync(out).mtimeMs).toBeGreaterThan(before);
+  }, 120_000);
+
+  it("refuses a proxy that needs host imports the world does not have", async () => {
+    const entry = write(
+      "proxies/dice/dice.ts",
+      `import { Proxy, register } from "@cordon/sdk-as";\nclass Dice extends Proxy { roll(): f64 { return Math.random(); } }\nconst d = new Dice();\nd.roll();\nregister(d);\n`,
+    );
+    const error = await buildProxy({ entry, out: join(dir, "dice.wasm") }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BuildError);
+    expect((error as Error).message).toBe(
+      "dice: the module imports env.seed, which a Cordon proxy cannot have (Math.random, Date.now, trace and console functions need host imports Cordon does not provide)",
+    );
+  }, 120_000);
+
+  it("warns when the source never registers a proxy, and prints usage for bad arguments", () => {
+    write("lonely/lonely.ts", `import { Proxy } from "@cordon/sdk-as";\nclass Lonely extends Proxy {}\nconst l = new Lonely();\n`);
+    const built = spawnSync(process.execPath, [TOOL, "lonely/lonely.ts", "-o", "lonely.wasm"], { cwd: dir, encoding: "utf8" });
+    expect(built.status).toBe(0);
+    expect(built.stderr).toContain("warning: lonely: the source never calls register(...); the proxy will trap on its first message");
+    const usage = spawnSync(process.execPath, [TOOL], { cwd: dir, encoding: "utf8" });
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toContain("usage: cordon-build-proxy <entry.ts> [-o <out.wasm>] [--force]");
+    const missing = spawnSync(process.execPath, [TOOL, "nope.ts"], { cwd: dir, encoding: "utf8" });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain("error: nope: no such file nope.ts");
+  }, 120_000);
+});
