@@ -23,8 +23,8 @@ const TOPOLOGIES: Record<string, string[]> = {
   "a nested conductor (2 proxies) and an empty one between pass-throughs": [...pass, ...nested(...pass, ...pass), ...nested(), ...pass],
 };
 
-async function chain(topology: string): Promise<RawClient> {
-  const client = new RawClient(NODE, [CORDON, "run", ...TOPOLOGIES[topology], "--", ...SCRIPTED_AGENT]);
+async function chain(topology: string, env: Record<string, string> = {}): Promise<RawClient> {
+  const client = new RawClient(NODE, [CORDON, "run", ...TOPOLOGIES[topology], "--", ...SCRIPTED_AGENT], env);
   clients.push(client);
   const init = await client.request("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true } }, _meta: { trace: "t1" } });
   expect(init.result.agentInfo).toEqual({ name: "scripted-agent", version: "1.0.0" });
@@ -132,6 +132,51 @@ describe.each(Object.keys(TOPOLOGIES))("through %s", (n) => {
     client.notify("session/cancel", { sessionId });
     expect((await pending).result).toEqual({ stopReason: "cancelled" });
     expect(client.received.filter((m) => m.method === "_test/seen" && m.params.message.params.requestId === "never-sent")).toEqual([]);
+  });
+});
+
+describe.each(["1 pass-through proxy", "a nested conductor (2 proxies) and an empty one between pass-throughs"])("cancellation and the capability contract, through %s", (topology) => {
+  it("session/cancel answers the permission request the chain still holds with cancelled", async () => {
+    const client = await chain(topology);
+    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+    const sessionId = result.sessionId;
+    const permission = {
+      method: "session/request_permission",
+      params: { sessionId, toolCall: { toolCallId: "t9", title: "Deploy" }, options: [{ optionId: "ok", name: "Allow", kind: "allow_once" }] },
+    };
+    let asked: Json | null = null;
+    client.onRequest = (m) => {
+      asked = m;
+      return new Promise(() => {}); // the user never answers
+    };
+    const turn = client.request("session/prompt", { sessionId, prompt: script([{ ask: permission }, { report: true }]) });
+    await expect.poll(() => asked).not.toBeNull();
+    client.notify("session/cancel", { sessionId });
+    const report = await client.waitFor((m) => m.method === "_test/answers");
+    expect(report.params.answers.map((a: Json) => a.result)).toEqual([{ outcome: { outcome: "cancelled" } }]);
+    // The client is told the request it holds is void, with the id it knows it by.
+    const cancel = await client.waitFor((m) => m.method === "$/cancel_request");
+    expect(cancel.params.requestId).toBe(asked!.id);
+    expect((await turn).result).toEqual({ stopReason: "end_turn" });
+  });
+
+  it("rejects prompt content the agent did not advertise, before any of it is sent", async () => {
+    const client = await chain(topology, { SCRIPTED_CAPS: JSON.stringify({ promptCapabilities: { image: true } }) });
+    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+    const image = { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" };
+    const audio = { type: "audio", data: "UklGRg==", mimeType: "audio/wav" };
+    const ok = await client.request("session/prompt", { sessionId: result.sessionId, prompt: [image, { type: "resource_link", uri: "file:///a", name: "a" }] });
+    expect(ok.result).toEqual({ stopReason: "end_turn" });
+    const refused = await client.request("session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "hi" }, audio] });
+    expect(refused.error).toEqual({
+      code: -32602,
+      message: "prompt block 1 is an audio, but the agent did not advertise promptCapabilities.audio; nothing was sent",
+    });
+    const resource = await client.request("session/prompt", {
+      sessionId: result.sessionId,
+      prompt: [{ type: "resource", resource: { uri: "file:///x", text: "x" } }],
+    });
+    expect(resource.error.message).toMatch(/block 0 is an embedded resource, .*promptCapabilities\.embeddedContext/);
   });
 });
 

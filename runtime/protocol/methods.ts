@@ -1,6 +1,8 @@
 /** Method names the conductor itself looks at. Everything else is forwarded without interpretation. */
 export const Methods = {
   initialize: "initialize",
+  sessionPrompt: "session/prompt",
+  requestPermission: "session/request_permission",
   sessionCancel: "session/cancel",
   cancelRequest: "$/cancel_request",
   /** Proxy-chains RFD names: what Cordon sends. */

@@ -71,6 +71,8 @@ export class Conductor {
   private startFailure: string | null = null;
   private backlog: unknown[] = [];
   private initialized = false;
+  /** What the client was told the agent accepts in prompts (after every proxy had its say). */
+  private promptCapabilities: PromptCapabilities = {};
   private exiting = false;
 
   private readonly proxyMode: boolean;
@@ -190,7 +192,32 @@ export class Conductor {
       return this.toward(this.client, { ...message, method: Methods.initialize }, 0);
     }
     if (!this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, `expected "${expected}" before "${method}"`);
+    if (method === Methods.sessionPrompt) {
+      const unsupported = unsupportedContent(message.params, this.promptCapabilities);
+      if (unsupported) return this.refuse(message, ErrorCodes.invalidParams, unsupported);
+    }
+    if (method === Methods.sessionCancel) this.cancelHeldPermissions(sessionOf(message.params));
     this.toward(this.client, message, 0);
+  }
+
+  /**
+   * `session/cancel`: every permission request of that session that the agent is still waiting on
+   * is answered `cancelled` now, wherever in the chain it is held; the hop holding it gets a
+   * `$/cancel_request` so the cancellation travels on toward the client, hop by hop.
+   */
+  private cancelHeldPermissions(sessionId: string | null): void {
+    if (sessionId === null) return;
+    for (const hop of [this.client, ...this.proxies]) {
+      for (const [key, pending] of hop.outgoing) {
+        if (pending.kind !== "forward" || pending.from !== this.agent || pending.sessionId !== sessionId) continue;
+        hop.outgoing.delete(key);
+        hop.settled.add(key);
+        this.agent.incoming.delete(idKey(pending.fromId));
+        this.agent.peer.send({ jsonrpc: "2.0", id: pending.fromId, result: { outcome: { outcome: "cancelled" } } });
+        const cancel: JsonRpcNotification = { jsonrpc: "2.0", method: Methods.cancelRequest, params: { requestId: idFromKey(key) } };
+        hop.peer.send(hop === this.client ? cancel : wrap(cancel, hop.dialect));
+      }
+    }
   }
 
   private malformed(hop: Hop, detail: string): void {
@@ -270,7 +297,8 @@ export class Conductor {
       session: sessionOf(original.params),
       params: original.params ?? null,
     });
-    to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, method: original.method, retry });
+    const sessionId = original.method === Methods.requestPermission ? (sessionOf(original.params) ?? undefined) : undefined;
+    to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, method: original.method, sessionId, retry });
     from.incoming.set(idKey(original.id), { id: original.id, to, toId: id, enveloped });
     to.peer.send({ ...outgoing, id } as JsonRpcRequest);
   }
@@ -278,6 +306,7 @@ export class Conductor {
   private response(hop: Hop, message: JsonRpcResponse): void {
     const key = message.id === null ? null : idKey(message.id);
     const pending = key === null ? undefined : hop.outgoing.get(key);
+    if (key !== null && hop.settled.delete(key)) return; // already answered on its behalf
     if (!pending || key === null) {
       this.log.warn(`${hop.label} answered a request it was never sent (id ${JSON.stringify(message.id)}); dropped`);
       return;
@@ -294,6 +323,7 @@ export class Conductor {
       payload: message.error ?? message.result ?? null,
     });
     pending.from.incoming.delete(idKey(pending.fromId));
+    if (pending.from === this.client && pending.method === Methods.initialize) this.promptCapabilities = promptCapabilitiesOf(message.result);
     if (pending.from.alive) pending.from.peer.send({ ...message, id: pending.fromId });
   }
 
@@ -416,6 +446,35 @@ class ParentAsSuccessor implements Peer {
     this.parent.send("method" in message ? wrap(message as Call, this.dialect()) : message);
   }
   async close(): Promise<void> {}
+}
+
+interface PromptCapabilities {
+  image?: boolean;
+  audio?: boolean;
+  embeddedContext?: boolean;
+}
+
+function promptCapabilitiesOf(result: unknown): PromptCapabilities {
+  const caps = paramsObject(paramsObject(paramsObject(result)?.agentCapabilities)?.promptCapabilities);
+  return { image: caps?.image === true, audio: caps?.audio === true, embeddedContext: caps?.embeddedContext === true };
+}
+
+/** Content the client was not told the agent accepts (text and resource links always are). */
+const GATED: Record<string, keyof PromptCapabilities> = { image: "image", audio: "audio", resource: "embeddedContext" };
+
+/** Why a prompt carries content the chain did not advertise, or null when it does not. */
+function unsupportedContent(params: unknown, caps: PromptCapabilities): string | null {
+  const prompt = paramsObject(params)?.prompt;
+  if (!Array.isArray(prompt)) return null;
+  for (const [i, block] of prompt.entries()) {
+    const type = paramsObject(block)?.type;
+    const gate = typeof type === "string" ? GATED[type] : undefined;
+    if (gate && !caps[gate]) {
+      const what = type === "resource" ? "embedded resource" : type;
+      return `prompt block ${i} is an ${what}, but the agent did not advertise promptCapabilities.${gate}; nothing was sent`;
+    }
+  }
+  return null;
 }
 
 /** Participant names as the reference conductor's trace viewer expects them. */

@@ -38,6 +38,8 @@ export type Dialect = "rfd" | "rust";
 export class Hop {
   readonly outgoing = new Map<string, Outgoing>();
   readonly incoming = new Map<string, Incoming>();
+  /** Requests the conductor answered on the peer's behalf (e.g. cancelled): their late answers are dropped quietly. */
+  readonly settled = new Set<string>();
   private nextId = 1;
   /** Why the peer is gone (set once); a dead hop receives nothing more. */
   failure: string | null = null;
