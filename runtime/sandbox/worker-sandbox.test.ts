@@ -17,7 +17,8 @@ async function sandboxFor(bytes: Uint8Array, limits = {}) {
   let failure: SandboxFailure | null = null;
   let failed: () => void = () => {};
   const died = new Promise<void>((resolve) => (failed = resolve));
-  const sandbox = new WorkerSandbox(component, { ...DEFAULT_LIMITS, receiveTimeoutMs: 300, startTimeoutMs: 500, ...limits });
+  // Generous by default: a worker's first start on a loaded two-core machine can take a while.
+  const sandbox = new WorkerSandbox(component, { ...DEFAULT_LIMITS, receiveTimeoutMs: 5_000, startTimeoutMs: 10_000, ...limits });
   const started = sandbox.start({
     output: (messages) => outputs.push(...messages),
     failed: (f) => {
@@ -40,7 +41,7 @@ describe("WorkerSandbox", () => {
 
   it("terminates a guest that loops forever in receive", async () => {
     const loop = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "(loop $spin (br $spin))")})`, wit: WORLD });
-    const s = await sandboxFor(loop);
+    const s = await sandboxFor(loop, { receiveTimeoutMs: 300 });
     await s.started;
     const t = Date.now();
     s.sandbox.deliver("{}");
@@ -51,8 +52,8 @@ describe("WorkerSandbox", () => {
 
   it("refuses to start a guest that loops forever in its start function", async () => {
     const loop = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY} (func $start (loop $spin (br $spin))) (start $start))`, wit: WORLD });
-    const s = await sandboxFor(loop);
-    await expect(s.started).rejects.toThrow("instantiation did not finish within 500 ms");
+    const s = await sandboxFor(loop, { startTimeoutMs: 1500 });
+    await expect(s.started).rejects.toThrow("instantiation did not finish within 1500 ms");
   });
 
   it("reports a trap as a failure, once", async () => {
