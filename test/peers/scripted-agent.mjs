@@ -11,8 +11,8 @@
 //     {"fail": {code, message, data}} answer the prompt with this error
 //     {"waitCancel": true}           hold until session/cancel, then answer {"stopReason":"cancelled"}
 //     {"exit": code}                 exit the process with this code
-//   Answers to "ask" requests are recorded and reported with {"send"...{"$answers": true}} substitution:
-//   a step {"report": true} sends `_test/answers` with every answer received so far.
+//     {"report": true}               send `_test/answers` with every answer to "ask" received so far
+//     {"reflectPrompt": true}        send `_test/prompt` with the session/prompt params as received
 // - any other request → {"echo": <the whole message as received, id removed>}
 // - any notification other than session/cancel → `_test/seen` notification carrying it back
 import { createInterface } from "node:readline";
@@ -43,6 +43,7 @@ async function runPrompt(msg) {
       });
       answers.push(answer);
     } else if (step.report) out({ jsonrpc: "2.0", method: "_test/answers", params: { answers } });
+    else if (step.reflectPrompt) out({ jsonrpc: "2.0", method: "_test/prompt", params: { received: msg.params } });
     else if (step.reply) result = step.reply;
     else if (step.fail) return out({ jsonrpc: "2.0", id: msg.id, error: step.fail });
     else if (step.waitCancel) {
