@@ -21,6 +21,7 @@ const limits = z
     startTimeoutMs: z.number().int().positive().optional(),
     maxMessageUnits: z.number().int().positive().optional(),
     maxSendsPerReceive: z.number().int().positive().optional(),
+    maxMemoryMiB: z.number().int().positive().max(4096).optional(),
   })
   .strict();
 

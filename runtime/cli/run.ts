@@ -95,6 +95,8 @@ function buildProxies(entries: ProxyEntry[], log: Logger): Peer[] {
     if (isNativeProxy(entry)) {
       return new ChildProcessPeer({ command: entry.command, args: entry.args, env: entry.env, cwd: entry.cwd }, "proxy", undefined, name);
     }
-    return new WasmProxyPeer({ name, path: entry.wasm, config: entry.config ?? {}, limits: entry.limits }, { progress: (line) => log.info(line) });
+    const { maxMemoryMiB, ...limits } = entry.limits ?? {};
+    const sandboxLimits = maxMemoryMiB === undefined ? limits : { ...limits, maxMemoryPages: maxMemoryMiB * 16 };
+    return new WasmProxyPeer({ name, path: entry.wasm, config: entry.config ?? {}, limits: sandboxLimits }, { progress: (line) => log.info(line) });
   });
 }

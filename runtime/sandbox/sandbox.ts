@@ -39,6 +39,8 @@ export interface SandboxLimits {
   maxMessageUnits: number;
   /** Most messages the guest may send for one delivered message. */
   maxSendsPerReceive: number;
+  /** Cap on the guest's linear memory, in 64 KiB pages (the host rewrites the module to enforce it). */
+  maxMemoryPages: number;
 }
 
 export const DEFAULT_LIMITS: SandboxLimits = {
@@ -46,4 +48,5 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   startTimeoutMs: 5_000,
   maxMessageUnits: 16 * 1024 * 1024,
   maxSendsPerReceive: 10_000,
+  maxMemoryPages: 2048, // 128 MiB
 };

@@ -13,6 +13,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { LoadedComponent } from "./component-loader.js";
+import { capMemory } from "./memory-cap.js";
 import type { ProxySandbox, SandboxFailure, SandboxHandlers, SandboxLimits } from "./sandbox.js";
 import type { WorkerReply, WorkerRequest } from "./worker-protocol.js";
 
@@ -39,6 +40,14 @@ export class WorkerSandbox implements ProxySandbox {
 
   start(handlers: SandboxHandlers): Promise<void> {
     this.handlers = handlers;
+    // Compiled here, from the capped bytes, so the cap holds whatever the module declared.
+    let module: WebAssembly.Module;
+    try {
+      module = new WebAssembly.Module(capMemory(this.component.coreBytes, this.limits.maxMemoryPages) as Uint8Array<ArrayBuffer>);
+    } catch (error) {
+      this.dead = true;
+      return Promise.reject(error);
+    }
     const worker = new Worker(workerScript(), {
       // Backstop for the JS side only; wasm linear memory is capped separately.
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
@@ -81,7 +90,7 @@ export class WorkerSandbox implements ProxySandbox {
       worker.on("exit", (code) => this.fail({ kind: "crash", message: `worker exited with code ${code}` }));
       const request: WorkerRequest = {
         type: "start",
-        module: this.component.module,
+        module,
         encodings: this.component.encodings,
         limits: this.limits,
       };
