@@ -5,7 +5,7 @@
  * knows nothing about the connection. The grammar is documented at the top of `reference-agent.ts`; the
  * canonical list of command words is {@link COMMANDS} (also what the `help` command prints).
  */
-import type { ContentBlock, StopReason } from "@agentclientprotocol/sdk";
+import type { ContentBlock, StopReason } from "@agentclientprotocol/sdk/unstable";
 
 /** Flavours of fake secret the `secret` command can emit. */
 export type SecretFlavour = "openai" | "anthropic" | "github" | "aws";
@@ -23,6 +23,16 @@ export type Step =
   | { kind: "tool"; title: string }
   /** Ask `session/request_permission` first, report the outcome, run the tool only when allowed. */
   | { kind: "permission"; title: string }
+  /** A `read` tool call on a file (through `fs/read_text_file` when the client offers it, else from disk). */
+  | { kind: "read"; path: string }
+  /** An `edit` tool call appending the line `text` to a file, after a permission request. */
+  | { kind: "edit"; path: string; text: string }
+  /** An `execute` tool call running `command args…` in a client terminal, after a permission request. */
+  | { kind: "run"; command: string; args: string[] }
+  /** Set the session title (`session_info_update`). */
+  | { kind: "title"; title: string }
+  /** Send this content block back verbatim as an `agent_message_chunk` (non-text blocks after `mirror`). */
+  | { kind: "block"; block: ContentBlock }
   /** Emit a fake API key in an `agent_message_chunk`. */
   | { kind: "secret"; flavour: SecretFlavour }
   /** Hold the turn until `session/cancel`, then answer `stopReason: "cancelled"`. */
@@ -37,6 +47,8 @@ export type Step =
   | { kind: "info" }
   /** Emit the command list. */
   | { kind: "help" }
+  /** From here to the end of the prompt, non-text blocks are sent back verbatim (parsing only: emits nothing). */
+  | { kind: "mirror" }
   /** A command word with bad arguments: emit `usage: …` as an `agent_message_chunk`. */
   | { kind: "usage"; text: string };
 
@@ -49,12 +61,17 @@ export const COMMANDS: ReadonlyArray<{ usage: string; summary: string }> = [
   { usage: "think <text>", summary: "agent_thought_chunk '<text>'" },
   { usage: "tool <title>", summary: "tool_call (pending), tool_call_update in_progress, completed with content" },
   { usage: "permission <title>", summary: "tool_call, session/request_permission (allow_once/reject_once), outcome as message; tool runs only if allowed" },
+  { usage: "read <path>", summary: "tool_call kind read with the file's location; reads it via fs/read_text_file if the client offers it, else from disk" },
+  { usage: "edit <path> <text>", summary: "tool_call kind edit with a diff appending the line <text>; permission; writes via fs/write_text_file if offered, else to disk" },
+  { usage: "run <command> [args…]", summary: "tool_call kind execute; permission; runs it in a client terminal (terminal/create, wait_for_exit, output, release)" },
   { usage: "secret [openai|anthropic|github|aws]", summary: "message chunk with a fake API key (default openai 'sk-…')" },
   { usage: "wait", summary: "hold the turn until session/cancel, then stopReason 'cancelled'" },
   { usage: "sleep <ms>", summary: `pause up to ${MAX_SLEEP_MS} ms (session/cancel interrupts)` },
   { usage: "stop <end_turn|max_tokens|max_turn_requests|refusal>", summary: "end the turn now with that stopReason" },
   { usage: "error <message>", summary: "fail session/prompt with JSON-RPC error -32603 '<message>'" },
-  { usage: "info", summary: "describe the session (id, cwd, MCP servers) and the client (info, capabilities)" },
+  { usage: "title <text>", summary: "set the session title: session_info_update {title, updatedAt}" },
+  { usage: "mirror", summary: "send the prompt's later non-text blocks back verbatim as agent_message_chunks" },
+  { usage: "info", summary: "describe the session (id, cwd, MCP servers, mode, config, title) and the client (info, capabilities)" },
   { usage: "help", summary: "this list" },
 ];
 
@@ -64,17 +81,22 @@ const VOLUNTARY_STOP_REASONS: readonly VoluntaryStopReason[] = ["end_turn", "max
 /** Longest text of an embedded text resource quoted in its description, in characters. */
 export const MAX_QUOTED_RESOURCE_CHARS = 200;
 
-/** Parses a whole prompt: text blocks line by line, every other block into an `echo` describing it. */
+/**
+ * Parses a whole prompt: text blocks line by line, every other block into an `echo` describing it — or,
+ * after a `mirror` line, into a `block` step that sends it back verbatim.
+ */
 export function parsePrompt(blocks: readonly ContentBlock[]): Step[] {
   const steps: Step[] = [];
+  let mirror = false;
   for (const block of blocks) {
     if (block.type === "text") {
       for (const line of block.text.split(/\r?\n/)) {
         const step = parseLine(line);
-        if (step) steps.push(step);
+        if (step?.kind === "mirror") mirror = true;
+        else if (step) steps.push(step);
       }
     } else {
-      steps.push({ kind: "echo", text: describeBlock(block) });
+      steps.push(mirror ? { kind: "block", block } : { kind: "echo", text: describeBlock(block) });
     }
   }
   return steps;
@@ -100,6 +122,20 @@ export function parseLine(rawLine: string): Step | undefined {
       return arg ? { kind: "tool", title: arg } : usage("tool");
     case "permission":
       return arg ? { kind: "permission", title: arg } : usage("permission");
+    case "read":
+      return arg ? { kind: "read", path: arg } : usage("read");
+    case "edit": {
+      const edit = /^(\S+)\s+([\s\S]+)$/.exec(arg);
+      return edit ? { kind: "edit", path: edit[1], text: edit[2] } : usage("edit");
+    }
+    case "run": {
+      const [command, ...args] = arg.split(/\s+/);
+      return command ? { kind: "run", command, args } : usage("run");
+    }
+    case "title":
+      return arg ? { kind: "title", title: arg } : usage("title");
+    case "mirror":
+      return arg ? usage("mirror") : { kind: "mirror" };
     case "secret": {
       if (!arg) return { kind: "secret", flavour: "openai" };
       const flavour = arg.toLowerCase() as SecretFlavour;

@@ -4,7 +4,8 @@
  * stdio by the official ACP SDK client.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
@@ -35,8 +36,11 @@ interface Harness {
   exited: Promise<number | null>;
 }
 
+/** Every agent of this file stores its sessions in one temporary store (removed at the end). */
+let storeDir: string;
+
 function startAgent(args: string[] = []): Harness {
-  const child = spawn(process.execPath, [cordonBin, "reference-agent", ...args], {
+  const child = spawn(process.execPath, [cordonBin, "reference-agent", "--store", storeDir, ...args], {
     cwd: repoRoot,
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -79,6 +83,17 @@ function startAgent(args: string[] = []): Harness {
     setPermissionPolicy: (p) => (policy = p),
     exited,
   };
+}
+
+/**
+ * Starts a session and takes the `available_commands_update` the agent sends right after answering
+ * `session/new` (the SDK helper is attached by then, so it is always its first update).
+ */
+async function startSession(builder: acp.SessionBuilder): Promise<acp.ActiveSession> {
+  const session = await builder.start();
+  const first = await withTimeout(session.nextUpdate(), 5000, "available_commands_update");
+  expect(first).toMatchObject({ kind: "session_update", update: { sessionUpdate: "available_commands_update" } });
+  return session;
 }
 
 async function initialize(h: Harness): Promise<acp.InitializeResponse> {
@@ -159,7 +174,10 @@ async function rejectsWithCode(promise: Promise<unknown>, code: number): Promise
 const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
   Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out: ${what}`)), ms))]);
 
+afterAll(() => rmSync(storeDir, { recursive: true, force: true }));
+
 beforeAll(() => {
+  storeDir = mkdtempSync(join(tmpdir(), "cordon-agent-test-"));
   // The tests run the compiled agent: make sure dist/ exists and is not older than the sources.
   const distDir = join(repoRoot, "dist", "runtime", "agent");
   const srcDir = join(repoRoot, "runtime", "agent");
@@ -189,7 +207,7 @@ describe("cordon reference-agent", () => {
 
   const sessions: acp.ActiveSession[] = [];
   const newSession = async () => {
-    const session = await h.agent.buildSession(CWD).start();
+    const session = await startSession(h.agent.buildSession(CWD));
     sessions.push(session);
     return session;
   };
@@ -202,9 +220,10 @@ describe("cordon reference-agent", () => {
     expect(response).toStrictEqual({
       protocolVersion: 1,
       agentCapabilities: {
-        loadSession: false,
+        loadSession: true,
         promptCapabilities: { image: true, audio: true, embeddedContext: true },
         mcpCapabilities: { http: false, sse: false },
+        sessionCapabilities: { list: {}, delete: {}, additionalDirectories: {}, resume: {}, close: {}, fork: {} },
       },
       authMethods: [],
       agentInfo: { name: "cordon-reference-agent", title: "Cordon reference agent", version: "0.1.0" },
@@ -214,7 +233,31 @@ describe("cordon reference-agent", () => {
   it("creates sessions with distinct ids and validates session/new", async () => {
     const a = await h.agent.request(acp.methods.agent.session.new, { cwd: CWD, mcpServers: [] });
     const b = await h.agent.request(acp.methods.agent.session.new, { cwd: CWD, mcpServers: [] });
-    expect(a).toStrictEqual({ sessionId: expect.stringMatching(/^sess-[0-9a-f-]{36}$/) });
+    expect(a).toStrictEqual({
+      sessionId: expect.stringMatching(/^sess-[0-9a-f-]{36}$/),
+      modes: {
+        currentModeId: "ask",
+        availableModes: [
+          { id: "ask", name: "Ask", description: expect.any(String) },
+          { id: "code", name: "Code", description: expect.any(String) },
+        ],
+      },
+      // This client did not advertise boolean config options: only the select is offered.
+      configOptions: [
+        {
+          id: "verbosity",
+          name: "Verbosity",
+          description: expect.any(String),
+          type: "select",
+          currentValue: "normal",
+          options: [
+            { value: "low", name: "Low" },
+            { value: "normal", name: "Normal" },
+            { value: "high", name: "High" },
+          ],
+        },
+      ],
+    });
     expect(b.sessionId).not.toBe(a.sessionId);
     await rejectsWithCode(h.agent.request(acp.methods.agent.session.new, { cwd: "relative/dir", mcpServers: [] }), -32602);
     await rejectsWithCode(
@@ -507,17 +550,18 @@ describe("cordon reference-agent", () => {
     const help = await turn(session, "help");
     expect(help.updates).toHaveLength(1);
     const text = (help.updates[0] as { content: { text: string } }).content.text;
-    for (const word of ["echo", "think", "tool", "permission", "secret", "wait", "sleep", "stop", "error", "info", "help"]) {
+    for (const word of ["echo", "think", "tool", "permission", "read", "edit", "run", "title", "mirror", "secret", "wait", "sleep", "stop", "error", "info", "help"]) {
       expect(text).toMatch(new RegExp(`^  ${word}\\b`, "m"));
     }
   });
 
   it("info describes the session and the client", async () => {
-    const session = await h.agent
-      .buildSession(CWD)
-      .withAdditionalDirectories([join(CWD, "docs")])
-      .withMcpServer({ name: "files", command: "mcp-files", args: [], env: [] })
-      .start();
+    const session = await startSession(
+      h.agent
+        .buildSession(CWD)
+        .withAdditionalDirectories([join(CWD, "docs")])
+        .withMcpServer({ name: "files", command: "mcp-files", args: [], env: [] }),
+    );
     sessions.push(session);
     const { updates } = await turn(session, "info");
     expect(updates).toStrictEqual([
@@ -527,6 +571,9 @@ describe("cordon reference-agent", () => {
           `cwd ${CWD}`,
           `additionalDirectories ${join(CWD, "docs")}`,
           "mcpServers files (stdio)",
+          "mode ask",
+          "config verbosity=normal tool_calls_enabled=true",
+          "title (none)",
           "client reference-agent-test 1.0.0",
           "protocolVersion 1",
           'clientCapabilities {"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"auth":{"terminal":false}}',
@@ -538,8 +585,9 @@ describe("cordon reference-agent", () => {
   it("answers unknown methods with -32601 and unknown sessions with -32002", async () => {
     await rejectsWithCode(h.agent.request("foo/bar", {}), -32601);
     await rejectsWithCode(h.agent.request("_cordon/unknown", { x: 1 }), -32601);
-    // Not advertised, not implemented (yet).
-    await rejectsWithCode(h.agent.request("session/load", { sessionId: "x", cwd: CWD, mcpServers: [] }), -32601);
+    // Not advertised, not implemented.
+    await rejectsWithCode(h.agent.request("session/archive", { sessionId: "x" }), -32601);
+    await rejectsWithCode(h.agent.request("logout", {}), -32601);
     await rejectsWithCode(h.agent.request("authenticate", { methodId: "x" }), -32601);
     await h.agent.notify("_cordon/unknown_notification", {});
     const error = await rejectsWithCode(
@@ -566,7 +614,7 @@ describe("cordon reference-agent process", () => {
   it("exits 0 when stdin closes, even with a prompt waiting", async () => {
     const h = startAgent();
     await initialize(h);
-    const session = await h.agent.buildSession(CWD).start();
+    const session = await startSession(h.agent.buildSession(CWD));
     void session.prompt("wait").catch(() => {});
     expect((await session.nextUpdate()).kind).toBe("session_update");
     h.child.stdin.end();
@@ -577,7 +625,7 @@ describe("cordon reference-agent process", () => {
     const h = startAgent(["--verbose"]);
     await rejectsWithCode(h.agent.request(acp.methods.agent.session.new, { cwd: CWD, mcpServers: [] }), -32600);
     await initialize(h);
-    const session = await h.agent.buildSession(CWD).start();
+    const session = await startSession(h.agent.buildSession(CWD));
     expect(await turn(session, "hi")).toStrictEqual({ updates: [msg("echo: hi")], stopReason: "end_turn" });
     h.child.stdin.end();
     expect(await withTimeout(h.exited, 5000, "agent exit")).toBe(0);
