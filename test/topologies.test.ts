@@ -83,7 +83,7 @@ describe("--trace", () => {
     expect(hops("initialize")).toEqual(["client→proxy:0", "proxy:0→proxy:1", "proxy:1→agent"]);
     expect(hops("session/prompt")).toEqual(["client→proxy:0", "proxy:0→proxy:1", "proxy:1→agent"]);
     expect(events.some((e) => String(e.method).includes("successor"))).toBe(false);
-    const updates = events.filter((e) => e.type === "notification" && e.method === "session/update");
+    const updates = events.filter((e) => e.type === "notification" && e.method === "session/update" && e.params.update.sessionUpdate === "agent_message_chunk");
     expect(updates.map((e) => `${e.from}→${e.to}`)).toEqual(["agent→proxy:1", "proxy:1→proxy:0", "proxy:0→client"]);
     expect(updates.map((e) => e.params.update.content.text)).toEqual(["echo: traced\n", ">echo: traced\n", ">>echo: traced\n"]);
     // Every request has its response, on the same hop id.

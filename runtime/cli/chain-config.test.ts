@@ -10,7 +10,7 @@ describe("chain config", () => {
       JSON.stringify({ proxies: [{ wasm: "a.wasm", config: { text: "x" } }], agent: { command: "node", env: { KEY: "v" } } }),
       "chain.json",
     );
-    expect(config).toEqual({ proxies: [{ wasm: "a.wasm", config: { text: "x" } }], agent: { command: "node", args: [], env: { KEY: "v" } } });
+    expect(config).toEqual({ proxies: [{ wasm: "a.wasm", config: { text: "x" }, grants: [] }], agent: { command: "node", args: [], env: { KEY: "v" } } });
   });
 
   it("names the file and the offending field", () => {

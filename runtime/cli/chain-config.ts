@@ -14,6 +14,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
+import { GRANTS } from "../routing/grants.js";
 
 const limits = z
   .object({
@@ -25,10 +26,21 @@ const limits = z
   })
   .strict();
 
+const onFailure = z.enum(["fail-closed", "restart", "bypass"]);
+
 const wasmProxy = z
   .object({
     name: z.string().min(1).optional(),
+    onFailure: onFailure.optional(),
     wasm: z.string().min(1),
+    /** Pin: the component must have exactly this SHA-256 (hex), or the chain does not start. */
+    sha256: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, "expected 64 hex digits")
+      .transform((h) => h.toLowerCase())
+      .optional(),
+    /** Authority beyond the conversation: originating fs / terminal requests toward the client. */
+    grants: z.array(z.enum(GRANTS)).default([]),
     config: z.unknown().optional(),
     limits: limits.optional(),
   })
@@ -38,6 +50,7 @@ const wasmProxy = z
 const nativeProxy = z
   .object({
     name: z.string().min(1).optional(),
+    onFailure: onFailure.optional(),
     command: z.string().min(1),
     args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).default({}),

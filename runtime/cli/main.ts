@@ -98,7 +98,7 @@ async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<numb
   const proxies: ProxyEntry[] = [];
   for (const token of parsed.tokens ?? []) {
     if (token.kind !== "option" || token.value === undefined) continue;
-    if (token.name === "proxy") proxies.push({ wasm: token.value });
+    if (token.name === "proxy") proxies.push({ wasm: token.value, grants: [] });
     else if (token.name === "proxy-cmd") {
       try {
         const { command, args, env } = parseCommandLine(token.value);

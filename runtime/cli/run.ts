@@ -10,6 +10,7 @@ import { WasmProxyPeer } from "../components/wasm-proxy.js";
 import { createLogger, type Logger } from "../log.js";
 import { Conductor } from "../routing/conductor.js";
 import type { Peer } from "../routing/peer.js";
+import { GRANTS } from "../routing/grants.js";
 import { TraceFile } from "../routing/trace.js";
 import { ConfigError, isNativeProxy, readChainConfig, type AgentEntry, type ProxyEntry } from "./chain-config.js";
 
@@ -70,6 +71,9 @@ export async function run(options: RunOptions): Promise<number> {
       mode: options.mode,
       log,
       trace: trace?.write,
+      failurePolicies: proxies.map((p) => p.onFailure ?? "fail-closed"),
+      // Native proxies are trusted: they run with the user's privileges anyway.
+      grants: proxies.map((p) => (isNativeProxy(p) ? [...GRANTS] : p.grants)),
       onExit: (code) => void finish(code),
     });
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void finish(0));
@@ -97,6 +101,9 @@ function buildProxies(entries: ProxyEntry[], log: Logger): Peer[] {
     }
     const { maxMemoryMiB, ...limits } = entry.limits ?? {};
     const sandboxLimits = maxMemoryMiB === undefined ? limits : { ...limits, maxMemoryPages: maxMemoryMiB * 16 };
-    return new WasmProxyPeer({ name, path: entry.wasm, config: entry.config ?? {}, limits: sandboxLimits }, { progress: (line) => log.info(line) });
+    return new WasmProxyPeer(
+      { name, path: entry.wasm, config: entry.config ?? {}, limits: sandboxLimits, sha256: entry.sha256 },
+      { progress: (line) => log.info(line) },
+    );
   });
 }

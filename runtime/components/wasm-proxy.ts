@@ -17,6 +17,8 @@ export interface WasmProxySpec {
   path: string;
   config: unknown;
   limits?: Partial<SandboxLimits>;
+  /** Expected SHA-256 of the component file (hex); a mismatch refuses to start. */
+  sha256?: string;
 }
 
 export class WasmProxyPeer implements Peer {
@@ -31,8 +33,15 @@ export class WasmProxyPeer implements Peer {
     this.label = `proxy "${spec.name}"`;
   }
 
+  /** Starts (or, after a failure, restarts) the guest in a fresh sandbox. */
   async open(sink: PeerSink): Promise<void> {
+    this.dead = false;
     const component = await loadComponent(this.spec.path, this.loadOptions);
+    if (this.spec.sha256 && component.sha256 !== this.spec.sha256) {
+      throw new Error(
+        `${this.label} (${this.spec.path}) does not match its pin: the config says sha256 ${this.spec.sha256}, the file is ${component.sha256}; refusing to start`,
+      );
+    }
     const sandbox = new WorkerSandbox(component, { ...DEFAULT_LIMITS, ...this.spec.limits });
     this.sandbox = sandbox;
     const fail = (reason: string) => {

@@ -14,6 +14,8 @@ export const Methods = {
   /** Cordon's own extensions on the proxy channel (see wit/README.md). */
   cordonConfigure: "_cordon/configure",
   cordonLog: "_cordon/log",
+  /** Conductor → client: something happened to a component (a proxy failed, restarted, was bypassed). */
+  cordonNotice: "_cordon/notice",
 } as const;
 
 export const isProxyInitialize = (method: string) =>

@@ -32,7 +32,8 @@ import {
 } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { isLevel, type Logger } from "../log.js";
-import { Hop, type Dialect, type Incoming } from "./hop.js";
+import { grantFor, type Grant } from "./grants.js";
+import { Hop, type Dialect, type FailurePolicy, type Incoming } from "./hop.js";
 import type { Peer } from "./peer.js";
 import { sessionOf, type Tracer } from "./trace.js";
 
@@ -53,12 +54,19 @@ export interface ConductorOptions {
   onExit(code: number): void;
   /** Receives every message at every hop (`--trace`). */
   trace?: Tracer;
+  /** Failure policy of each proxy, by position (default `fail-closed`). */
+  failurePolicies?: FailurePolicy[];
+  /** What each proxy may originate toward the client, by position (default nothing). */
+  grants?: Grant[][];
 }
 
 type Call = JsonRpcRequest | JsonRpcNotification;
 
 /** How long proxies get to relay the agent's death to the client before the conductor answers for them. */
 const AGENT_DEATH_GRACE_MS = 250;
+/** Restarts of one proxy before Cordon gives up on it, and the first backoff (doubling each time). */
+export const MAX_RESTARTS = 5;
+const FIRST_BACKOFF_MS = 100;
 
 const isRequest = (m: Call): m is JsonRpcRequest => "id" in m;
 
@@ -71,6 +79,8 @@ export class Conductor {
   private startFailure: string | null = null;
   private backlog: unknown[] = [];
   private initialized = false;
+  /** The client's `initialize` params, replayed to a proxy that restarts. */
+  private initParams: unknown = undefined;
   /** What the client was told the agent accepts in prompts (after every proxy had its say). */
   private promptCapabilities: PromptCapabilities = {};
   private exiting = false;
@@ -84,6 +94,12 @@ export class Conductor {
     this.trace = options.trace ?? null;
     this.client = new Hop(options.client, { role: "client" });
     this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }));
+    options.failurePolicies?.forEach((policy, i) => {
+      if (this.proxies[i]) this.proxies[i].policy = policy;
+    });
+    options.grants?.forEach((grants, i) => {
+      if (this.proxies[i]) this.proxies[i].grants = new Set(grants);
+    });
     if (this.proxyMode) {
       // The parent is both our client and our successor: one connection, two hops, disjoint ids.
       this.agent = new Hop(new ParentAsSuccessor(options.client, () => this.client.dialect), { role: "agent" }, "s");
@@ -187,6 +203,7 @@ export class Conductor {
     if (isInit) {
       if (this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, `${method} was already sent on this connection`);
       this.initialized = true;
+      this.initParams = message.params;
       if (method === Methods.legacyProxyInitialize) this.client.dialect = "rust";
       // Downstream, a proxy gets proxy/initialize and the agent (or our parent's successor) initialize.
       return this.toward(this.client, { ...message, method: Methods.initialize }, 0);
@@ -235,13 +252,28 @@ export class Conductor {
     if (pos.role === "agent") return this.backward(hop, message, this.proxies.length - 1);
     if (pos.role !== "proxy") return;
     if (method === Methods.cordonLog) return this.proxyLog(hop, message.params);
-    if (!isProxySuccessor(method)) return this.backward(hop, message, pos.index - 1);
+    if (!isProxySuccessor(method)) {
+      if (method === Methods.initialize || isProxyInitialize(method)) {
+        return this.refuse(message, ErrorCodes.invalidRequest, `a proxy cannot send ${method}; only the conductor initializes components`, hop);
+      }
+      const grant = grantFor(method);
+      if (grant && isRequest(message) && !hop.forwardable.take(method, message.params) && !hop.grants.has(grant)) {
+        this.log.warn(`${hop.label} tried to send ${method} to the client without the "${grant}" grant; refused`);
+        return this.refuse(message, ErrorCodes.invalidRequest, `${method} needs the "${grant}" grant, which this proxy does not have`, hop);
+      }
+      return this.backward(hop, message, pos.index - 1);
+    }
     if (method === Methods.legacyProxySuccessor) hop.dialect = "rust";
     const inner = unwrap(message);
     if (typeof inner === "string") return this.refuse(message, ErrorCodes.invalidRequest, inner, hop);
     if (inner.method === Methods.cancelRequest) return this.cancel(hop, inner.params);
     if (isProxyInitialize(inner.method)) {
       return this.refuse(message, ErrorCodes.invalidRequest, "proxy/initialize is only sent by the conductor", hop);
+    }
+    if (inner.method === Methods.initialize && hop.successorInit) {
+      // Its successor is initialized already: a restarted proxy gets the answer it got the first time.
+      if (isRequest(inner)) hop.peer.send({ ...hop.successorInit, id: inner.id });
+      return;
     }
     this.toward(hop, inner, pos.index + 1);
   }
@@ -250,6 +282,7 @@ export class Conductor {
 
   /** Left to right: to proxy `index` unwrapped, or to the agent when `index` is past the last proxy. */
   private toward(from: Hop, message: Call, index: number): void {
+    while (index < this.proxies.length && this.proxies[index].bypassed) index++;
     const target = index < this.proxies.length ? this.proxies[index] : this.agent;
     if (message.method !== Methods.initialize || target === this.agent) return this.deliver(from, message, target, message, false);
     const send = () => {
@@ -263,12 +296,18 @@ export class Conductor {
 
   /** Right to left: to proxy `index` wrapped in `proxy/successor`, or to the client when `index` is -1. */
   private backward(from: Hop, message: Call, index: number): void {
+    while (index >= 0 && this.proxies[index].bypassed) index--;
     if (index < 0) return this.deliver(from, message, this.client, message, false);
     const target = this.proxies[index];
+    if (isRequest(message) && grantFor(message.method)) target.forwardable.add(message.method, message.params);
     this.deliver(from, message, target, wrap(message, target.dialect), true);
   }
 
   private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean, retry?: () => void): void {
+    if (to.restarting && to.policy === "restart") {
+      to.held.push(() => this.deliver(from, original, to, outgoing, enveloped, retry));
+      return;
+    }
     if (!isRequest(original)) {
       this.trace?.({
         type: "notification",
@@ -323,7 +362,10 @@ export class Conductor {
       payload: message.error ?? message.result ?? null,
     });
     pending.from.incoming.delete(idKey(pending.fromId));
-    if (pending.from === this.client && pending.method === Methods.initialize) this.promptCapabilities = promptCapabilitiesOf(message.result);
+    if (pending.method === Methods.initialize) {
+      if (pending.from === this.client) this.promptCapabilities = promptCapabilitiesOf(message.result);
+      else if (pending.from.position.role === "proxy") pending.from.successorInit = { jsonrpc: "2.0", id: null, ...pick(message) };
+    }
     if (pending.from.alive) pending.from.peer.send({ ...message, id: pending.fromId });
   }
 
@@ -370,8 +412,7 @@ export class Conductor {
       this.exit(0);
       return;
     }
-    const log = hop === this.agent || hop.position.role === "proxy" ? this.log.error : this.log.warn;
-    if (!this.exiting) log(`${hop.label} ${reason}`);
+    if (hop === this.agent && !this.exiting) this.log.error(`${hop.label} ${reason}`);
     for (const [key, pending] of hop.outgoing) {
       hop.outgoing.delete(key);
       const error = errorResponse(null, ErrorCodes.internalError, `${hop.label} ${reason}`, detail);
@@ -387,6 +428,62 @@ export class Conductor {
       this.cancelAbandoned(record);
     }
     if (hop === this.agent) this.afterAgentDeath(`${hop.label} ${reason}`, detail);
+    else if (hop.position.role === "proxy" && !this.exiting) this.recover(hop, reason);
+  }
+
+  /** Applies the proxy's failure policy: bypass it, or restart it with backoff until the cap. */
+  private recover(hop: Hop, reason: string): void {
+    if (hop.policy === "bypass") {
+      hop.bypassed = true;
+      return this.notice("warn", hop, `${hop.label} ${reason}; it is bypassed from now on (policy bypass): messages skip it`);
+    }
+    if (hop.restarts >= MAX_RESTARTS) {
+      hop.failure = `${reason}, and it has failed ${hop.restarts + 1} times, so Cordon stopped restarting it; restart the session to try again`;
+      for (const held of hop.held.splice(0)) held();
+      return this.notice("error", hop, `${hop.label} ${hop.failure}`);
+    }
+    const delay = FIRST_BACKOFF_MS * 2 ** hop.restarts;
+    hop.restarts++;
+    hop.restarting = true;
+    hop.failure = `${reason}; it is restarting (attempt ${hop.restarts} of ${MAX_RESTARTS})`;
+    this.notice("warn", hop, `${hop.label} ${reason}; restarting it in ${delay} ms (attempt ${hop.restarts} of ${MAX_RESTARTS}); state it kept per session is lost`);
+    setTimeout(() => void this.restart(hop), delay);
+  }
+
+  /** Starts a failed proxy again and replays its initialization; its successor is not re-initialized. */
+  private async restart(hop: Hop): Promise<void> {
+    if (this.exiting) return;
+    try {
+      await this.open(hop);
+    } catch (error) {
+      hop.restarting = false;
+      return this.recover(hop, `could not be restarted: ${(error as Error).message}`);
+    }
+    hop.failure = null;
+    hop.restarting = false;
+    hop.forwardable.clear();
+    if (this.initialized) {
+      const id = hop.issueId();
+      const method = hop.dialect === "rust" ? Methods.legacyProxyInitialize : Methods.proxyInitialize;
+      hop.outgoing.set(idKey(id), {
+        kind: "own",
+        method: Methods.initialize,
+        answer: (response) => {
+          if (response.error) this.log.error(`${hop.label} restarted but refused initialization: ${response.error.message}`);
+          else this.log.info(`${hop.label} restarted`);
+        },
+      });
+      hop.peer.send({ jsonrpc: "2.0", id, method, params: this.initParams } as JsonRpcRequest);
+    }
+    for (const held of hop.held.splice(0)) held();
+  }
+
+  /** Tells the operator (stderr) and the client (`_cordon/notice`, which clients may ignore). */
+  private notice(level: "warn" | "error", hop: Hop, message: string): void {
+    this.log[level](message);
+    if (this.client.alive) {
+      this.client.peer.send({ jsonrpc: "2.0", method: Methods.cordonNotice, params: { level, component: hop.label, message } });
+    }
   }
 
   /**
@@ -475,6 +572,11 @@ function unsupportedContent(params: unknown, caps: PromptCapabilities): string |
     }
   }
   return null;
+}
+
+/** The result-or-error part of a response. */
+function pick(message: JsonRpcResponse): { result: unknown } | { error: JsonRpcResponse["error"] } {
+  return message.error !== undefined ? { error: message.error } : { result: message.result };
 }
 
 /** Participant names as the reference conductor's trace viewer expects them. */

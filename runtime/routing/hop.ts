@@ -10,6 +10,7 @@
  * must be answered with an error.
  */
 import { idKey, type JsonRpcId, type JsonRpcResponse } from "../protocol/json-rpc.js";
+import { Forwardable, type Grant } from "./grants.js";
 import type { Peer } from "./peer.js";
 
 export type Position = { role: "client" } | { role: "proxy"; index: number } | { role: "agent" };
@@ -35,6 +36,16 @@ export interface Incoming {
 /** Spellings of the proxy-chain methods a peer understands: the RFD's, or the Rust SDK's `_proxy/*`. */
 export type Dialect = "rfd" | "rust";
 
+/**
+ * What happens when a proxy fails (traps, runs away, floods, misbehaves, exits):
+ * - `fail-closed` (default): requests inside it are answered with an error naming it; it is
+ *   restarted with exponential backoff, and while it is down requests through it get errors;
+ *   after too many failures the chain refuses work through it for good.
+ * - `restart`: like fail-closed, but messages that arrive while it restarts wait for it.
+ * - `bypass`: from then on messages skip it. Only for optional proxies: a bypassed redactor leaks.
+ */
+export type FailurePolicy = "fail-closed" | "restart" | "bypass";
+
 export class Hop {
   readonly outgoing = new Map<string, Outgoing>();
   readonly incoming = new Map<string, Incoming>();
@@ -45,6 +56,20 @@ export class Hop {
   failure: string | null = null;
   /** What this peer is sent; switched to "rust" when it shows it only speaks `_proxy/*`. */
   dialect: Dialect = "rfd";
+  policy: FailurePolicy = "fail-closed";
+  /** Routing skips this proxy (policy `bypass`, after a failure). */
+  bypassed = false;
+  /** A restart is scheduled or under way. */
+  restarting = false;
+  restarts = 0;
+  /** Deliveries waiting for a restart to finish (policy `restart`). */
+  readonly held: (() => void)[] = [];
+  /** What this proxy may originate toward the client (fs, terminal). */
+  grants = new Set<Grant>();
+  /** Gated requests it was handed by its successor, which it may forward without a grant. */
+  readonly forwardable = new Forwardable();
+  /** The successor's answer to this proxy's `initialize`, replayed to it after a restart. */
+  successorInit: JsonRpcResponse | null = null;
 
   /**
    * @param idPrefix when two hops share one connection (a nested conductor's parent is both its
