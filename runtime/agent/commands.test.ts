@@ -46,6 +46,20 @@ describe("parseLine", () => {
     expect(parseLine("error")).toStrictEqual({ kind: "usage", text: "usage: error <message>" });
     expect(parseLine("info me")).toStrictEqual({ kind: "usage", text: "usage: info" });
   });
+
+  it("parses the tool, title and mirror commands", () => {
+    expect(parseLine("read src/a file.ts")).toStrictEqual({ kind: "read", path: "src/a file.ts" });
+    expect(parseLine("edit notes.md add a  line ")).toStrictEqual({ kind: "edit", path: "notes.md", text: "add a  line" });
+    expect(parseLine("run git   status -s")).toStrictEqual({ kind: "run", command: "git", args: ["status", "-s"] });
+    expect(parseLine("run ls")).toStrictEqual({ kind: "run", command: "ls", args: [] });
+    expect(parseLine("/Title  My session ")).toStrictEqual({ kind: "title", title: "My session" });
+    expect(parseLine("mirror")).toStrictEqual({ kind: "mirror" });
+    expect(parseLine("read")).toStrictEqual({ kind: "usage", text: "usage: read <path>" });
+    expect(parseLine("edit notes.md")).toStrictEqual({ kind: "usage", text: "usage: edit <path> <text>" });
+    expect(parseLine("run")).toStrictEqual({ kind: "usage", text: "usage: run <command> [args…]" });
+    expect(parseLine("title")).toStrictEqual({ kind: "usage", text: "usage: title <text>" });
+    expect(parseLine("mirror all")).toStrictEqual({ kind: "usage", text: "usage: mirror" });
+  });
 });
 
 describe("parsePrompt", () => {
@@ -63,6 +77,18 @@ describe("parsePrompt", () => {
       { kind: "wait" },
     ]);
     expect(parsePrompt([])).toStrictEqual([]);
+  });
+
+  it("after a mirror line, sends later non-text blocks back verbatim", () => {
+    const link = { type: "resource_link" as const, name: "x", uri: "file:///x" };
+    const image = { type: "image" as const, mimeType: "image/png", data: "AAAA", _meta: { k: 1 } };
+    expect(parsePrompt([link, { type: "text", text: "one\nmirror\ntwo" }, image, link])).toStrictEqual([
+      { kind: "echo", text: "[resource_link name=x uri=file:///x]" },
+      { kind: "echo", text: "one" },
+      { kind: "echo", text: "two" },
+      { kind: "block", block: image },
+      { kind: "block", block: link },
+    ]);
   });
 });
 

@@ -164,7 +164,12 @@ export class AgentSession {
   endTurn(turn: PromptTurn): void {
     if (this.turn === turn) this.turn = undefined;
     turn.end();
-    this.touch();
+    try {
+      this.touch();
+    } catch {
+      // The record could not be saved (e.g. another agent process deleted the session meanwhile): the
+      // turn is over either way, and its answer must still go out.
+    }
   }
 
   /** Cancels the running turn, if any. Returns whether there was one. */
