@@ -34,6 +34,20 @@ describe("context proxy", () => {
     expect(out.params.params).toEqual({ sessionId: "s", prompt: [{ type: "text", text: "ctx" }] });
   });
 
+  it("splices the block into empty and oddly spaced prompt arrays, leaving the rest of the text as it was", async () => {
+    const p = await proxyUnderTest(component, { text: "ctx" });
+    for (const [prompt, expected] of [
+      ["[]", '[{"type":"text","text":"ctx"}]'],
+      ["[ \n ]", '[ \n {"type":"text","text":"ctx"}]'],
+      ['[ {"type":"text","text":"hi"} ]', '[ {"type":"text","text":"ctx"},{"type":"text","text":"hi"} ]'],
+    ]) {
+      const [out] = p.deliverRaw(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt" : ${prompt},"n":1.50}}`);
+      expect(out).toBe(
+        `{"jsonrpc":"2.0","id":${JSON.parse(out).id},"method":"proxy/successor","params":{"method":"session/prompt","params":{"sessionId":"s","prompt" : ${expected},"n":1.50}}}`,
+      );
+    }
+  });
+
   it("forwards prompts untouched when no text is configured", async () => {
     const p = await proxyUnderTest(component, {});
     const params = '{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}';

@@ -82,6 +82,18 @@ function startsAt(s: string, i: i32, prefix: string): bool {
   return memory.compare(changetype<usize>(s) + (<usize>i << 1), changetype<usize>(prefix), <usize>len << 1) == 0;
 }
 
+/** Like `startsAt`, ASCII case-insensitively (`lowerPrefix` is lower case). */
+function startsAtIgnoreCase(s: string, i: i32, lowerPrefix: string): bool {
+  const len = lowerPrefix.length;
+  if (i + len > s.length) return false;
+  for (let k = 0; k < len; k++) {
+    let c = s.charCodeAt(i + k);
+    if (isUpper(c)) c += 0x20;
+    if (c != lowerPrefix.charCodeAt(k)) return false;
+  }
+  return true;
+}
+
 class Redactor {
   mask: string = "[REDACTED]";
   literals: string[] = [];
@@ -92,13 +104,67 @@ class Redactor {
   private start: i32 = 0;
   private end: i32 = 0;
 
+  // What each ASCII code unit can start: 1 = a configured literal, 2 = a built-in detector.
+  // Literals starting with non-ASCII code units are listed in `litOther`.
+  private firstAscii: StaticArray<u8> = new StaticArray<u8>(128);
+  private litOther: i32[] = [];
+
+  /** Rebuilds the first-character filter after `literals` or `builtin` changed. */
+  prepare(): void {
+    const t = new StaticArray<u8>(128);
+    const other = new Array<i32>(0);
+    if (this.builtin) {
+      const starts = "sgAxBb"; // sk- gh?_ github_pat_ AKIA/ASIA/AIza xox?- Bearer/bearer
+      for (let i = 0; i < starts.length; i++) t[starts.charCodeAt(i)] = 2;
+    }
+    for (let k = 0; k < this.literals.length; k++) {
+      const lit = this.literals[k];
+      if (lit.length == 0) continue;
+      const c = lit.charCodeAt(0);
+      if (c < 128) t[c] |= 1;
+      else other.push(c);
+    }
+    this.firstAscii = t;
+    this.litOther = other;
+  }
+
   /** `s` with every secret masked; `s` itself when there is none. */
   redact(s: string): string {
     const n = s.length;
+    const base = changetype<usize>(s);
+    // The hot loop decides from one table load per character (two or three loads near a possible
+    // key), through plain pointers, whether a secret can start here; only then does it call
+    // `matchAt`.
+    const table = changetype<usize>(this.firstAscii);
+    const other = this.litOther;
+    const hasOther = other.length > 0;
     let parts: string[] | null = null;
     let last = 0;
     let i = 0;
     while (i < n) {
+      const p = base + (<usize>i << 1);
+      const c = <i32>load<u16>(p);
+      let candidate = false;
+      if (c < 128) {
+        const kind = load<u8>(table + <usize>c);
+        if (kind & 1) {
+          candidate = true;
+        } else if (kind & 2 && (i == 0 || !isKeyChar(<i32>load<u16>(p - 2)))) {
+          // a built-in detector at a word boundary: check its second character too
+          const d = i + 1 < n ? <i32>load<u16>(p + 2) : 0;
+          if (c == 0x73) candidate = d == 0x6b; // sk-
+          else if (c == 0x67) candidate = d == 0x68 || d == 0x69; // gh?_ github_pat_
+          else if (c == 0x41) candidate = d == 0x4b || d == 0x53 || d == 0x49; // AKIA ASIA AIza
+          else if (c == 0x78) candidate = d == 0x6f; // xox?-
+          else candidate = d == 0x65 || d == 0x45; // Bearer
+        }
+      } else if (hasOther) {
+        candidate = other.includes(c);
+      }
+      if (!candidate) {
+        i++;
+        continue;
+      }
       if (this.matchAt(s, i)) {
         if (parts == null) parts = new Array<string>(0);
         parts.push(s.substring(last, this.start));
@@ -127,8 +193,6 @@ class Redactor {
     }
     if (!this.builtin) return false;
     const c = s.charCodeAt(i);
-    // Cheap first-character filter: every detector starts with one of these.
-    if (c != 0x73 && c != 0x67 && c != 0x41 && c != 0x78 && c != 0x42 && c != 0x62) return false;
     if (i > 0 && isKeyChar(s.charCodeAt(i - 1))) return false; // not at a word boundary
     this.start = i;
     if (c == 0x73) return startsAt(s, i, "sk-") && this.token(s, i + 3, KEY, 20); // sk-, sk-ant-, sk-proj-
@@ -159,7 +223,7 @@ class Redactor {
       return this.token(s, i + 5, SLACK, 10);
     }
     // "Bearer <token>", any case: mask the token, keep the word.
-    if (i + 7 > s.length || s.substr(i, 6).toLowerCase() != "bearer") return false;
+    if (i + 7 > s.length || !startsAtIgnoreCase(s, i, "bearer")) return false;
     let j = i + 6;
     if (j >= s.length || s.charCodeAt(j) != 0x20) return false;
     while (j < s.length && s.charCodeAt(j) == 0x20) j++;
@@ -251,8 +315,14 @@ class Redactor {
   }
 }
 
+function makeRedactor(): Redactor {
+  const r = new Redactor();
+  r.prepare();
+  return r;
+}
+
 class Redact extends Proxy {
-  redactor: Redactor = new Redactor();
+  redactor: Redactor = makeRedactor();
   total: i32 = 0;
 
   onConfigure(config: Config): void {
@@ -263,6 +333,7 @@ class Redact extends Proxy {
     r.literals = literals;
     if (config.has("mask")) r.mask = config.getString("mask");
     r.builtin = config.getBool("builtin", true);
+    r.prepare();
   }
 
   onSessionUpdate(update: SessionUpdate): void {
@@ -270,11 +341,10 @@ class Redact extends Proxy {
     const r = this.redactor;
     r.count = 0;
     if (kind == "agent_message_chunk" || kind == "agent_thought_chunk") {
-      const content = update.content;
-      if (content != null && content.isText) {
-        const text = content.text;
+      if (update.isTextChunk) {
+        const text = update.text;
         const masked = r.redact(text);
-        if (masked != text) content.text = masked; // marks the update changed
+        if (masked != text) update.text = masked; // marks the update changed
       }
     } else if (kind == "tool_call" || kind == "tool_call_update") {
       const u = update.readUpdate();

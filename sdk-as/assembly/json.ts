@@ -5,6 +5,7 @@
 // - safe typed getters over json-as `JSON.Obj`/`JSON.Arr` (json-as' own `getAs<T>` reinterprets
 //   whatever is stored, so reading a string where the peer sent a number would read garbage).
 import { JSON } from "json-as";
+import { deserializeString } from "json-as/assembly/deserialize/index/string";
 
 const QUOTE: u16 = 0x22;
 const BACKSLASH: u16 = 0x5c;
@@ -50,7 +51,7 @@ export class RawObject {
   count: i32 = 0;
   /** Pointer just past the closing brace. */
   end: usize = 0;
-  /** The member scanned in the same pass (see `parse`'s `descend`), or null. */
+  /** The member scanned in the same pass (see `scan`'s `path`), or null. */
   nested: RawObject | null = null;
   nestedIndex: i32 = -1;
 
@@ -61,16 +62,20 @@ export class RawObject {
 
   /**
    * Scans the object whose text is the whole of `src`. Null when it is not a JSON object.
-   * When `descend` names a member whose value is an object, that object is scanned in the same
-   * pass (see `nested`), so its contents are walked once rather than skipped and then walked.
+   * `path` names members to scan in the same pass, one per level (see `scan`).
    */
-  static parse(src: string, descend: string | null = null): RawObject | null {
+  static parse(src: string, path: string[] | null = null): RawObject | null {
     const start = changetype<usize>(src);
-    return RawObject.scan(src, start, start + (<usize>src.length << 1), descend);
+    return RawObject.scan(src, start, start + (<usize>src.length << 1), path, 0);
   }
 
-  /** Scans the object written in `src` from `start` (up to `end` at most). Null when it is not a JSON object. */
-  static scan(src: string, start: usize, end: usize, descend: string | null = null): RawObject | null {
+  /**
+   * Scans the object written in `src` from `start` (up to `end` at most). Null when it is not a
+   * JSON object. When the member named `path[depth]` holds an object, that object is scanned in the
+   * same pass (with `depth + 1`) and kept as `nested`: its bytes are walked once, instead of being
+   * skipped now and walked again when someone looks inside.
+   */
+  static scan(src: string, start: usize, end: usize, path: string[] | null = null, depth: i32 = 0): RawObject | null {
     const out = new RawObject(src);
     let p = skipSpace(start, end);
     if (p >= end || load<u16>(p) != BRACE_LEFT) return null;
@@ -79,8 +84,13 @@ export class RawObject {
       out.end = p + 2;
       return out;
     }
-    const dKey = descend == null ? 0 : changetype<usize>(descend);
-    const dUnits = descend == null ? 0 : <usize>descend.length << 1;
+    let dKey: usize = 0;
+    let dUnits: usize = 0;
+    if (path != null && depth < path.length) {
+      const k = unchecked(path[depth]);
+      dKey = changetype<usize>(k);
+      dUnits = <usize>k.length << 1;
+    }
     while (p < end) {
       if (load<u16>(p) != QUOTE) return null;
       const keyEnd = stringEnd(p, end);
@@ -97,7 +107,7 @@ export class RawObject {
         keyEnd - 2 - keyStart == dUnits &&
         memory.compare(keyStart, dKey, dUnits) == 0
       ) {
-        const child = RawObject.scan(src, p, end);
+        const child = RawObject.scan(src, p, end, path, depth + 1);
         if (child == null) return null;
         out.nested = child;
         out.nestedIndex = out.count;
@@ -178,10 +188,19 @@ export class RawObject {
 
   /** A member's value as a nested RawObject, or null when absent or not an object. */
   obj(key: string): RawObject | null {
-    const i = this.indexOf(key);
+    return this.objAt(this.indexOf(key));
+  }
+
+  /** Member `i`'s value as a nested RawObject, or null when `i` < 0 or it is not an object. */
+  objAt(i: i32): RawObject | null {
     if (i < 0 || this.firstChar(i) != BRACE_LEFT) return null;
     if (i == this.nestedIndex) return this.nested;
     return RawObject.scan(this.src, this.valueStart(i), this.valueEnd(i));
+  }
+
+  /** Pointer to the first non-space code unit inside member `i`'s array or object value. */
+  innerStart(i: i32): usize {
+    return skipSpace(this.valueStart(i) + 2, this.valueEnd(i));
   }
 }
 
@@ -195,10 +214,8 @@ export function slice(start: usize, end: usize): string {
 
 /** Decodes the JSON string token between two pointers (quotes included). */
 export function decodeString(start: usize, end: usize): string {
-  for (let p = start + 2; p < end - 2; p += 2) {
-    if (load<u16>(p) == BACKSLASH) return JSON.parse<string>(slice(start, end));
-  }
-  return slice(start + 2, end - 2);
+  // json-as' word-at-a-time decoder (a plain copy when there is nothing to unescape).
+  return deserializeString(start, end);
 }
 
 /** `s` as a JSON string token, quotes and escapes included. */

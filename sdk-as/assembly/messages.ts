@@ -5,7 +5,7 @@
 // keeps unknown fields, `_meta` and unknown variants.
 import { JSON } from "json-as";
 import { ContentBlock, Editable } from "./content";
-import { arrObj, getArr, getJson, getNumber, getObj, getString, typeOf } from "./json";
+import { Builder, RawObject, arrObj, decodeString, getArr, getJson, getNumber, getObj, getString, quote, typeOf } from "./json";
 
 /** Which neighbour a message came from (or goes to). */
 export enum Side {
@@ -36,9 +36,47 @@ export class Message extends Editable {
   _pStart: usize = 0;
   _pEnd: usize = 0;
   _params: JSON.Obj | null = null;
+  // Raw members of `params` as received (scanned while routing), for cheap typed getters.
+  _view: RawObject | null = null;
+  // One pending raw edit of the received params: [_editStart, _editEnd) replaced by `_edit`.
+  _edit: string | null = null;
+  _editStart: usize = 0;
+  _editEnd: usize = 0;
 
   get isRequest(): bool {
     return false;
+  }
+
+  /**
+   * Whether the received params text is still the truth (not parsed, not edited), so typed getters
+   * may read it raw instead of parsing it.
+   */
+  get _rawOk(): bool {
+    return this._params == null && this._edit == null;
+  }
+
+  /** The raw members of `params` as received, or null when params is absent or not an object. */
+  _rawView(): RawObject | null {
+    const v = this._view;
+    if (v != null) return v;
+    if (this._pStart == 0 || load<u16>(this._pStart) != 0x7b) return null;
+    const scanned = RawObject.scan(this._src, this._pStart, this._pEnd);
+    this._view = scanned;
+    return scanned;
+  }
+
+  /**
+   * Edits the received params text in place of parsing it: replaces [start, end) (pointers into the
+   * received text, inside params) with `json`. Only one raw edit can be pending; returns false when
+   * one is, or when params was parsed already (the caller then edits the parsed object instead).
+   */
+  _tryRawEdit(start: usize, end: usize, json: string): bool {
+    if (!this._rawOk) return false;
+    this._edit = json;
+    this._editStart = start;
+    this._editEnd = end;
+    this.changed = true;
+    return true;
   }
 
   /** Whether the message carries `params`. */
@@ -53,8 +91,10 @@ export class Message extends Editable {
   readParams(): JSON.Obj {
     const p = this._params;
     if (p != null) return p;
-    const parsed = this._pStart != 0 && load<u16>(this._pStart) == 0x7b ? JSON.parse<JSON.Obj>(this.rawParams()) : new JSON.Obj();
+    const text = this._edit != null ? this.editedParams() : this.rawParams();
+    const parsed = text.length > 0 && text.charCodeAt(0) == 0x7b ? JSON.parse<JSON.Obj>(text) : new JSON.Obj();
     this._params = parsed;
+    this._edit = null; // folded into the parsed object
     return parsed;
   }
 
@@ -79,14 +119,25 @@ export class Message extends Editable {
     return changetype<string>(out);
   }
 
+  /** The received params with the pending raw edit applied. */
+  private editedParams(): string {
+    return new Builder()
+      .slice(this._src, this._pStart, this._editStart)
+      .str(this._edit!)
+      .slice(this._src, this._editEnd, this._pEnd)
+      .build();
+  }
+
   /** The `params` JSON text as it will be forwarded ("" when absent). */
   paramsJson(): string {
     if (this.changed && this._params != null) return JSON.stringify(this._params!);
+    if (this._edit != null) return this.editedParams();
     return this.rawParams();
   }
 
   /** `params.sessionId` ("" when absent). */
   get sessionId(): string {
+    if (this._rawOk) return strOf(this._rawView(), "sessionId");
     const s = getString(this.readParams(), "sessionId");
     return s == null ? "" : s;
   }
@@ -185,6 +236,13 @@ export class Response extends Editable {
   }
 }
 
+/** A string member of a raw object ("" when the object or the member is missing or not a string). */
+function strOf(o: RawObject | null, key: string): string {
+  if (o == null) return "";
+  const s = o.str(key);
+  return s == null ? "" : s;
+}
+
 function rawSlice(start: usize, end: usize): string {
   const size = end - start;
   const out = __new(size, idof<string>());
@@ -251,12 +309,27 @@ export class PromptRequest extends Request {
 
   /** Inserts a block before the user's first block. */
   prepend(block: ContentBlock): void {
-    this.prompt.unshift<JSON.Obj>(block.obj);
+    if (!this.rawInsert(block, true)) this.prompt.unshift<JSON.Obj>(block.obj);
   }
 
   /** Adds a block after the user's last block. */
   append(block: ContentBlock): void {
-    this.prompt.push<JSON.Obj>(block.obj);
+    if (!this.rawInsert(block, false)) this.prompt.push<JSON.Obj>(block.obj);
+  }
+
+  /** Inserts a block's JSON into the received prompt text, without parsing the prompt. */
+  private rawInsert(block: ContentBlock, first: bool): bool {
+    if (!this._rawOk) return false;
+    const v = this._rawView();
+    if (v == null) return false;
+    const i = v.indexOf("prompt");
+    if (i < 0 || v.firstChar(i) != 0x5b) return false;
+    const inner = v.innerStart(i);
+    const empty = load<u16>(inner) == 0x5d;
+    const json = block.toJson();
+    if (first) return this._tryRawEdit(inner, inner, empty ? json : json + ",");
+    const close = v.valueEnd(i) - 2;
+    return this._tryRawEdit(close, close, empty ? json : "," + json);
   }
 
   /** The text of all text blocks, joined with newlines. */
@@ -288,8 +361,21 @@ export class SessionUpdate extends Notification {
     return u;
   }
 
+  /** The raw members of `params.update` as received (null when edited, parsed, or absent). */
+  private rawUpdate(): RawObject | null {
+    const v = this._rawView();
+    return v == null ? null : v.obj("update");
+  }
+
+  /** The raw members of a chunk's `content` as received (null when not available raw). */
+  private rawContent(): RawObject | null {
+    const u = this.rawUpdate();
+    return u == null ? null : u.obj("content");
+  }
+
   /** The `sessionUpdate` discriminator: `agent_message_chunk`, `tool_call`, … or anything newer. */
   get kind(): string {
+    if (this._rawOk) return strOf(this.rawUpdate(), "sessionUpdate");
     const u = this.readUpdate();
     if (u == null) return "";
     const k = getString(u, "sessionUpdate");
@@ -319,18 +405,34 @@ export class SessionUpdate extends Notification {
 
   /** Whether this is a chunk whose content is a text block. */
   get isTextChunk(): bool {
+    if (this._rawOk) {
+      if (!this.isChunk) return false;
+      return strOf(this.rawContent(), "type") == "text";
+    }
     const c = this.content;
     return c != null && c.isText;
   }
 
   /** The text of a text chunk ("" otherwise). */
   get text(): string {
+    if (this._rawOk) {
+      if (!this.isTextChunk) return "";
+      return strOf(this.rawContent(), "text");
+    }
     const c = this.content;
     return c == null ? "" : c.text;
   }
 
-  /** Replaces the text of a text chunk (ignored for other updates). */
+  /**
+   * Replaces the text of a text chunk (ignored for other updates). The first edit of an unparsed
+   * update splices the new text into the received JSON; nothing else is parsed or re-serialized.
+   */
   set text(value: string) {
+    if (this._rawOk && this.isTextChunk) {
+      const rc = this.rawContent()!;
+      const i = rc.indexOf("text");
+      if (i >= 0 && rc.firstChar(i) == 0x22 && this._tryRawEdit(rc.valueStart(i), rc.valueEnd(i), quote(value))) return;
+    }
     const c = this.content;
     if (c != null && c.isText) c.text = value;
   }

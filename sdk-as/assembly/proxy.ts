@@ -48,6 +48,13 @@ export namespace LogLevel {
 
 const HEAD = '{"jsonrpc":"2.0"';
 
+/**
+ * Members scanned in the one pass over each received message: the envelope's params, the inner
+ * message's params, and for `session/update` its update and content — so routing and the common
+ * typed getters never walk the same bytes twice.
+ */
+const SCAN_PATH: string[] = ["params", "params", "update", "content"];
+
 /** A request the proxy sent and is waiting on. */
 class Pending {
   constructor(
@@ -260,7 +267,7 @@ export class Proxy {
 
   /** Entry point for every message from the conductor (installed by `register`). */
   receive(text: string): void {
-    const msg = RawObject.parse(text, "params");
+    const msg = RawObject.parse(text, SCAN_PATH);
     if (msg == null) {
       this.log(LogLevel.Error, "dropped a message that is not a JSON object");
       return;
@@ -379,7 +386,7 @@ export class Proxy {
   /** `$/cancel_request` from `from` for the request it sent under `requestId`. */
   private cancelled(from: Side, params: RawObject, pi: i32): void {
     if (pi < 0) return;
-    const p = pi == params.nestedIndex ? params.nested : RawObject.scan(params.src, params.valueStart(pi), params.valueEnd(pi));
+    const p = params.objAt(pi);
     if (p == null) return;
     const target = p.text("requestId");
     if (target == null) return;
@@ -444,6 +451,12 @@ export class Proxy {
     else b.str(quote(method));
     if (message.changed && message._params != null) {
       b.str(',"params":').str(JSON.stringify(message._params!));
+    } else if (message._edit != null) {
+      // one raw edit: the received params with one range replaced
+      b.str(',"params":')
+        .slice(message._src, message._pStart, message._editStart)
+        .str(message._edit!)
+        .slice(message._src, message._editEnd, message._pEnd);
     } else if (message._pStart != 0) {
       b.str(',"params":').slice(message._src, message._pStart, message._pEnd);
     }
@@ -480,6 +493,7 @@ function fill(m: Message, method: string, from: Side, obj: RawObject, pi: i32): 
   if (pi >= 0) {
     m._pStart = obj.valueStart(pi);
     m._pEnd = obj.valueEnd(pi);
+    if (pi == obj.nestedIndex) m._view = obj.nested;
   }
 }
 

@@ -266,6 +266,24 @@ describe("hooks and helpers", () => {
     ]);
   });
 
+  it("edits a chunk's text twice (a raw splice, then the parsed object) and reads it back", async () => {
+    const p = await proxyUnderTest(hooks);
+    const params = '{"sessionId":"s 1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"twice","annotations":{"n":1.50}},"_meta":{"x":[1]}}}';
+    const [out] = p.deliver(`{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/update","params":${params}}}`);
+    expect(out).toEqual({ jsonrpc: "2.0", method: "session/update", params: { ...JSON.parse(params), update: { ...JSON.parse(params).update, content: { type: "text", text: "one+two", annotations: { n: 1.5 } } } } });
+    expect(p.logs.at(-1)!.message).toBe("after edits: kind=agent_message_chunk session=s 1 text=one+two");
+  });
+
+  it("inserts prompt blocks into empty and oddly spaced prompt arrays", async () => {
+    const p = await proxyUnderTest(hooks);
+    // the fixture appends (a raw splice) then prepends (through the parsed object)
+    for (const prompt of ["[]", "[ ]", ' [\n] ', '[ {"type":"text","text":"x"} ]', '[{"type":"text","text":"x"},{"type":"text","text":"y"}]']) {
+      const out = p.deliver(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"append","prompt" : ${prompt}}}`);
+      const blocks = JSON.parse(prompt);
+      expect(out[0].params.params.prompt).toEqual([{ type: "text", text: "first" }, ...blocks, { type: "resource_link", uri: "file:///notes.md", name: "notes.md" }]);
+    }
+  });
+
   it("handles agent requests and notifications itself when it wants to", async () => {
     const p = await proxyUnderTest(hooks);
     expect(p.deliver(fromAgent({ method: "fs/read_text_file", params: { sessionId: "s", path: "/x", fixture: true } }, "r1"))).toEqual([

@@ -121,7 +121,7 @@ export async function buildProxy({ entry, out, force = false }) {
   renameSync(depsTmp, depsFile);
 
   const warnings = diagnostics && /WARNING/.test(diagnostics) ? diagnostics : "";
-  if (!/\bregister\s*\(/.test(readFileSync(entry, "utf8"))) {
+  if (!/\b(register|setReceiver)\s*\(/.test(readFileSync(entry, "utf8"))) {
     process.stderr.write(`warning: ${name}: the source never calls register(...); the proxy will trap on its first message\n`);
   }
   return { name, out, bytes: component.length, ms: performance.now() - started, skipped: false, warnings };
