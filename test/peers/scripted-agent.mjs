@@ -13,6 +13,7 @@
 //     {"exit": code}                 exit the process with this code
 //     {"report": true}               send `_test/answers` with every answer to "ask" received so far
 //     {"reflectPrompt": true}        send `_test/prompt` with the session/prompt params as received
+//     {"pid": true}                  send `_test/pid` with this process's pid
 // - any other request → {"echo": <the whole message as received, id removed>}
 // - any notification other than session/cancel → `_test/seen` notification carrying it back
 import { createInterface } from "node:readline";
@@ -43,6 +44,7 @@ async function runPrompt(msg) {
       });
       answers.push(answer);
     } else if (step.report) out({ jsonrpc: "2.0", method: "_test/answers", params: { answers } });
+    else if (step.pid) out({ jsonrpc: "2.0", method: "_test/pid", params: { pid: process.pid } });
     else if (step.reflectPrompt) out({ jsonrpc: "2.0", method: "_test/prompt", params: { received: msg.params } });
     else if (step.reply) result = step.reply;
     else if (step.fail) return out({ jsonrpc: "2.0", id: msg.id, error: step.fail });
