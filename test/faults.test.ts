@@ -216,6 +216,21 @@ describe("hostile proxies are contained", () => {
   });
 });
 
+describe("backpressure", () => {
+  it("a slow proxy pauses the client's input instead of queueing without bound; every message arrives, in order", async () => {
+    const client = await chain([saboteur(), pass], { CORDON_LOG: "debug" });
+    const N = 3000;
+    const lines: string[] = [];
+    for (let i = 0; i < N; i++) lines.push(JSON.stringify({ jsonrpc: "2.0", method: "_slow/tick", params: { i } }));
+    client.child.stdin!.write(lines.join("\n") + "\n");
+    await expect.poll(() => client.received.filter((m) => m.method === "_test/seen").length, { timeout: 60_000 }).toBe(N);
+    const seen = client.received.filter((m) => m.method === "_test/seen").map((m) => m.params.message.params.i);
+    expect(seen).toEqual(Array.from({ length: N }, (_, i) => i));
+    expect(client.stderr).toMatch(/proxy "saboteur" is congested: pausing input/);
+    expect(client.stderr).toMatch(/congestion cleared: resuming input/);
+  }, 90_000);
+});
+
 describe("failure policies", () => {
   it("bypass: after a failure, messages skip the proxy", async () => {
     const client = await chain([pass, saboteur({ onFailure: "bypass" }), pass]);

@@ -81,6 +81,14 @@ export class ChildProcessPeer implements Peer {
     this.channel?.write(message);
   }
 
+  pauseInput(): void {
+    this.channel?.pause();
+  }
+
+  resumeInput(): void {
+    this.channel?.resume();
+  }
+
   /** EOF on its stdin, then SIGTERM after a grace period, then SIGKILL. */
   async close(graceMs = 1500): Promise<void> {
     const child = this.child;

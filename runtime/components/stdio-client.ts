@@ -25,6 +25,14 @@ export class StdioClient implements Peer {
     this.channel?.write(message);
   }
 
+  pauseInput(): void {
+    this.channel?.pause();
+  }
+
+  resumeInput(): void {
+    this.channel?.resume();
+  }
+
   /** Resolves when everything sent so far has reached the OS (call before exiting). */
   flush(): Promise<void> {
     return this.channel?.flush() ?? Promise.resolve();

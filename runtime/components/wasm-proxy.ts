@@ -64,6 +64,7 @@ export class WasmProxyPeer implements Peer {
             sink.message(value);
           }
         },
+        congested: (congested) => sink.congested?.(congested),
         failed: (failure) => fail(failure.kind === "timeout" ? `was stopped: ${failure.message}` : `failed (${failure.kind}): ${failure.message}`),
       })
       .catch((error: Error) => {

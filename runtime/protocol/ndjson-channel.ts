@@ -73,6 +73,19 @@ export class NdjsonChannel {
     return new Promise((resolve) => this.output.write("", () => resolve()));
   }
 
+  /** Bytes written but not yet taken by the OS (the peer is not reading fast enough when this grows). */
+  get pendingOutputBytes(): number {
+    return this.output.writableLength;
+  }
+
+  pause(): void {
+    this.input.pause();
+  }
+
+  resume(): void {
+    this.input.resume();
+  }
+
   /** Stops writing and closes the output (the peer sees EOF). */
   closeOutput(): void {
     this.writable = false;

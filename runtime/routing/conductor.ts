@@ -133,8 +133,31 @@ export class Conductor {
     return hop.peer.open({
       message: (value) => this.receive(hop, value),
       malformed: (detail) => this.malformed(hop, detail),
-      closed: (reason, detail) => this.closed(hop, reason, detail),
+      closed: (reason, detail) => {
+        this.congestion(hop, false);
+        this.closed(hop, reason, detail);
+      },
+      congested: (congested) => this.congestion(hop, congested),
     });
+  }
+
+  /**
+   * Backpressure: while any proxy has more deliveries queued than it can take, Cordon stops
+   * reading from the client and the agent — the only sources of new work — so queues stay
+   * bounded and nothing is dropped. Reading resumes when every queue has drained.
+   */
+  private readonly congested = new Set<Hop>();
+  private congestion(hop: Hop, congested: boolean): void {
+    const before = this.congested.size > 0;
+    if (congested) this.congested.add(hop);
+    else this.congested.delete(hop);
+    const after = this.congested.size > 0;
+    if (before === after) return;
+    for (const source of [this.client, this.agent]) {
+      if (after) source.peer.pauseInput?.();
+      else source.peer.resumeInput?.();
+    }
+    this.log.debug(after ? `${hop.label} is congested: pausing input` : "congestion cleared: resuming input");
   }
 
   // ---- input -----------------------------------------------------------------------------

@@ -12,6 +12,8 @@ export interface PeerSink {
   malformed(detail: string): void;
   /** The peer is gone for good; `reason` completes "<label> …" (e.g. "exited with code 1"). */
   closed(reason: string, detail?: unknown): void;
+  /** The peer cannot keep up (true) or caught up again (false): the conductor pauses its inputs meanwhile. */
+  congested?(congested: boolean): void;
 }
 
 export interface Peer {
@@ -22,4 +24,7 @@ export interface Peer {
   send(message: JsonRpcMessage): void;
   /** Ends the peer politely (EOF, then signals); resolves when it is gone. */
   close(): Promise<void>;
+  /** Stops / restarts reading the peer's input (backpressure). Peers without a stream ignore it. */
+  pauseInput?(): void;
+  resumeInput?(): void;
 }

@@ -19,7 +19,17 @@ export interface SandboxHandlers {
   output(messages: string[]): void;
   /** The guest is dead. Called at most once; no output follows. */
   failed(failure: SandboxFailure): void;
+  /**
+   * The queue of deliveries waiting for the guest crossed the high-water mark (true) or drained
+   * below the low-water mark (false). The conductor stops reading its inputs meanwhile, so a slow
+   * guest slows the chain instead of growing an unbounded queue.
+   */
+  congested?(congested: boolean): void;
 }
+
+/** Deliveries queued for one guest above which its inputs are paused, and below which they resume. */
+export const QUEUE_HIGH_WATER = 1024;
+export const QUEUE_LOW_WATER = 256;
 
 export interface ProxySandbox {
   /** Instantiates the guest (runs its start function). Rejects with the failure if that traps or times out. */

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { LoadedComponent } from "./component-loader.js";
 import { capMemory } from "./memory-cap.js";
-import type { ProxySandbox, SandboxFailure, SandboxHandlers, SandboxLimits } from "./sandbox.js";
+import { QUEUE_HIGH_WATER, QUEUE_LOW_WATER, type ProxySandbox, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
 import type { WorkerReply, WorkerRequest } from "./worker-protocol.js";
 
 /** The compiled worker script; when running from TypeScript sources (tests), the built copy in dist/. */
@@ -30,6 +30,7 @@ export class WorkerSandbox implements ProxySandbox {
   private worker: Worker | null = null;
   private handlers: SandboxHandlers | null = null;
   private inFlight = 0;
+  private congested = false;
   private watchdog: NodeJS.Timeout | null = null;
   private dead = false;
 
@@ -104,6 +105,10 @@ export class WorkerSandbox implements ProxySandbox {
     if (this.dead || !this.worker) return;
     this.inFlight++;
     if (this.inFlight === 1) this.arm();
+    if (!this.congested && this.inFlight >= QUEUE_HIGH_WATER) {
+      this.congested = true;
+      this.handlers?.congested?.(true);
+    }
     const request: WorkerRequest = { type: "deliver", message };
     this.worker.postMessage(request);
   }
@@ -117,6 +122,10 @@ export class WorkerSandbox implements ProxySandbox {
 
   private completed(): void {
     this.inFlight--;
+    if (this.congested && this.inFlight <= QUEUE_LOW_WATER) {
+      this.congested = false;
+      this.handlers?.congested?.(false);
+    }
     if (this.inFlight > 0) this.watchdog?.refresh();
     else this.disarm();
   }
