@@ -208,7 +208,11 @@ export interface LifecycleTranscript {
 
 export interface LifecycleOptions {
   observer: LifecycleObserver;
-  /** The sessions' working directory (absolute). */
+  /**
+   * The sessions' working directory (absolute). Use a scratch folder: if `clientCapabilities` leave out
+   * `fs`, the agent's `read`/`edit` tools use the real disk under it (the content prompt appends a line
+   * to `notes.txt` there).
+   */
   cwd: string;
   /**
    * Sent in `initialize`. Default: fs read and write, terminal, boolean config options — everything the
