@@ -104,18 +104,30 @@ class Redactor {
   private start: i32 = 0;
   private end: i32 = 0;
 
-  // What each ASCII code unit can start: 1 = a configured literal, 2 = a built-in detector.
-  // Literals starting with non-ASCII code units are listed in `litOther`.
-  private firstAscii: StaticArray<u8> = new StaticArray<u8>(128);
+  // Lookup tables for the scan loop, 3 × 128 entries over ASCII code units:
+  // [0, 128):   what a code unit can start — 1 = a configured literal, 2.. = a built-in detector
+  //             (one bit per first character);
+  // [128, 256): for a second code unit, the bits of the first characters it can follow;
+  // [256, 384): 1 for key characters (no word boundary before a code unit that follows one).
+  // Literals starting with a non-ASCII code unit are listed in `litOther`.
+  private firstAscii: StaticArray<u8> = new StaticArray<u8>(384);
   private litOther: i32[] = [];
 
-  /** Rebuilds the first-character filter after `literals` or `builtin` changed. */
+  /** Rebuilds the tables after `literals` or `builtin` changed. */
   prepare(): void {
-    const t = new StaticArray<u8>(128);
+    const t = new StaticArray<u8>(384);
     const other = new Array<i32>(0);
     if (this.builtin) {
-      const starts = "sgAxBb"; // sk- gh?_ github_pat_ AKIA/ASIA/AIza xox?- Bearer/bearer
-      for (let i = 0; i < starts.length; i++) t[starts.charCodeAt(i)] = 2;
+      // first character, the second characters it may be followed by:
+      // sk-  gh?_ / github_pat_  AKIA ASIA AIza  xox?-  Bearer bearer BEARER
+      const firsts = ["s", "g", "A", "x", "Bb"];
+      const seconds = ["k", "hi", "KSI", "o", "eE"];
+      for (let f = 0; f < firsts.length; f++) {
+        const bit = <u8>((<i32>2) << f);
+        for (let i = 0; i < firsts[f].length; i++) t[firsts[f].charCodeAt(i)] |= bit;
+        for (let i = 0; i < seconds[f].length; i++) t[128 + seconds[f].charCodeAt(i)] |= bit;
+      }
+      for (let c = 0; c < 128; c++) if (isKeyChar(c)) t[256 + c] = 1;
     }
     for (let k = 0; k < this.literals.length; k++) {
       const lit = this.literals[k];
@@ -146,17 +158,17 @@ class Redactor {
       const c = <i32>load<u16>(p);
       let candidate = false;
       if (c < 128) {
-        const kind = load<u8>(table + <usize>c);
+        const kind = <i32>load<u8>(table + <usize>c);
         if (kind & 1) {
           candidate = true;
-        } else if (kind & 2 && (i == 0 || !isKeyChar(<i32>load<u16>(p - 2)))) {
-          // a built-in detector at a word boundary: check its second character too
+        } else if (kind > 1) {
+          // A built-in detector: its second character must fit (the table holds which) and the
+          // first must sit at a word boundary.
           const d = i + 1 < n ? <i32>load<u16>(p + 2) : 0;
-          if (c == 0x73) candidate = d == 0x6b; // sk-
-          else if (c == 0x67) candidate = d == 0x68 || d == 0x69; // gh?_ github_pat_
-          else if (c == 0x41) candidate = d == 0x4b || d == 0x53 || d == 0x49; // AKIA ASIA AIza
-          else if (c == 0x78) candidate = d == 0x6f; // xox?-
-          else candidate = d == 0x65 || d == 0x45; // Bearer
+          if (d < 128 && (load<u8>(table + 128 + <usize>d) & kind) != 0) {
+            const prev = i == 0 ? 0 : <i32>load<u16>(p - 2);
+            candidate = prev >= 128 || load<u8>(table + 256 + <usize>prev) == 0;
+          }
         }
       } else if (hasOther) {
         candidate = other.includes(c);
