@@ -16,6 +16,8 @@ Usage:
       and hands their successor traffic back to the parent, so conductors nest.
 
   Both take --trace <file.jsonl>: every message at every hop, in the Rust conductor's trace format.
+  cordon inspect <proxy.wasm> [--json]
+      Show a proxy's manifest, imports, exports, string encoding, memory and SHA-256.
   cordon demo
       Run a real client session through the example chain (context, redact, tool-guard, arrow)
       in front of the reference agent, and print what each proxy did.
@@ -51,6 +53,10 @@ export async function main(argv: string[]): Promise<number> {
       return runCommand("agent", rest);
     case "proxy":
       return runCommand("proxy", rest);
+    case "inspect": {
+      const { inspect } = await import("./inspect.js");
+      return inspect(rest.find((a) => !a.startsWith("--")), rest.includes("--json"));
+    }
     case "demo": {
       const { demo } = await import("./demo.js");
       return demo();

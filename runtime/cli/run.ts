@@ -102,8 +102,8 @@ function buildProxies(entries: ProxyEntry[], log: Logger): Peer[] {
     const { maxMemoryMiB, ...limits } = entry.limits ?? {};
     const sandboxLimits = maxMemoryMiB === undefined ? limits : { ...limits, maxMemoryPages: maxMemoryMiB * 16 };
     return new WasmProxyPeer(
-      { name, path: entry.wasm, config: entry.config ?? {}, limits: sandboxLimits, sha256: entry.sha256 },
-      { progress: (line) => log.info(line) },
+      { name, path: entry.wasm, config: entry.config ?? {}, limits: sandboxLimits, sha256: entry.sha256, grants: entry.grants },
+      { progress: (line) => log.info(line), warn: (line) => log.warn(line) },
     );
   });
 }

@@ -5,6 +5,7 @@
  * is stopped rather than trusted to be making sense.
  */
 import { loadComponent, type LoadOptions } from "../sandbox/component-loader.js";
+import { configProblems } from "../sandbox/manifest.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
@@ -19,6 +20,8 @@ export interface WasmProxySpec {
   limits?: Partial<SandboxLimits>;
   /** Expected SHA-256 of the component file (hex); a mismatch refuses to start. */
   sha256?: string;
+  /** Grants the chain config gives it (compared with what its manifest asks for). */
+  grants?: string[];
 }
 
 export class WasmProxyPeer implements Peer {
@@ -28,7 +31,7 @@ export class WasmProxyPeer implements Peer {
 
   constructor(
     private readonly spec: WasmProxySpec,
-    private readonly loadOptions: LoadOptions = {},
+    private readonly loadOptions: LoadOptions & { warn?: (line: string) => void } = {},
   ) {
     this.label = `proxy "${spec.name}"`;
   }
@@ -41,6 +44,14 @@ export class WasmProxyPeer implements Peer {
       throw new Error(
         `${this.label} (${this.spec.path}) does not match its pin: the config says sha256 ${this.spec.sha256}, the file is ${component.sha256}; refusing to start`,
       );
+    }
+    const problems = configProblems(component.manifest, this.spec.config ?? {});
+    if (problems.length > 0) {
+      throw new Error(`${this.label}: its config does not match the schema in its manifest: ${problems.join("; ")}`);
+    }
+    const missing = (component.manifest?.grants ?? []).filter((g) => !(this.spec.grants ?? []).includes(g));
+    if (missing.length > 0) {
+      this.loadOptions.warn?.(`${this.label} asks for ${missing.join(", ")}, which the chain config does not grant; those requests will be refused`);
     }
     const sandbox = new WorkerSandbox(component, { ...DEFAULT_LIMITS, ...this.spec.limits });
     this.sandbox = sandbox;

@@ -13,6 +13,7 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { CHANNEL_IMPORT, checkCoreModule, type GuestEncodings } from "./canonical-host.js";
+import { readManifest, type Manifest } from "./manifest.js";
 import { readCanonicalEncodings, type CanonicalEncodings } from "./string-encoding.js";
 
 export const HANDLER_EXPORT = "cordon:proxy/handler@0.1.0";
@@ -29,6 +30,8 @@ export interface LoadedComponent {
   /** Versioned interface names, as the component's WIT says. */
   imports: string[];
   exports: string[];
+  /** What the component says about itself (`cordon:manifest` custom section), if anything. */
+  manifest: Manifest | null;
   /** Whether this load was served from the cache. */
   cached: boolean;
 }
@@ -45,6 +48,7 @@ interface CacheEntry {
   encodings: GuestEncodings;
   imports: string[];
   exports: string[];
+  manifest: Manifest | null;
 }
 
 export function defaultCacheDir(): string {
@@ -153,7 +157,7 @@ async function readCache(cacheDir: string, sha256: string) {
     const module = new WebAssembly.Module(coreBytes);
     checkCoreModule(module);
     checkWorld(sha256, entry);
-    return { sha256, module, coreBytes, encodings: entry.encodings, imports: entry.imports, exports: entry.exports };
+    return { sha256, module, coreBytes, encodings: entry.encodings, imports: entry.imports, exports: entry.exports, manifest: entry.manifest ?? null };
   } catch {
     return null; // a missing or damaged entry is rebuilt
   }
@@ -175,6 +179,12 @@ async function unpack(source: string, bytes: Uint8Array, sha256: string, cacheDi
   const items = parseWorldItems(wit);
   checkWorld(source, items);
   const encodings = pickEncodings(source, declared);
+  let manifest: Manifest | null;
+  try {
+    manifest = readManifest(bytes);
+  } catch (error) {
+    throw new ComponentRejected(source, (error as Error).message);
+  }
   let files: Record<string, Uint8Array>;
   try {
     ({ files } = await transpileBytes(bytes, {
@@ -199,8 +209,8 @@ async function unpack(source: string, bytes: Uint8Array, sha256: string, cacheDi
   } catch (error) {
     throw new ComponentRejected(source, (error as Error).message);
   }
-  await writeCache(cacheDir, { sha256, encodings, ...items }, core);
-  return { sha256, module, coreBytes: core, encodings, ...items };
+  await writeCache(cacheDir, { sha256, encodings, ...items, manifest }, core);
+  return { sha256, module, coreBytes: core, encodings, ...items, manifest };
 }
 
 async function writeCache(cacheDir: string, entry: CacheEntry, core: Uint8Array): Promise<void> {

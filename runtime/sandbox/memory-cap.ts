@@ -115,3 +115,21 @@ export function capMemory(module: Uint8Array, maxPages: number): Uint8Array {
   }
   return result;
 }
+
+/** The memory a core module declares, in pages (max null: no maximum). */
+export function readMemoryLimits(module: Uint8Array): { initial: number; max: number | null } | null {
+  let pos = 8;
+  while (pos < module.length) {
+    const id = module[pos++];
+    const [size, body] = readU32(module, pos);
+    if (id === 5) {
+      const [count, p0] = readU32(module, body);
+      if (count === 0) return null;
+      const flags = module[p0];
+      const [initial, p1] = readU32(module, p0 + 1);
+      return { initial, max: flags & 0x01 ? readU32(module, p1)[0] : null };
+    }
+    pos = body + size;
+  }
+  return null;
+}

@@ -1,0 +1,64 @@
+/**
+ * `cordon inspect <file.wasm>`: what a proxy is and what it can touch, before you run it —
+ * its manifest, world imports and exports, string encodings, memory and the cap that will
+ * apply, and its SHA-256 (to pin in a chain config).
+ */
+import { basename } from "node:path";
+import { loadComponent } from "../sandbox/component-loader.js";
+import { PAGE_BYTES, readMemoryLimits } from "../sandbox/memory-cap.js";
+import { DEFAULT_LIMITS } from "../sandbox/sandbox.js";
+
+const size = (pages: number) => {
+  const bytes = pages * PAGE_BYTES;
+  return bytes < 2 ** 20 ? `${bytes / 1024} KiB` : `${bytes / 2 ** 20} MiB`;
+};
+
+export async function inspect(path: string | undefined, json: boolean): Promise<number> {
+  if (!path) {
+    process.stderr.write("usage: cordon inspect <proxy.wasm> [--json]\n");
+    return 2;
+  }
+  let c;
+  try {
+    c = await loadComponent(path, { progress: (line) => process.stderr.write(`[cordon] ${line}\n`) });
+  } catch (error) {
+    process.stderr.write(`cordon inspect: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const memory = readMemoryLimits(c.coreBytes);
+  const report = {
+    file: path,
+    sha256: c.sha256,
+    manifest: c.manifest,
+    imports: c.imports,
+    exports: c.exports,
+    stringEncoding: c.encodings,
+    memory: {
+      initialPages: memory?.initial ?? 0,
+      declaredMaxPages: memory?.max ?? null,
+      defaultCapPages: DEFAULT_LIMITS.maxMemoryPages,
+    },
+    coreModuleBytes: c.coreBytes.length,
+  };
+  if (json) {
+    process.stdout.write(JSON.stringify(report, null, 2) + "\n");
+    return 0;
+  }
+  const m = c.manifest;
+  const lines = [
+    `${m?.name ?? basename(path)}${m?.version ? ` ${m.version}` : ""}${m?.description ? ` — ${m.description}` : ""}`,
+    `  file          ${path}`,
+    `  sha256        ${c.sha256}`,
+    `  imports       ${c.imports.join(", ") || "(none)"}`,
+    `  exports       ${c.exports.join(", ")}`,
+    `  strings       receive ${c.encodings.receive}, send ${c.encodings.send}`,
+    `  memory        starts at ${size(report.memory.initialPages)}; declares ${memory?.max == null ? "no maximum" : `a maximum of ${size(memory.max)}`}; Cordon caps it at ${size(DEFAULT_LIMITS.maxMemoryPages)} unless the chain config sets limits.maxMemoryMiB`,
+    `  core module   ${(c.coreBytes.length / 1024).toFixed(1)} KiB`,
+    `  grants asked  ${m?.grants?.length ? m.grants.join(", ") : "none"}`,
+    `  config schema ${m?.config ? JSON.stringify(m.config) : "none declared"}`,
+    "",
+    "It can reach only the ACP message channel: no files, environment, network, clock or randomness.",
+  ];
+  process.stdout.write(lines.join("\n") + "\n");
+  return 0;
+}
