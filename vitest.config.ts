@@ -1,4 +1,10 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { defineConfig } from "vitest/config";
+
+// The reference agent keeps sessions on disk; each test run gets its own store, not the user's.
+process.env.CORDON_AGENT_STORE ??= mkdtempSync(join(tmpdir(), "cordon-test-store-"));
 
 export default defineConfig({
   test: {

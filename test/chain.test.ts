@@ -30,6 +30,8 @@ describe.each([0, 1, 3])("SDK client → cordon → %i pass-through proxies → 
     expect(init.protocolVersion).toBe(1);
     expect(init.agentInfo?.name).toBe("cordon-reference-agent");
     const session = await agent.newSession();
+    // The agent announces its commands right after session/new; the turn's updates come after that.
+    await expect.poll(() => updatesOf(agent, 0).some((u) => u.sessionUpdate === "available_commands_update")).toBe(true);
     const before = agent.events.length;
     const res = await agent.prompt(session, "hello chain\nthink pondering\ntool Run tests");
     expect(res.stopReason).toBe("end_turn");
