@@ -26,6 +26,9 @@ function workerScript(): URL {
   throw new Error("sandbox worker script not found; run `make build` first");
 }
 
+/** How long a terminated worker may take to stop before the process-level fallback. */
+const UNKILLABLE_AFTER_MS = 5_000;
+
 export class WorkerSandbox implements ProxySandbox {
   private worker: Worker | null = null;
   private handlers: SandboxHandlers | null = null;
@@ -37,6 +40,10 @@ export class WorkerSandbox implements ProxySandbox {
   constructor(
     private readonly component: LoadedComponent,
     private readonly limits: SandboxLimits,
+    private readonly onUnkillable: () => void = () => {
+      process.stderr.write(`[cordon] error: a proxy worker did not stop within ${UNKILLABLE_AFTER_MS} ms of being terminated; exiting\n`);
+      process.exit(70);
+    },
   ) {}
 
   start(handlers: SandboxHandlers): Promise<void> {
@@ -101,6 +108,22 @@ export class WorkerSandbox implements ProxySandbox {
 
   private onEarlyFailure: ((failure: SandboxFailure) => void) | null = null;
 
+  /**
+   * Ends the worker. V8 interrupts running wasm for `terminate()`, but should a worker ever refuse
+   * to die, the process-level fallback ends the whole conductor rather than leave a runaway thread
+   * eating a core: `onUnkillable` (default: log and exit 70, which the editor reports).
+   */
+  private terminate(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return Promise.resolve();
+    const fallback = setTimeout(() => this.onUnkillable(), UNKILLABLE_AFTER_MS);
+    fallback.unref();
+    return worker.terminate().then(
+      () => clearTimeout(fallback),
+      () => clearTimeout(fallback),
+    );
+  }
+
   deliver(message: string): void {
     if (this.dead || !this.worker) return;
     this.inFlight++;
@@ -117,7 +140,7 @@ export class WorkerSandbox implements ProxySandbox {
     if (this.dead) return;
     this.dead = true;
     this.disarm();
-    await this.worker?.terminate();
+    await this.terminate();
   }
 
   private completed(): void {
@@ -150,7 +173,7 @@ export class WorkerSandbox implements ProxySandbox {
     if (this.dead) return;
     this.dead = true;
     this.disarm();
-    void this.worker?.terminate();
+    this.terminate();
     if (this.onEarlyFailure) this.onEarlyFailure(failure);
     else this.handlers?.failed(failure);
   }
