@@ -74,10 +74,35 @@ export function isUpToDate(entry, out) {
   }
   if (deps.entry !== path.resolve(entry) || !Array.isArray(deps.files)) return false;
   const built = mtimeMs(out);
-  for (const file of [...deps.files, TOOL_FILE, RENAME_TRANSFORM]) {
+  for (const file of [...deps.files, ...toolchainFiles()]) {
     if (mtimeMs(file) >= built) return false;
   }
   return true;
+}
+
+/** The tool, its transform, and the compilers' package manifests (a reinstall rebuilds). */
+function toolchainFiles() {
+  const files = [TOOL_FILE, RENAME_TRANSFORM];
+  for (const pkg of ["assemblyscript", "json-as", "@bytecodealliance/jco-transpile"]) {
+    const manifest = manifestOf(pkg);
+    if (manifest) files.push(manifest);
+  }
+  return files;
+}
+
+/** A package's package.json path (directly, or from its main file when an exports map hides it). */
+function manifestOf(pkg) {
+  try {
+    return require.resolve(`${pkg}/package.json`);
+  } catch {
+    try {
+      let dir = path.dirname(require.resolve(pkg));
+      while (!existsSync(path.join(dir, "package.json")) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+      return path.join(dir, "package.json");
+    } catch {
+      return null;
+    }
+  }
 }
 
 function entrySource(authorFile) {

@@ -14,6 +14,11 @@ export default class RenameExports extends Transform {
     for (let i = 0, n = module.getNumExports(); i < n; i++) {
       exports.push(binaryen.getExportInfo(module.getExportByIndex(i)));
     }
+    for (const name of RENAMES.keys()) {
+      if (!exports.some((info) => info.name === name)) {
+        throw new Error(`the module does not export ${name}: re-export it from @cordon/sdk-as/assembly/abi (the build tool's entry does)`);
+      }
+    }
     for (const info of exports) {
       if (KEEP.has(info.name)) continue;
       module.removeExport(info.name);
