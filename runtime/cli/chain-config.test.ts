@@ -26,6 +26,14 @@ describe("chain config", () => {
     }
   });
 
+  it("grants only the harmless WASI and the client-side grants; never filesystem, sockets or environment", () => {
+    const ok = parseChainConfig(JSON.stringify({ proxies: [{ wasm: "a.wasm", grants: ["wasi:clocks", "wasi:random", "fs:read"] }] }), "c.json");
+    expect(ok.proxies[0]).toMatchObject({ grants: ["wasi:clocks", "wasi:random", "fs:read"] });
+    for (const bad of ["wasi:filesystem", "wasi:sockets", "wasi:cli", "env"]) {
+      expect(() => parseChainConfig(JSON.stringify({ proxies: [{ wasm: "a.wasm", grants: [bad] }] }), "c.json")).toThrow(/proxies\[0\]\.grants\[0\]/);
+    }
+  });
+
   it("rejects unknown fields (a typo must not be silently ignored) and bad JSON", () => {
     expect(() => parseChainConfig(JSON.stringify({ proxys: [] }), "c.json")).toThrow(/Unrecognized key.*proxys/);
     expect(() => parseChainConfig(JSON.stringify({ proxies: [{ wasm: "a.wasm", confg: {} }] }), "c.json")).toThrow(/proxies\[0\]/);

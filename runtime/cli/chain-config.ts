@@ -15,6 +15,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { GRANTS } from "../routing/grants.js";
+import { WASI_GRANTS } from "../sandbox/wasi-grants.js";
 
 const limits = z
   .object({
@@ -40,7 +41,7 @@ const wasmProxy = z
       .transform((h) => h.toLowerCase())
       .optional(),
     /** Authority beyond the conversation: originating fs / terminal requests toward the client. */
-    grants: z.array(z.enum(GRANTS)).default([]),
+    grants: z.array(z.enum([...GRANTS, ...WASI_GRANTS])).default([]),
     config: z.unknown().optional(),
     limits: limits.optional(),
   })

@@ -10,7 +10,7 @@ import { WasmProxyPeer } from "../components/wasm-proxy.js";
 import { createLogger, type Logger } from "../log.js";
 import { Conductor } from "../routing/conductor.js";
 import type { Peer } from "../routing/peer.js";
-import { GRANTS } from "../routing/grants.js";
+import { GRANTS, type Grant } from "../routing/grants.js";
 import { TraceFile } from "../routing/trace.js";
 import { ConfigError, isNativeProxy, readChainConfig, type AgentEntry, type ProxyEntry } from "./chain-config.js";
 
@@ -73,7 +73,7 @@ export async function run(options: RunOptions): Promise<number> {
       trace: trace?.write,
       failurePolicies: proxies.map((p) => p.onFailure ?? "fail-closed"),
       // Native proxies are trusted: they run with the user's privileges anyway.
-      grants: proxies.map((p) => (isNativeProxy(p) ? [...GRANTS] : p.grants)),
+      grants: proxies.map((p) => (isNativeProxy(p) ? [...GRANTS] : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)))),
       onExit: (code) => void finish(code),
     });
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void finish(0));

@@ -39,7 +39,7 @@ export class WasmProxyPeer implements Peer {
   /** Starts (or, after a failure, restarts) the guest in a fresh sandbox. */
   async open(sink: PeerSink): Promise<void> {
     this.dead = false;
-    const component = await loadComponent(this.spec.path, this.loadOptions);
+    const component = await loadComponent(this.spec.path, { ...this.loadOptions, grants: this.spec.grants });
     if (this.spec.sha256 && component.sha256 !== this.spec.sha256) {
       throw new Error(
         `${this.label} (${this.spec.path}) does not match its pin: the config says sha256 ${this.spec.sha256}, the file is ${component.sha256}; refusing to start`,
@@ -53,7 +53,7 @@ export class WasmProxyPeer implements Peer {
     if (missing.length > 0) {
       this.loadOptions.warn?.(`${this.label} asks for ${missing.join(", ")}, which the chain config does not grant; those requests will be refused`);
     }
-    const sandbox = new WorkerSandbox(component, { ...DEFAULT_LIMITS, ...this.spec.limits });
+    const sandbox = new WorkerSandbox(component, { ...DEFAULT_LIMITS, ...this.spec.limits }, this.spec.grants ?? []);
     this.sandbox = sandbox;
     const fail = (reason: string) => {
       if (this.dead) return;

@@ -14,6 +14,7 @@
  * - every pointer/length pair from the guest is bounds-checked before anything is allocated.
  */
 import type { StringEncoding } from "./string-encoding.js";
+import { allowedWasiImport, wasiImports } from "./wasi-grants.js";
 
 export const CHANNEL_IMPORT = "cordon:proxy/channel@0.1.0";
 export const RECEIVE_EXPORT = "cordon:proxy/handler@0.1.0#receive";
@@ -31,6 +32,8 @@ export interface CanonicalHostOptions {
   maxMessageUnits?: number;
   /** Most messages the guest may send while handling one `receive`. */
   maxSendsPerReceive?: number;
+  /** WASI the chain config grants this guest (`wasi:clocks`, `wasi:random`); none by default. */
+  grants?: readonly string[];
 }
 
 export class InstancePoisoned extends Error {
@@ -62,10 +65,14 @@ const utf16 = new TextDecoder("utf-16le");
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const encoder = new TextEncoder();
 
-/** Checks that a compiled core module imports nothing but `channel.send` and exports what the ABI needs. */
-export function checkCoreModule(module: WebAssembly.Module): void {
+/**
+ * Checks that a compiled core module imports nothing but `channel.send` (and the WASI functions
+ * `grants` allow) and exports what the ABI needs. This is what confines the guest.
+ */
+export function checkCoreModule(module: WebAssembly.Module, grants: readonly string[] = []): void {
   for (const imp of WebAssembly.Module.imports(module)) {
-    if (imp.module !== CHANNEL_IMPORT || imp.name !== "send" || imp.kind !== "function") {
+    const channel = imp.module === CHANNEL_IMPORT && imp.name === "send";
+    if (imp.kind !== "function" || !(channel || allowedWasiImport(imp.module, imp.name, grants))) {
       throw new Error(`core module imports ${imp.module}#${imp.name} (${imp.kind}); only ${CHANNEL_IMPORT}#send is provided`);
     }
   }
@@ -90,7 +97,7 @@ export class CanonicalHost {
 
   /** Instantiates the module; its start function (AssemblyScript top-level code) runs here and may trap. */
   constructor(module: WebAssembly.Module, options: CanonicalHostOptions) {
-    checkCoreModule(module);
+    checkCoreModule(module, options.grants);
     this.encodings = options.encodings;
     this.maxUnits = options.maxMessageUnits ?? 16 * 1024 * 1024;
     this.maxSends = options.maxSendsPerReceive ?? 10_000;
@@ -100,7 +107,15 @@ export class CanonicalHost {
       if (!memory) throw new GuestFault("guest called send() from its start function, before its memory is exported");
       this.collect(this.lift(memory, ptr >>> 0, len >>> 0));
     };
-    const instance = new WebAssembly.Instance(module, { [CHANNEL_IMPORT]: { send } });
+    const guest = {
+      memory: () => {
+        if (!memory) throw new GuestFault("guest called a host function from its start function, before its memory is exported");
+        return memory;
+      },
+      realloc: (a: number, b: number, c: number, d: number) => this.guest.cabi_realloc(a, b, c, d),
+    };
+    const wasi = options.grants?.length ? wasiImports(module, options.grants, guest) : {};
+    const instance = new WebAssembly.Instance(module, { ...wasi, [CHANNEL_IMPORT]: { send } } as WebAssembly.Imports);
     const ex = instance.exports as Record<string, unknown>;
     memory = ex.memory as WebAssembly.Memory;
     this.guest = {

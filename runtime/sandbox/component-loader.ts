@@ -14,6 +14,7 @@ import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { CHANNEL_IMPORT, checkCoreModule, type GuestEncodings } from "./canonical-host.js";
 import { readManifest, type Manifest } from "./manifest.js";
+import { grantForInterface, WASI_GRANTS } from "./wasi-grants.js";
 import { readCanonicalEncodings, type CanonicalEncodings } from "./string-encoding.js";
 
 export const HANDLER_EXPORT = "cordon:proxy/handler@0.1.0";
@@ -70,16 +71,20 @@ export function parseWorldItems(wit: string): { imports: string[]; exports: stri
   return { imports, exports };
 }
 
-/** The world check: what a component may import and must export. Throws a message naming the culprit. */
-export function checkWorld(source: string, items: { imports: string[]; exports: string[] }): void {
+/**
+ * The world check: what a component may import and must export. Throws a message naming the
+ * culprit. `grants` may admit the wall clock and randomness; nothing admits other WASI.
+ */
+export function checkWorld(source: string, items: { imports: string[]; exports: string[] }, grants: readonly string[] = []): void {
   for (const imp of items.imports) {
-    if (imp !== CHANNEL_IMPORT) {
-      const what = imp.startsWith("wasi:") ? `the WASI interface ${imp}` : imp;
-      throw new ComponentRejected(
-        source,
-        `it imports ${what}, which Cordon does not provide; a proxy may import only ${CHANNEL_IMPORT}`,
-      );
+    if (imp === CHANNEL_IMPORT) continue;
+    const grant = grantForInterface(imp);
+    if (grant && grants.includes(grant)) continue;
+    if (grant) {
+      throw new ComponentRejected(source, `it imports the WASI interface ${imp}, which needs the "${grant}" grant in the chain config`);
     }
+    const what = imp.startsWith("wasi:") ? `the WASI interface ${imp}` : imp;
+    throw new ComponentRejected(source, `it imports ${what}, which Cordon does not provide; a proxy may import only ${CHANNEL_IMPORT}`);
   }
   if (!items.exports.includes(HANDLER_EXPORT)) {
     throw new ComponentRejected(source, `it does not export ${HANDLER_EXPORT} (exports: ${items.exports.join(", ") || "none"})`);
@@ -115,6 +120,8 @@ export function forgetLoadedComponents(): void {
 
 export interface LoadOptions {
   cacheDir?: string;
+  /** WASI the chain config grants (`wasi:clocks`, `wasi:random`). */
+  grants?: readonly string[];
   /** Called with a line of progress for slow steps (first-time validation). */
   progress?: (line: string) => void;
 }
@@ -136,6 +143,13 @@ export async function loadComponentBytes(source: string, bytes: Uint8Array, opti
     pending.catch(() => loaded.delete(sha256));
   }
   const result = await pending;
+  // The world and the core module are checked on every load, against this load's grants.
+  checkWorld(source, result, options.grants);
+  try {
+    checkCoreModule(result.module, options.grants);
+  } catch (error) {
+    throw new ComponentRejected(source, (error as Error).message);
+  }
   return { ...result, source, cached };
 }
 
@@ -155,8 +169,7 @@ async function readCache(cacheDir: string, sha256: string) {
     const coreBytes = new Uint8Array(await readFile(join(cacheDir, `${sha256}.core.wasm`)));
     if (entry.sha256 !== sha256) return null;
     const module = new WebAssembly.Module(coreBytes);
-    checkCoreModule(module);
-    checkWorld(sha256, entry);
+    checkCoreModule(module, WASI_GRANTS); // a damaged or tampered entry is rebuilt, not trusted
     return { sha256, module, coreBytes, encodings: entry.encodings, imports: entry.imports, exports: entry.exports, manifest: entry.manifest ?? null };
   } catch {
     return null; // a missing or damaged entry is rebuilt
@@ -177,7 +190,7 @@ async function unpack(source: string, bytes: Uint8Array, sha256: string, cacheDi
     throw new ComponentRejected(source, `it is not a valid WebAssembly component (${firstLine(error)})`);
   }
   const items = parseWorldItems(wit);
-  checkWorld(source, items);
+  if (!items.exports.includes(HANDLER_EXPORT)) checkWorld(source, items, WASI_GRANTS);
   const encodings = pickEncodings(source, declared);
   let manifest: Manifest | null;
   try {
@@ -204,11 +217,6 @@ async function unpack(source: string, bytes: Uint8Array, sha256: string, cacheDi
     .filter(({ module }) => WebAssembly.Module.exports(module).some((e) => e.kind === "memory"));
   if (guests.length !== 1) throw new ComponentRejected(source, `expected one core module with a memory, found ${guests.length}`);
   const [{ core, module }] = guests;
-  try {
-    checkCoreModule(module);
-  } catch (error) {
-    throw new ComponentRejected(source, (error as Error).message);
-  }
   await writeCache(cacheDir, { sha256, encodings, ...items, manifest }, core);
   return { sha256, module, coreBytes: core, encodings, ...items, manifest };
 }

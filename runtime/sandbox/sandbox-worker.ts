@@ -24,6 +24,7 @@ port.on("message", (request: WorkerRequest) => {
         encodings: request.encodings,
         maxMessageUnits: request.limits.maxMessageUnits,
         maxSendsPerReceive: request.limits.maxSendsPerReceive,
+        grants: request.grants,
       });
       reply({ type: "started" });
     } catch (error) {

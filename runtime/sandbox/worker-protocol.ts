@@ -3,7 +3,7 @@ import type { GuestEncodings } from "./canonical-host.js";
 import type { SandboxLimits } from "./sandbox.js";
 
 export type WorkerRequest =
-  | { type: "start"; module: WebAssembly.Module; encodings: GuestEncodings; limits: SandboxLimits }
+  | { type: "start"; module: WebAssembly.Module; encodings: GuestEncodings; limits: SandboxLimits; grants: string[] }
   | { type: "deliver"; message: string };
 
 export type WorkerReply =

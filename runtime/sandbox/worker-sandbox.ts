@@ -40,6 +40,8 @@ export class WorkerSandbox implements ProxySandbox {
   constructor(
     private readonly component: LoadedComponent,
     private readonly limits: SandboxLimits,
+    /** WASI granted to the guest (`wasi:clocks`, `wasi:random`). */
+    private readonly grants: readonly string[] = [],
     private readonly onUnkillable: () => void = () => {
       process.stderr.write(`[cordon] error: a proxy worker did not stop within ${UNKILLABLE_AFTER_MS} ms of being terminated; exiting\n`);
       process.exit(70);
@@ -101,6 +103,7 @@ export class WorkerSandbox implements ProxySandbox {
         module,
         encodings: this.component.encodings,
         limits: this.limits,
+        grants: [...this.grants],
       };
       worker.postMessage(request);
     });

@@ -1,0 +1,89 @@
+/**
+ * The only WASI a proxy can ever be given: the wall clock and randomness, and only when its chain
+ * config grants them (`"grants": ["wasi:clocks"]`, `["wasi:random"]`). They reveal nothing about
+ * the machine and reach nothing outside the guest. Filesystem, sockets, environment, CLI, HTTP —
+ * every other WASI interface — stay refused whatever the config says.
+ *
+ * The implementations are `@bytecodealliance/preview2-shim`'s; the canonical-ABI lowering (the
+ * `retptr` layouts below) is done here, by the same host that lowers the channel, so no jco glue
+ * runs per call. Only functions without resources are offered (no pollables).
+ */
+import { wallClock } from "@bytecodealliance/preview2-shim/clocks";
+import { insecure, insecureSeed, random } from "@bytecodealliance/preview2-shim/random";
+
+export const WASI_GRANTS = ["wasi:clocks", "wasi:random"] as const;
+export type WasiGrant = (typeof WASI_GRANTS)[number];
+
+/** Interface (without version) → the grant it needs and the functions offered from it. */
+const INTERFACES: Record<string, { grant: WasiGrant; functions: string[] }> = {
+  "wasi:clocks/wall-clock": { grant: "wasi:clocks", functions: ["now", "resolution"] },
+  "wasi:random/random": { grant: "wasi:random", functions: ["get-random-bytes", "get-random-u64"] },
+  "wasi:random/insecure": { grant: "wasi:random", functions: ["get-insecure-random-bytes", "get-insecure-random-u64"] },
+  "wasi:random/insecure-seed": { grant: "wasi:random", functions: ["insecure-seed"] },
+};
+
+/** `wasi:random/random@0.2.3` → `wasi:random/random`, for any 0.2.x. */
+function unversioned(name: string): string | null {
+  const m = /^(wasi:[a-z-]+\/[a-z-]+)@0\.2\.\d+$/.exec(name);
+  return m ? m[1] : null;
+}
+
+/** The grant a WASI interface needs, or null when no grant can make it available. */
+export function grantForInterface(name: string): WasiGrant | null {
+  const base = unversioned(name);
+  return base && INTERFACES[base] ? INTERFACES[base].grant : null;
+}
+
+/** Whether a core import (module, field) is a WASI function the grants allow. */
+export function allowedWasiImport(module: string, field: string, grants: readonly string[]): boolean {
+  const base = unversioned(module);
+  const entry = base ? INTERFACES[base] : undefined;
+  return !!entry && grants.includes(entry.grant) && entry.functions.includes(field);
+}
+
+export interface GuestMemory {
+  memory(): WebAssembly.Memory;
+  realloc(oldPtr: number, oldSize: number, align: number, newSize: number): number;
+}
+
+/** Largest random buffer one call may ask for (the guest names the length). */
+const MAX_RANDOM_BYTES = 1 << 20;
+
+/** Host functions for the granted WASI imports of `module`, lowered for the guest. */
+export function wasiImports(module: WebAssembly.Module, grants: readonly string[], guest: GuestMemory): Record<string, Record<string, Function>> {
+  const view = () => new DataView(guest.memory().buffer);
+  const writeDatetime = (retptr: number, t: { seconds: bigint; nanoseconds: number }) => {
+    const v = view();
+    v.setBigUint64(retptr, t.seconds, true);
+    v.setUint32(retptr + 8, t.nanoseconds, true);
+  };
+  const bytes = (source: (len: bigint) => Uint8Array) => (len: bigint, retptr: number) => {
+    if (len > BigInt(MAX_RANDOM_BYTES)) throw new Error(`guest asked for ${len} random bytes (limit ${MAX_RANDOM_BYTES})`);
+    const data = source(len);
+    const ptr = guest.realloc(0, 0, 1, data.length) >>> 0;
+    new Uint8Array(guest.memory().buffer, ptr, data.length).set(data);
+    const v = view();
+    v.setUint32(retptr, ptr, true);
+    v.setUint32(retptr + 4, data.length, true);
+  };
+  const impl: Record<string, Function> = {
+    now: (retptr: number) => writeDatetime(retptr, wallClock.now()),
+    resolution: (retptr: number) => writeDatetime(retptr, wallClock.resolution()),
+    "get-random-bytes": bytes((n) => random.getRandomBytes(n)),
+    "get-random-u64": () => random.getRandomU64(),
+    "get-insecure-random-bytes": bytes((n) => insecure.getInsecureRandomBytes(n)),
+    "get-insecure-random-u64": () => insecure.getInsecureRandomU64(),
+    "insecure-seed": (retptr: number) => {
+      const [a, b] = insecureSeed.insecureSeed();
+      const v = view();
+      v.setBigUint64(retptr, a, true);
+      v.setBigUint64(retptr + 8, b, true);
+    },
+  };
+  const imports: Record<string, Record<string, Function>> = {};
+  for (const imp of WebAssembly.Module.imports(module)) {
+    if (!allowedWasiImport(imp.module, imp.name, grants)) continue;
+    (imports[imp.module] ??= {})[imp.name] = impl[imp.name];
+  }
+  return imports;
+}
