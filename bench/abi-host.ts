@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { CanonicalHost } from "../runtime/sandbox/canonical-host.js";
 import { loadComponentBytes } from "../runtime/sandbox/component-loader.js";
+import { capMemory } from "../runtime/sandbox/memory-cap.js";
 import { DEFAULT_LIMITS } from "../runtime/sandbox/sandbox.js";
 import { WorkerSandbox } from "../runtime/sandbox/worker-sandbox.js";
 
@@ -100,4 +101,25 @@ export async function abiHostBench(componentPath: string): Promise<void> {
   for (const [name, s, b] of rows) console.log(`| ${name} | ${s.toFixed(2)} | ${b.toFixed(1)} |`);
   console.log(`| ratio jco / Cordon | ${(rows[1][1] / rows[0][1]).toFixed(2)}× | ${(rows[1][2] / rows[0][2]).toFixed(2)}× |`);
   console.log(`\nworker boundary (small messages): ping-pong ${ping.toFixed(1)} µs per round trip, pipelined ${pipelined.toFixed(1)} µs per message`);
+  limitsCost(component.coreBytes);
+}
+
+/**
+ * What the sandbox limits cost. Per delivered message the watchdog does one `timer.refresh()`;
+ * the size and count caps are O(1) comparisons inside the host's existing bounds checks. The
+ * memory cap is a module rewrite done once per start.
+ */
+function limitsCost(coreBytes: Uint8Array): void {
+  const timer = setTimeout(() => {}, 60_000);
+  const N = 1_000_000;
+  let t = performance.now();
+  for (let i = 0; i < N; i++) timer.refresh();
+  const refreshNs = ((performance.now() - t) * 1e6) / N;
+  clearTimeout(timer);
+  t = performance.now();
+  for (let i = 0; i < 100; i++) capMemory(coreBytes, 2048);
+  const capUs = ((performance.now() - t) * 1000) / 100;
+  console.log(
+    `limits: watchdog ${refreshNs.toFixed(0)} ns per delivered message (one timer refresh); memory cap ${capUs.toFixed(0)} µs once per start (${(coreBytes.length / 1024).toFixed(0)} KiB module); size and count caps: no measurable cost`,
+  );
 }
