@@ -13,7 +13,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,12 +33,12 @@ interface Result {
 const scratch: string[] = [];
 /** Queue-owner pids seen, so that whatever survives a failed test can still be ended. */
 const owners = new Set<number>();
-let cache: string;
-
-beforeAll(() => {
-  cache = mkdtempSync(join(tmpdir(), "cordon-acpx-cache-")); // one component cache: jco runs once, not per command
-  scratch.push(cache);
-});
+/**
+ * The component cache Cordon would use with the real HOME (the tests change HOME for acpx), so the
+ * pass-through proxy is not unpacked by jco again on every start. The cache is content-addressed
+ * and checked on every load, so sharing it is safe.
+ */
+const cache = process.env.CORDON_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "cordon", "components");
 
 afterAll(async () => {
   for (const pid of owners) killGroup(pid);
@@ -202,7 +202,8 @@ describe("acpx persistent session through cordon run (pass-through proxy) → re
   });
 });
 
-describe("acpx exec through cordon run (pass-through proxy) → reference agent", () => {
+// Independent one-shot runs (each with its own HOME), so they may run side by side.
+describe.concurrent("acpx exec through cordon run (pass-through proxy) → reference agent", () => {
   it("--approve-all: the permission request crosses the chain and the allow answer comes back", async () => {
     const home = newHome();
     const r = await acpx(home, ["--format", "json", "--approve-all", "exec", "permission Write file"]);
