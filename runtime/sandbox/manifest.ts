@@ -8,6 +8,7 @@
  *     "config": { JSON Schema of the proxy's config }, "grants": ["fs:read"] }
  */
 import { z } from "zod";
+import { readU32, sections } from "./wasm-binary.js";
 
 export const MANIFEST_SECTION = "cordon:manifest";
 
@@ -25,39 +26,21 @@ export type Manifest = z.infer<typeof ManifestSchema>;
 
 /** Reads the manifest custom section of a component (or core module); null when there is none. */
 export function readManifest(bytes: Uint8Array): Manifest | null {
-  let pos = 8;
-  const u32 = (): number => {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      if (pos >= bytes.length) throw new Error("binary is truncated");
-      const b = bytes[pos++];
-      result |= (b & 0x7f) << shift;
-      if ((b & 0x80) === 0) return result >>> 0;
-      shift += 7;
+  for (const { id, body, end } of sections(bytes)) {
+    if (id !== 0) continue;
+    const [nameLength, name0] = readU32(bytes, body);
+    const name = Buffer.from(bytes.subarray(name0, name0 + nameLength)).toString("utf8");
+    if (name !== MANIFEST_SECTION) continue;
+    const text = Buffer.from(bytes.subarray(name0 + nameLength, end)).toString("utf8");
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new Error(`its ${MANIFEST_SECTION} section is not JSON (${(error as Error).message})`);
     }
-  };
-  while (pos < bytes.length) {
-    const id = bytes[pos++];
-    const size = u32();
-    const end = pos + size;
-    if (id === 0) {
-      const nameLength = u32();
-      const name = Buffer.from(bytes.subarray(pos, pos + nameLength)).toString("utf8");
-      if (name === MANIFEST_SECTION) {
-        const text = Buffer.from(bytes.subarray(pos + nameLength, end)).toString("utf8");
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch (error) {
-          throw new Error(`its ${MANIFEST_SECTION} section is not JSON (${(error as Error).message})`);
-        }
-        const parsed = ManifestSchema.safeParse(json);
-        if (!parsed.success) throw new Error(`its ${MANIFEST_SECTION} section is malformed: ${parsed.error.issues[0]?.message}`);
-        return parsed.data;
-      }
-    }
-    pos = end;
+    const parsed = ManifestSchema.safeParse(json);
+    if (!parsed.success) throw new Error(`its ${MANIFEST_SECTION} section is malformed: ${parsed.error.issues[0]?.message}`);
+    return parsed.data;
   }
   return null;
 }

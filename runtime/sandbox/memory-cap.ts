@@ -9,33 +9,13 @@
  *
  * Cost: one pass over the section headers and a copy of the module bytes; done once per load.
  */
+import { encodeU32, readU32, sections, type Section } from "./wasm-binary.js";
+
 export const PAGE_BYTES = 64 * 1024;
 
 export class MemoryCapError extends Error {}
 
-function readU32(bytes: Uint8Array, pos: number): [number, number] {
-  let result = 0;
-  let shift = 0;
-  for (;;) {
-    if (pos >= bytes.length) throw new MemoryCapError("module is truncated");
-    const b = bytes[pos++];
-    result |= (b & 0x7f) << shift;
-    if ((b & 0x80) === 0) return [result >>> 0, pos];
-    shift += 7;
-    if (shift > 35) throw new MemoryCapError("malformed LEB128");
-  }
-}
-
-function u32(value: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = value & 0x7f;
-    value >>>= 7;
-    if (value !== 0) b |= 0x80;
-    out.push(b);
-  } while (value !== 0);
-  return out;
-}
+const u32 = encodeU32;
 
 /** Reads an import entry's description and returns the position after it. */
 function skipImport(bytes: Uint8Array, pos: number): { kind: number; end: number } {
@@ -66,18 +46,16 @@ function skipImport(bytes: Uint8Array, pos: number): { kind: number; end: number
 
 /** Returns a copy of `module` whose memory may not grow past `maxPages`. */
 export function capMemory(module: Uint8Array, maxPages: number): Uint8Array {
-  if (module.length < 8 || module[0] !== 0x00 || module[1] !== 0x61 || module[2] !== 0x73 || module[3] !== 0x6d) {
-    throw new MemoryCapError("not a WebAssembly module");
-  }
-  let pos = 8;
   const out: Uint8Array[] = [];
   let last = 0;
   let memories = 0;
-  while (pos < module.length) {
-    const start = pos;
-    const id = module[pos++];
-    const [size, body] = readU32(module, pos);
-    const end = body + size;
+  let all: Section[];
+  try {
+    all = [...sections(module)];
+  } catch (error) {
+    throw new MemoryCapError((error as Error).message);
+  }
+  for (const { id, start, body, end } of all) {
     if (id === 2) {
       let [count, p] = readU32(module, body);
       for (; count > 0; count--) {
@@ -102,7 +80,6 @@ export function capMemory(module: Uint8Array, maxPages: number): Uint8Array {
       out.push(module.subarray(last, start), Uint8Array.from([5, ...u32(section.length), ...section]));
       last = end;
     }
-    pos = end;
   }
   if (memories === 0) return module.slice();
   out.push(module.subarray(last));
@@ -118,18 +95,13 @@ export function capMemory(module: Uint8Array, maxPages: number): Uint8Array {
 
 /** The memory a core module declares, in pages (max null: no maximum). */
 export function readMemoryLimits(module: Uint8Array): { initial: number; max: number | null } | null {
-  let pos = 8;
-  while (pos < module.length) {
-    const id = module[pos++];
-    const [size, body] = readU32(module, pos);
-    if (id === 5) {
-      const [count, p0] = readU32(module, body);
-      if (count === 0) return null;
-      const flags = module[p0];
-      const [initial, p1] = readU32(module, p0 + 1);
-      return { initial, max: flags & 0x01 ? readU32(module, p1)[0] : null };
-    }
-    pos = body + size;
+  for (const { id, body } of sections(module)) {
+    if (id !== 5) continue;
+    const [count, p0] = readU32(module, body);
+    if (count === 0) return null;
+    const flags = module[p0];
+    const [initial, p1] = readU32(module, p0 + 1);
+    return { initial, max: flags & 0x01 ? readU32(module, p1)[0] : null };
   }
   return null;
 }

@@ -11,6 +11,8 @@
  * reaches for something the world does not offer, and is reported as such.
  */
 
+import { isComponent, readU32, sections } from "./wasm-binary.js";
+
 export type StringEncoding = "utf8" | "utf16" | "latin1+utf16";
 
 export interface CanonicalEncodings {
@@ -23,25 +25,20 @@ export interface CanonicalEncodings {
 const ENCODINGS: StringEncoding[] = ["utf8", "utf16", "latin1+utf16"];
 const CANON_SECTION = 8;
 
+/** A cursor over a section body. */
 class Reader {
   constructor(
     private readonly bytes: Uint8Array,
-    public pos = 0,
+    public pos: number,
   ) {}
   byte(): number {
     if (this.pos >= this.bytes.length) throw new Error("component binary is truncated");
     return this.bytes[this.pos++];
   }
   u32(): number {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      const b = this.byte();
-      result |= (b & 0x7f) << shift;
-      if ((b & 0x80) === 0) return result >>> 0;
-      shift += 7;
-      if (shift > 35) throw new Error("malformed LEB128 in component binary");
-    }
+    const [value, next] = readU32(this.bytes, this.pos);
+    this.pos = next;
+    return value;
   }
 }
 
@@ -60,40 +57,31 @@ function readOptions(r: Reader): StringEncoding {
 }
 
 export function readCanonicalEncodings(component: Uint8Array): CanonicalEncodings {
-  const r = new Reader(component);
-  const magic = [0x00, 0x61, 0x73, 0x6d];
-  for (const m of magic) if (r.byte() !== m) throw new Error("not a WebAssembly binary");
-  r.pos += 2; // version
-  const layer = r.byte() | (r.byte() << 8);
-  if (layer !== 1) throw new Error("not a WebAssembly component (this is a core module; build it into a component first)");
+  const all = [...sections(component)];
+  if (!isComponent(component)) throw new Error("not a WebAssembly component (this is a core module; build it into a component first)");
   const result: CanonicalEncodings = { lifts: [], lowers: [] };
-  while (r.pos < component.length) {
-    const id = r.byte();
-    const size = r.u32();
-    const end = r.pos + size;
-    if (end > component.length) throw new Error("component binary is truncated");
-    if (id === CANON_SECTION) {
-      const count = r.u32();
-      for (let i = 0; i < count; i++) {
-        const kind = r.byte();
-        if (kind === 0x00) {
-          if (r.byte() !== 0x00) throw new Error("malformed canon lift");
-          r.u32(); // core func index
-          result.lifts.push(readOptions(r));
-          r.u32(); // type index
-        } else if (kind === 0x01) {
-          if (r.byte() !== 0x00) throw new Error("malformed canon lower");
-          r.u32(); // func index
-          result.lowers.push(readOptions(r));
-        } else {
-          throw new Error(
-            `component uses canonical built-in 0x${kind.toString(16)} (resources, tasks or streams), which the cordon:proxy world does not offer`,
-          );
-        }
+  for (const { id, body, end } of all) {
+    if (id !== CANON_SECTION) continue;
+    const r = new Reader(component, body);
+    const count = r.u32();
+    for (let i = 0; i < count; i++) {
+      const kind = r.byte();
+      if (kind === 0x00) {
+        if (r.byte() !== 0x00) throw new Error("malformed canon lift");
+        r.u32(); // core func index
+        result.lifts.push(readOptions(r));
+        r.u32(); // type index
+      } else if (kind === 0x01) {
+        if (r.byte() !== 0x00) throw new Error("malformed canon lower");
+        r.u32(); // func index
+        result.lowers.push(readOptions(r));
+      } else {
+        throw new Error(
+          `component uses canonical built-in 0x${kind.toString(16)} (resources, tasks or streams), which the cordon:proxy world does not offer`,
+        );
       }
-      if (r.pos !== end) throw new Error("malformed canonical section");
     }
-    r.pos = end;
+    if (r.pos !== end) throw new Error("malformed canonical section");
   }
   return result;
 }
