@@ -394,6 +394,35 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
     expect(agentPrompt.method).toBe("session/prompt");
   });
 
+  it("session/cancel while the client holds a permission request: the agent gets cancelled, the client a $/cancel_request", async () => {
+    const from = client.calls.length;
+    client.answer = (method, params, signal) =>
+      method === "session/request_permission"
+        ? new Promise((resolve) => {
+            // The user never decides; the SDK aborts `signal` when `$/cancel_request` arrives.
+            if (signal.aborted) resolve({ outcome: { outcome: "cancelled" }, _meta: { late: true } });
+            else signal.addEventListener("abort", () => resolve({ outcome: { outcome: "cancelled" }, _meta: { late: true } }), { once: true });
+          })
+        : clientAnswer(method, params, signal);
+    await client.takeRaw();
+    try {
+      const turn = call(acp.methods.agent.session.prompt, { sessionId: "sess-1", prompt: [{ type: "text", text: "permission" }] });
+      await expect.poll(() => client.calls.slice(from).some((c) => c.method === "session/request_permission")).toBe(true);
+      await client.agent.notify(acp.methods.agent.session.cancel, { sessionId: "sess-1" });
+      expect((await turn).result).toEqual({ stopReason: "cancelled" });
+      await expect.poll(() => kinds(client.raw.wrote)).toEqual(["session/prompt", "session/cancel", "result"]); // the client's late answer
+    } finally {
+      client.answer = clientAnswer;
+    }
+    const w = await client.takeRaw();
+    const ask = parsed(w.client.read).find((m) => m.method === "session/request_permission")!;
+    expect(parsed(w.client.read).find((m) => m.method === "$/cancel_request")).toEqual({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: ask.id } });
+    // The agent got exactly one answer — the chain's `cancelled` — and never the client's late one.
+    expect(parsed(w.agent.read).filter((m) => !("method" in m))).toEqual([{ jsonrpc: "2.0", id: expect.anything(), result: { outcome: { outcome: "cancelled" } } }]);
+    expect(kinds(w.agent.read)).toEqual(["session/prompt", "result", "session/cancel"]);
+    expect(textsSince(from)).toEqual(['session/request_permission: {"outcome":{"outcome":"cancelled"}}\n']);
+  });
+
   it("$/cancel_request for an id the chain never saw is ignored", async () => {
     const w = await (async () => {
       await client.takeRaw();

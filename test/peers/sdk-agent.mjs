@@ -18,7 +18,8 @@
 //
 // Prompt grammar: the text of every text block, line by line (blank lines skipped):
 //   updates          every session/update variant (stable, unstable and one from the future)
-//   permission       session/request_permission, then a chunk `permission: <outcome JSON>`
+//   permission       session/request_permission, then a chunk with the answer; an outcome
+//                    `cancelled` ends the turn with stopReason `cancelled`
 //   fs               fs/read_text_file of /work/a.ts, then fs/write_text_file of /work/b.ts
 //   fs-missing       fs/read_text_file of /work/missing.ts (the tests' client answers an error)
 //   terminal         terminal/create, output, wait_for_exit, kill, release (via a TerminalHandle)
@@ -177,6 +178,7 @@ async function runPrompt(session, params, signal, client) {
     try {
       const answer = await client.request(method, request, options);
       await say(`${method}: ${JSON.stringify(answer ?? null)}`);
+      return answer;
     } catch (error) {
       await say(`${method} error: ${JSON.stringify({ code: error.code, message: error.message, data: error.data })}`);
     }
@@ -193,8 +195,8 @@ async function runPrompt(session, params, signal, client) {
       case "updates":
         for (const update of UPDATES) await send(update);
         break;
-      case "permission":
-        await ask(acp.methods.client.session.requestPermission, {
+      case "permission": {
+        const answer = await ask(acp.methods.client.session.requestPermission, {
           sessionId,
           toolCall: { toolCallId: "t2", title: "Write b.ts", kind: "edit", status: "pending", rawInput: { path: "/work/b.ts" }, ...meta("toolCall") },
           options: [
@@ -205,7 +207,10 @@ async function runPrompt(session, params, signal, client) {
           ],
           ...meta("permission"),
         });
+        // A cancelled permission request (session/cancel while the client decides) ends the turn.
+        if (answer?.outcome?.outcome === "cancelled") return { stopReason: "cancelled" };
         break;
+      }
       case "fs":
         await ask(acp.methods.client.fs.readTextFile, { sessionId, path: "/work/a.ts", line: 10, limit: 5, ...meta("read") });
         await ask(acp.methods.client.fs.writeTextFile, { sessionId, path: "/work/b.ts", content: "export const b = 1;\nü😀\n" });
