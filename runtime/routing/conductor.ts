@@ -32,7 +32,10 @@ import {
 } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { isLevel, type Logger } from "../log.js";
+import { promptCapabilitiesOf, unsupportedContent, type PromptCapabilities } from "./capabilities.js";
+import { isRequest, stripId, unwrap, wrap, type Call } from "./envelope.js";
 import { grantFor, type Grant } from "./grants.js";
+import { ParentAsSuccessor } from "./parent-successor.js";
 import { Hop, type Dialect, type FailurePolicy, type Incoming } from "./hop.js";
 import type { Peer } from "./peer.js";
 import { sessionOf, type Tracer } from "./trace.js";
@@ -60,7 +63,6 @@ export interface ConductorOptions {
   grants?: Grant[][];
 }
 
-type Call = JsonRpcRequest | JsonRpcNotification;
 
 /** How long proxies get to relay the agent's death to the client before the conductor answers for them. */
 const AGENT_DEATH_GRACE_MS = 250;
@@ -68,7 +70,6 @@ const AGENT_DEATH_GRACE_MS = 250;
 export const MAX_RESTARTS = 5;
 const FIRST_BACKOFF_MS = 100;
 
-const isRequest = (m: Call): m is JsonRpcRequest => "id" in m;
 
 export class Conductor {
   private readonly client: Hop;
@@ -550,53 +551,6 @@ export class Conductor {
   }
 }
 
-/**
- * Proxy mode: the successor of our last proxy is reached through our parent. Calls toward it go
- * out wrapped in `proxy/successor`; answers to the parent's wrapped calls go out plain, as the RFD
- * says the answer to an enveloped request is the inner result.
- */
-class ParentAsSuccessor implements Peer {
-  readonly label = "parent conductor's successor";
-  constructor(
-    private readonly parent: Peer,
-    private readonly dialect: () => Dialect,
-  ) {}
-  async open(): Promise<void> {}
-  send(message: JsonRpcMessage): void {
-    this.parent.send("method" in message ? wrap(message as Call, this.dialect()) : message);
-  }
-  async close(): Promise<void> {}
-}
-
-interface PromptCapabilities {
-  image?: boolean;
-  audio?: boolean;
-  embeddedContext?: boolean;
-}
-
-function promptCapabilitiesOf(result: unknown): PromptCapabilities {
-  const caps = paramsObject(paramsObject(paramsObject(result)?.agentCapabilities)?.promptCapabilities);
-  return { image: caps?.image === true, audio: caps?.audio === true, embeddedContext: caps?.embeddedContext === true };
-}
-
-/** Content the client was not told the agent accepts (text and resource links always are). */
-const GATED: Record<string, keyof PromptCapabilities> = { image: "image", audio: "audio", resource: "embeddedContext" };
-
-/** Why a prompt carries content the chain did not advertise, or null when it does not. */
-function unsupportedContent(params: unknown, caps: PromptCapabilities): string | null {
-  const prompt = paramsObject(params)?.prompt;
-  if (!Array.isArray(prompt)) return null;
-  for (const [i, block] of prompt.entries()) {
-    const type = paramsObject(block)?.type;
-    const gate = typeof type === "string" ? GATED[type] : undefined;
-    if (gate && !caps[gate]) {
-      const what = type === "resource" ? "embedded resource" : type;
-      return `prompt block ${i} is an ${what}, but the agent did not advertise promptCapabilities.${gate}; nothing was sent`;
-    }
-  }
-  return null;
-}
-
 /** The result-or-error part of a response. */
 function pick(message: JsonRpcResponse): { result: unknown } | { error: JsonRpcResponse["error"] } {
   return message.error !== undefined ? { error: message.error } : { result: message.result };
@@ -608,30 +562,3 @@ function participant(hop: Hop): string {
   return p.role === "proxy" ? `proxy:${p.index}` : p.role;
 }
 
-/** Wraps a call in a `proxy/successor` envelope (in the peer's dialect). The envelope's own `_meta` is hop-local. */
-function wrap(message: Call, dialect: Dialect): Call {
-  const params: Record<string, unknown> = { method: message.method };
-  if (message.params !== undefined) params.params = message.params;
-  const method = dialect === "rust" ? Methods.legacyProxySuccessor : Methods.proxySuccessor;
-  const envelope: Call = { jsonrpc: "2.0", method, params };
-  if (isRequest(message)) (envelope as JsonRpcRequest).id = message.id;
-  return envelope;
-}
-
-/** Takes a `proxy/successor` (or `_proxy/successor`) envelope apart; returns an error text if malformed. */
-function unwrap(envelope: Call): Call | string {
-  const p = paramsObject(envelope.params);
-  if (!p || typeof p.method !== "string") return `${envelope.method} needs params {method, params?}`;
-  const inner: Call = { jsonrpc: "2.0", method: p.method };
-  if (p.params !== undefined) inner.params = p.params;
-  if (isRequest(envelope)) (inner as JsonRpcRequest).id = envelope.id;
-  return inner;
-}
-
-function stripId(message: Call): JsonRpcMessage {
-  if (!("id" in message)) return message;
-  const { id: _id, ...rest } = message as JsonRpcRequest;
-  return rest as JsonRpcNotification;
-}
-
-export type { JsonRpcId };
