@@ -21,8 +21,11 @@ Usage:
   cordon demo
       Run a real client session through the example chain (context, redact, tool-guard, arrow)
       in front of the reference agent, and print what each proxy did.
-  cordon reference-agent
+  cordon reference-agent [--mcp acp,http]
       The deterministic reference ACP agent (no LLM), on stdin/stdout.
+  cordon mcp-bridge --port <port> --endpoint <id>
+      (Internal) the stdio MCP server Cordon gives an agent without MCP-over-ACP or HTTP MCP
+      support; it relays to the conductor that launched the agent.
 
 Options:
   -h, --help       show this help
@@ -65,6 +68,10 @@ export async function main(argv: string[]): Promise<number> {
       const { runReferenceAgent } = await import("../agent/reference-agent.js");
       await runReferenceAgent(rest);
       return typeof process.exitCode === "number" ? process.exitCode : 0;
+    }
+    case "mcp-bridge": {
+      const { runBridgeCommand } = await import("../mcp/bridge-command.js");
+      return runBridgeCommand(rest);
     }
     default:
       process.stderr.write(`cordon: unknown command "${command}"\n\n${USAGE}`);

@@ -13,6 +13,7 @@ import type { Peer } from "../routing/peer.js";
 import { GRANTS, type Grant } from "../routing/grants.js";
 import { TraceFile } from "../routing/trace.js";
 import { ConfigError, isNativeProxy, readChainConfig, type AgentEntry, type ProxyEntry } from "./chain-config.js";
+import { McpBridgePeer } from "../mcp/bridge.js";
 
 export interface RunOptions {
   mode: "agent" | "proxy";
@@ -52,6 +53,8 @@ export async function run(options: RunOptions): Promise<number> {
   const client = new StdioClient();
   const trace = options.trace ? new TraceFile(options.trace) : null;
   const peers = buildProxies(proxies, log);
+  // MCP-over-ACP: the bridge sits right before the agent (in proxy mode the outermost conductor bridges).
+  if (options.mode === "agent") peers.push(new McpBridgePeer({ log }));
   const agentPeer = agent && new ChildProcessPeer({ command: agent.command, args: agent.args, env: agent.env, cwd: agent.cwd }, "agent");
 
   return await new Promise<number>((resolveExit) => {

@@ -1,0 +1,367 @@
+/**
+ * The MCP-over-ACP bridge: an in-process component the conductor places immediately before the
+ * agent (agent mode only), like the Rust SDK's `McpOverAcpPolyfill`. To the conductor it is one
+ * more proxy: it is sent `proxy/initialize`, forwards everything to its successor (the agent) in
+ * `proxy/successor` envelopes and everything from it back unwrapped, with per-hop ids and
+ * `$/cancel_request` translated both ways. What it changes:
+ *
+ * - **`initialize` answer.** If the agent advertises `agentCapabilities.mcpCapabilities.acp`, the
+ *   bridge is inert: every message passes untouched, declarations stay `{"type":"acp"}` and the
+ *   agent speaks MCP-over-ACP itself. Otherwise the bridge sets `mcpCapabilities.acp: true` in the
+ *   answer it returns upstream (it can always bridge: stdio MCP is mandatory for every agent) and
+ *   starts one loopback listener: streamable HTTP if the agent advertises `mcpCapabilities.http`,
+ *   else TCP for stdio bridge commands.
+ * - **Session setup** (`session/new`, `load`, `resume`, `fork`) going to the agent: each
+ *   `{"type":"acp","name","serverId"}` becomes
+ *   `{"type":"http","name","url":"http://127.0.0.1:PORT/mcp/<id>","headers":[{"name":"Authorization","value":"Bearer <secret>"}]}`
+ *   or `{"name","command":<node>,"args":[<bin/cordon.js>,"mcp-bridge","--port",PORT,"--endpoint",<id>],"env":[{"name":"CORDON_BRIDGE_TOKEN","value":<secret>}]}`
+ *   (`_meta` kept). One fresh secret per setup request; endpoints of a failed setup, and of a session
+ *   that is closed or deleted, are dropped with their connections.
+ * - **MCP traffic.** Each MCP session the agent's client opens on an endpoint is one MCP-over-ACP
+ *   connection in the connection form (`link.ts`): `mcp/connect`, `mcp/message`, `mcp/disconnect`,
+ *   sent upstream as if the agent had sent them, so they travel right→left through the proxies until
+ *   the one owning the `serverId` answers. `mcp/message` for one of the bridge's connections coming
+ *   from upstream is delivered to the agent's client; anything else passes through.
+ *
+ * Why the connection form: the agent's MCP client (stdio or streamable HTTP) speaks a stateful MCP
+ * session (`initialize`, `notifications/initialized`, server→client requests such as `ping`,
+ * sampling, elicitation, `roots/list`, and `notifications/cancelled`). A connection carries all of
+ * that one-to-one and tells the proxy when the session ends; the connectionless form carries only
+ * client requests and request-scoped server notifications.
+ */
+import { fileURLToPath } from "node:url";
+import type { Logger } from "../log.js";
+import { classify, ErrorCodes, idKey, paramsObject, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/json-rpc.js";
+import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
+import type { Peer, PeerSink } from "../routing/peer.js";
+import { newEndpointId, newSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { HttpEndpoint } from "./http-endpoint.js";
+import { McpLink, McpMethods, type Upstream } from "./link.js";
+import { TcpEndpoint } from "./tcp-endpoint.js";
+
+type Call = JsonRpcRequest | JsonRpcNotification;
+/** `native`: the agent speaks MCP-over-ACP; `http` / `stdio`: the bridge rewrites; `off`: no listener could start. */
+type Mode = "pending" | "native" | "http" | "stdio" | "off";
+
+const SETUP_METHODS = new Set(["session/new", "session/load", "session/resume", "session/fork"]);
+const ENDING_METHODS = new Set(["session/close", "session/delete"]);
+
+/** The command line of `cordon mcp-bridge` as this installation runs it. */
+export function defaultBridgeCommand(): { command: string; args: string[] } {
+  return { command: process.execPath, args: [fileURLToPath(new URL("../../../bin/cordon.js", import.meta.url)), "mcp-bridge"] };
+}
+
+export interface McpBridgeOptions {
+  log: Logger;
+  /** How the agent launches a stdio bridge (default: this Node and this checkout's `bin/cordon.js`). */
+  bridgeCommand?: { command: string; args: string[] };
+}
+
+export class McpBridgePeer implements Peer, EndpointHost {
+  readonly label = "MCP bridge";
+  readonly log: Logger;
+  private sink: PeerSink | null = null;
+  private mode: Mode = "pending";
+  private nextId = 1;
+  /** Requests the bridge sent to the conductor, by its own id. */
+  private readonly pending = new Map<string, (response: JsonRpcResponse) => void>();
+  /** Requests the conductor sent the bridge that it forwarded: the conductor's id → the bridge's id. */
+  private readonly forwarded = new Map<string, { id: JsonRpcId; toSuccessor: boolean }>();
+  /** Messages from upstream that wait until the agent's `initialize` answer decided the mode. */
+  private held: Call[] | null = null;
+  private readonly inbox: unknown[] = [];
+  private draining = false;
+  private http: HttpEndpoint | null = null;
+  private tcp: TcpEndpoint | null = null;
+  private readonly endpoints = new Map<string, Endpoint>();
+  private readonly links = new Map<string, McpLink>();
+  private readonly bridgeCommand: { command: string; args: string[] };
+
+  constructor(options: McpBridgeOptions) {
+    this.log = options.log;
+    this.bridgeCommand = options.bridgeCommand ?? defaultBridgeCommand();
+  }
+
+  // ---- Peer ------------------------------------------------------------------------------
+
+  async open(sink: PeerSink): Promise<void> {
+    this.sink = sink;
+  }
+
+  /** From the conductor. Handled after the current routing step, in order (never re-entrantly). */
+  send(message: JsonRpcMessage): void {
+    this.inbox.push(message);
+    if (this.draining) return;
+    this.draining = true;
+    queueMicrotask(() => {
+      for (let m = this.inbox.shift(); m !== undefined; m = this.inbox.shift()) {
+        try {
+          this.receive(m);
+        } catch (error) {
+          this.log.error(`MCP bridge: ${(error as Error).stack ?? String(error)}`);
+        }
+      }
+      this.draining = false;
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const link of [...this.links.values()]) link.close("Cordon is shutting down");
+    await Promise.all([this.http?.close(), this.tcp?.close()]);
+  }
+
+  // ---- EndpointHost ----------------------------------------------------------------------
+
+  endpoint(id: string): Endpoint | undefined {
+    return this.endpoints.get(id);
+  }
+
+  openLink(endpoint: Endpoint, toClient: (message: JsonRpcMessage) => void): McpLink {
+    const link = new McpLink(this.upstream, endpoint.serverId, toClient, {
+      connected: (l) => {
+        this.links.set(l.connectionId!, l);
+        this.log.debug(`MCP bridge: ${endpoint.name} (${endpoint.serverId}) connected as ${l.connectionId}`);
+      },
+      closed: (l) => {
+        endpoint.links.delete(l);
+        if (l.connectionId !== null && this.links.get(l.connectionId) === l) this.links.delete(l.connectionId);
+      },
+    });
+    endpoint.links.add(link);
+    return link;
+  }
+
+  /** Toward the proxies, as if from the agent: unwrapped messages go to the bridge's predecessor. */
+  private readonly upstream: Upstream = {
+    request: (method, params) => {
+      const id = this.ownId();
+      const response = new Promise<JsonRpcResponse>((resolve) => this.pending.set(idKey(id), resolve));
+      this.emit({ jsonrpc: "2.0", id, method, params });
+      return { id, response };
+    },
+    notify: (method, params) => this.emit({ jsonrpc: "2.0", method, params }),
+    respond: (id, outcome) => this.emit({ jsonrpc: "2.0", id, ...outcome }),
+    cancel: (id) => {
+      if (this.pending.has(idKey(id))) this.emit({ jsonrpc: "2.0", method: Methods.cancelRequest, params: { requestId: id } });
+    },
+  };
+
+  // ---- routing ---------------------------------------------------------------------------
+
+  private emit(message: JsonRpcMessage): void {
+    this.sink?.message(message);
+  }
+
+  private ownId(): string {
+    return `b${this.nextId++}`;
+  }
+
+  private receive(value: unknown): void {
+    const c = classify(value);
+    if (c.kind === "invalid") return this.log.warn(`MCP bridge: dropped an invalid message from the conductor (${c.reason})`);
+    if (c.kind === "response") {
+      const key = c.message.id === null ? null : idKey(c.message.id);
+      const resolve = key === null ? undefined : this.pending.get(key);
+      if (!resolve || key === null) return this.log.debug(`MCP bridge: answer to unknown id ${JSON.stringify(c.message.id)} dropped`);
+      this.pending.delete(key);
+      return resolve(c.message);
+    }
+    const message = c.message;
+    if (isProxyInitialize(message.method)) return this.initialize(message);
+    if (isProxySuccessor(message.method)) {
+      const p = paramsObject(message.params);
+      if (typeof p?.method !== "string") {
+        if (c.kind === "request") this.respond(c.message.id, { error: { code: ErrorCodes.invalidRequest, message: `${message.method} needs params {method, params?}` } });
+        return;
+      }
+      const inner: Call = { jsonrpc: "2.0", method: p.method };
+      if (p.params !== undefined) inner.params = p.params;
+      if (c.kind === "request") (inner as JsonRpcRequest).id = c.message.id;
+      return this.fromSuccessor(inner);
+    }
+    if (this.held && message.method !== Methods.cancelRequest) {
+      this.held.push(message);
+      return;
+    }
+    this.fromPredecessor(message);
+  }
+
+  private respond(id: JsonRpcId, outcome: { result: unknown } | { error: JsonRpcError }): void {
+    this.emit({ jsonrpc: "2.0", id, ...outcome });
+  }
+
+  /** Forwards a call to the agent (wrapped) or to the predecessor (plain); `then` may rewrite the answer. */
+  private forward(message: Call, toSuccessor: boolean, then?: (answer: JsonRpcResponse) => JsonRpcResponse | Promise<JsonRpcResponse>): void {
+    const wrap = (m: Call): Call => {
+      if (!toSuccessor) return m;
+      const params: Record<string, unknown> = { method: m.method };
+      if (m.params !== undefined) params.params = m.params;
+      return "id" in m ? { jsonrpc: "2.0", id: (m as JsonRpcRequest).id, method: Methods.proxySuccessor, params } : { jsonrpc: "2.0", method: Methods.proxySuccessor, params };
+    };
+    if (!("id" in message)) return this.emit(wrap(message));
+    const theirs = (message as JsonRpcRequest).id;
+    const id = this.ownId();
+    this.forwarded.set(idKey(theirs), { id, toSuccessor });
+    this.pending.set(idKey(id), (answer) => {
+      this.forwarded.delete(idKey(theirs));
+      const final = then ? then(answer) : answer;
+      // Synchronously when possible: what the agent sends after an answer must not overtake it.
+      if (final instanceof Promise) void final.then((f) => this.emit({ ...f, id: theirs }));
+      else this.emit({ ...final, id: theirs });
+    });
+    this.emit(wrap({ ...message, id } as JsonRpcRequest));
+  }
+
+  /** `$/cancel_request` is per hop: re-issue it with the bridge's own id, in the same direction. */
+  private cancel(params: unknown, fromSuccessor: boolean): void {
+    const requestId = paramsObject(params)?.requestId;
+    if (typeof requestId !== "string" && typeof requestId !== "number") return;
+    const record = this.forwarded.get(idKey(requestId));
+    if (!record) {
+      // A request of the proxy side that waits on the agent's MCP client?
+      if (!fromSuccessor) for (const link of this.links.values()) if (link.cancelServerCall(requestId)) return;
+      return;
+    }
+    const cancel: JsonRpcNotification = { jsonrpc: "2.0", method: Methods.cancelRequest, params: { ...paramsObject(params), requestId: record.id } };
+    this.emit(record.toSuccessor ? { jsonrpc: "2.0", method: Methods.proxySuccessor, params: { method: cancel.method, params: cancel.params } } : cancel);
+  }
+
+  private fromSuccessor(message: Call): void {
+    if (message.method === Methods.cancelRequest) return this.cancel(message.params, true);
+    this.forward(message, false);
+  }
+
+  private fromPredecessor(message: Call): void {
+    const { method } = message;
+    if (method === Methods.cancelRequest) return this.cancel(message.params, false);
+    const bridging = this.mode === "http" || this.mode === "stdio";
+    if (bridging && method === McpMethods.message) {
+      const connectionId = paramsObject(message.params)?.connectionId;
+      const link = typeof connectionId === "string" ? this.links.get(connectionId) : undefined;
+      if (link) return link.fromServer(message);
+    }
+    if (bridging && SETUP_METHODS.has(method) && "id" in message) return this.setup(message as JsonRpcRequest);
+    if (bridging && ENDING_METHODS.has(method) && "id" in message) {
+      const sessionId = paramsObject(message.params)?.sessionId;
+      return this.forward(message, true, (answer) => {
+        if (!answer.error && typeof sessionId === "string") this.dropSession(sessionId);
+        return answer;
+      });
+    }
+    this.forward(message, true);
+  }
+
+  // ---- initialization --------------------------------------------------------------------
+
+  private initialize(message: Call): void {
+    if (!("id" in message)) return;
+    this.held ??= [];
+    this.forward({ jsonrpc: "2.0", id: (message as JsonRpcRequest).id, method: Methods.initialize, params: message.params }, true, async (answer) => {
+      const result = paramsObject(answer.result);
+      if (answer.error || !result) {
+        this.mode = "off";
+        this.release();
+        return answer;
+      }
+      const agentCaps = paramsObject(result.agentCapabilities) ?? {};
+      const mcpCaps = paramsObject(agentCaps.mcpCapabilities) ?? {};
+      if (mcpCaps.acp === true) {
+        this.mode = "native";
+        this.log.debug("MCP bridge: the agent speaks MCP-over-ACP itself; nothing to bridge");
+      } else {
+        this.mode = await this.listen(mcpCaps.http === true ? "http" : "stdio");
+      }
+      this.release();
+      if (this.mode === "native" || this.mode === "off") return answer;
+      return { ...answer, result: { ...result, agentCapabilities: { ...agentCaps, mcpCapabilities: { ...mcpCaps, acp: true } } } };
+    });
+  }
+
+  /** Starts the listener the agent's transport needs. */
+  private async listen(mode: "http" | "stdio"): Promise<Mode> {
+    try {
+      if (mode === "http") {
+        this.http ??= new HttpEndpoint(this);
+        await this.http.listen();
+        this.log.debug(`MCP bridge: the agent lacks mcpCapabilities.acp; bridging MCP servers over http://127.0.0.1:${this.http.port}`);
+      } else {
+        this.tcp ??= new TcpEndpoint(this);
+        await this.tcp.listen();
+        this.log.debug(`MCP bridge: the agent lacks mcpCapabilities.acp and http; bridging MCP servers over stdio (cordon mcp-bridge → 127.0.0.1:${this.tcp.port})`);
+      }
+      return mode;
+    } catch (error) {
+      this.log.error(`MCP bridge: cannot listen on 127.0.0.1 (${(error as Error).message}); MCP-over-ACP servers are not bridged`);
+      return "off";
+    }
+  }
+
+  private release(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const m of held) this.fromPredecessor(m);
+  }
+
+  // ---- session setup ---------------------------------------------------------------------
+
+  private setup(message: JsonRpcRequest): void {
+    const params = paramsObject(message.params);
+    const servers = params?.mcpServers;
+    if (!params || !Array.isArray(servers) || !servers.some(isAcpDeclaration)) return this.forward(message, true);
+    const secret = newSecret();
+    const knownSession = message.method === "session/load" || message.method === "session/resume" ? params.sessionId : undefined;
+    const made: Endpoint[] = [];
+    const rewritten = servers.map((server) => {
+      if (!isAcpDeclaration(server)) return server;
+      const endpoint: Endpoint = {
+        id: newEndpointId(),
+        serverId: server.serverId,
+        name: server.name,
+        secret,
+        sessionId: typeof knownSession === "string" ? knownSession : null,
+        links: new Set(),
+      };
+      this.endpoints.set(endpoint.id, endpoint);
+      made.push(endpoint);
+      return this.declaration(endpoint, server._meta);
+    });
+    this.forward({ ...message, params: { ...params, mcpServers: rewritten } }, true, (answer) => {
+      const sessionId = paramsObject(answer.result)?.sessionId;
+      for (const endpoint of made) {
+        if (answer.error) this.dropEndpoint(endpoint);
+        else if (typeof sessionId === "string") endpoint.sessionId = sessionId;
+      }
+      return answer;
+    });
+  }
+
+  private declaration(endpoint: Endpoint, meta: unknown): Record<string, unknown> {
+    const extra = meta !== undefined ? { _meta: meta } : {};
+    if (this.mode === "http") {
+      return { type: "http", name: endpoint.name, url: this.http!.url(endpoint), headers: [{ name: "Authorization", value: `Bearer ${endpoint.secret}` }], ...extra };
+    }
+    return {
+      name: endpoint.name,
+      command: this.bridgeCommand.command,
+      args: [...this.bridgeCommand.args, "--port", String(this.tcp!.port), "--endpoint", endpoint.id],
+      env: [{ name: "CORDON_BRIDGE_TOKEN", value: endpoint.secret }],
+      ...extra,
+    };
+  }
+
+  private dropSession(sessionId: string): void {
+    for (const endpoint of [...this.endpoints.values()]) if (endpoint.sessionId === sessionId) this.dropEndpoint(endpoint);
+  }
+
+  private dropEndpoint(endpoint: Endpoint): void {
+    this.endpoints.delete(endpoint.id);
+    this.http?.drop(endpoint);
+    this.tcp?.drop(endpoint);
+    for (const link of [...endpoint.links]) link.close("the ACP session ended");
+  }
+}
+
+function isAcpDeclaration(server: unknown): server is { type: "acp"; name: string; serverId: string; _meta?: unknown } {
+  const s = paramsObject(server);
+  return s?.type === "acp" && typeof s.name === "string" && typeof s.serverId === "string";
+}

@@ -1,0 +1,38 @@
+/**
+ * What the loopback listeners of the MCP bridge share: one endpoint per rewritten `{"type":"acp"}`
+ * declaration, guarded by the secret of the session setup request it was made for.
+ */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import type { Logger } from "../log.js";
+import type { JsonRpcMessage } from "../protocol/json-rpc.js";
+import type { McpLink } from "./link.js";
+
+export interface Endpoint {
+  /** Random, in the URL path (http) or the bridge command's arguments (stdio). */
+  readonly id: string;
+  /** The `serverId` of the declaration: what `mcp/connect` asks for. */
+  readonly serverId: string;
+  readonly name: string;
+  /** Shared by the endpoints of one session setup request; only the agent is given it. */
+  readonly secret: string;
+  /** The ACP session, once known (from the setup params, or the `session/new` / `fork` answer). */
+  sessionId: string | null;
+  /** Open MCP sessions of the agent's client on this endpoint. */
+  readonly links: Set<McpLink>;
+}
+
+export interface EndpointHost {
+  endpoint(id: string): Endpoint | undefined;
+  /** Starts an MCP session on `endpoint` (sends `mcp/connect`); `toClient` delivers to the agent's MCP client. */
+  openLink(endpoint: Endpoint, toClient: (message: JsonRpcMessage) => void): McpLink;
+  readonly log: Logger;
+}
+
+export const newSecret = (): string => randomBytes(32).toString("base64url");
+export const newEndpointId = (): string => randomUUID();
+
+/** Constant-time comparison of a presented secret with the expected one. */
+export function sameSecret(given: string, expected: string): boolean {
+  const digest = (s: string) => createHash("sha256").update(s).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}

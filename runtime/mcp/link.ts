@@ -1,0 +1,202 @@
+/**
+ * One MCP session of the agent's MCP client, relayed to the proxy that provides the server over
+ * MCP-over-ACP in the **connection form**:
+ *
+ *   mcp/connect {serverId} → {connectionId}                       when the link opens
+ *   mcp/message {connectionId, method, params?}                   each MCP request / notification
+ *                                                                  of the agent's client (a request
+ *                                                                  is answered with the inner MCP
+ *                                                                  result, or an outer error)
+ *   mcp/disconnect {connectionId}                                 when the link closes
+ *
+ * and back: an `mcp/message {connectionId, …}` from the proxy side is delivered to the agent's
+ * client (a request with a bridge-local id, whose answer goes back as the answer to the
+ * `mcp/message`). The transport (loopback HTTP, or the TCP line of a `cordon mcp-bridge`
+ * process) is the caller's business: it hands messages in with {@link McpLink.fromClient} and
+ * receives what goes to the client through `toClient`.
+ *
+ * Failure rules: a link that cannot connect answers every request with the connect error; a link
+ * that closes answers its requests still in flight with an error, withdraws them upstream with
+ * `$/cancel_request`, answers the proxy's requests still waiting on the agent with an error, and
+ * sends `mcp/disconnect`.
+ */
+import { ErrorCodes, errorResponse, idFromKey, idKey, paramsObject, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/json-rpc.js";
+
+export const McpMethods = {
+  connect: "mcp/connect",
+  message: "mcp/message",
+  disconnect: "mcp/disconnect",
+} as const;
+
+/** What a link needs from the bridge: requests and notifications toward the proxies, as if from the agent. */
+export interface Upstream {
+  /** Sends a request toward the proxies; `id` is the bridge's own id for it (for {@link Upstream.cancel}). */
+  request(method: string, params: unknown): { id: JsonRpcId; response: Promise<JsonRpcResponse> };
+  notify(method: string, params: unknown): void;
+  /** Answers a request that came from the proxy side. */
+  respond(id: JsonRpcId, outcome: { result: unknown } | { error: JsonRpcError }): void;
+  /** Withdraws a request sent with {@link Upstream.request} (`$/cancel_request`); its late answer is ignored. */
+  cancel(id: JsonRpcId): void;
+}
+
+type Call = { id: JsonRpcId; settle: (response: JsonRpcResponse) => void };
+
+export class McpLink {
+  connectionId: string | null = null;
+  private failure: JsonRpcError | null = null;
+  private closedBecause: string | null = null;
+  private readonly opened: Promise<void>;
+  /** The agent's requests in flight upstream, by the agent's MCP id. */
+  private readonly calls = new Map<string, Call>();
+  /** The proxy's requests delivered to the agent, by the bridge-local id → the id to answer upstream. */
+  private readonly serverCalls = new Map<string, JsonRpcId>();
+  private nextLocal = 1;
+
+  constructor(
+    private readonly up: Upstream,
+    readonly serverId: string,
+    private readonly toClient: (message: JsonRpcMessage) => void,
+    private readonly hooks: { connected(link: McpLink): void; closed(link: McpLink): void },
+  ) {
+    this.opened = this.connect();
+  }
+
+  get closed(): boolean {
+    return this.closedBecause !== null;
+  }
+
+  private async connect(): Promise<void> {
+    const answer = await this.up.request(McpMethods.connect, { serverId: this.serverId }).response;
+    const result = paramsObject(answer.result);
+    // `connection_id` is the Rust SDK's older spelling.
+    const connectionId = result?.connectionId ?? result?.connection_id;
+    if (answer.error) this.failure = answer.error;
+    else if (typeof connectionId !== "string") {
+      this.failure = { code: ErrorCodes.internalError, message: `mcp/connect for server ${JSON.stringify(this.serverId)} was answered without a connectionId` };
+    } else {
+      this.connectionId = connectionId;
+      if (this.closed) this.disconnect();
+      else this.hooks.connected(this);
+    }
+  }
+
+  /**
+   * A message from the agent's MCP client. Resolves with the answer to send back for a request,
+   * or null (notifications, and answers to the proxy's own requests).
+   */
+  async fromClient(message: JsonRpcMessage): Promise<JsonRpcResponse | null> {
+    await this.opened;
+    if (!("method" in message)) return this.answerFromClient(message as JsonRpcResponse);
+    const isRequest = "id" in message;
+    const refusal = this.failure ?? (this.closedBecause !== null ? { code: ErrorCodes.internalError, message: `MCP connection closed: ${this.closedBecause}` } : null);
+    if (refusal) return isRequest ? errorResponse((message as JsonRpcRequest).id, refusal.code, refusal.message, refusal.data) : null;
+    const params: Record<string, unknown> = { connectionId: this.connectionId, method: message.method };
+    if (message.params !== undefined) params.params = message.params;
+    if (!isRequest) {
+      this.up.notify(McpMethods.message, params);
+      return null;
+    }
+    const id = (message as JsonRpcRequest).id;
+    const key = idKey(id);
+    if (this.calls.has(key)) return errorResponse(id, ErrorCodes.invalidRequest, `request id ${JSON.stringify(id)} is already in flight on this MCP session`);
+    return new Promise((resolve) => {
+      const sent = this.up.request(McpMethods.message, params);
+      let done = false;
+      const call: Call = {
+        id: sent.id,
+        settle: (response) => {
+          if (done) return;
+          done = true;
+          if (this.calls.get(key) === call) this.calls.delete(key);
+          resolve(response);
+        },
+      };
+      this.calls.set(key, call);
+      void sent.response.then((answer) =>
+        call.settle(answer.error ? errorResponse(id, answer.error.code, answer.error.message, answer.error.data) : { jsonrpc: "2.0", id, result: answer.result ?? null }),
+      );
+    });
+  }
+
+  /** The agent's client answered a request the proxy sent it. */
+  private answerFromClient(message: JsonRpcResponse): null {
+    if (message.id === null) return null;
+    const key = idKey(message.id);
+    const upstreamId = this.serverCalls.get(key);
+    if (upstreamId === undefined) return null;
+    this.serverCalls.delete(key);
+    this.up.respond(upstreamId, message.error ? { error: message.error } : { result: message.result ?? null });
+    return null;
+  }
+
+  /** The agent's client gave up waiting for `id` (its HTTP request went away): withdraw it upstream. */
+  abandon(id: JsonRpcId): void {
+    const call = this.calls.get(idKey(id));
+    if (!call) return;
+    this.up.cancel(call.id);
+    call.settle(errorResponse(id, ErrorCodes.requestCancelled, "the MCP client went away before the answer"));
+  }
+
+  /** An `mcp/message` for this connection from the proxy side (`message.params.connectionId` is ours). */
+  fromServer(message: JsonRpcRequest | { jsonrpc: "2.0"; method: string; params?: unknown }): void {
+    const p = paramsObject(message.params);
+    const isRequest = "id" in message;
+    const upstreamId = isRequest ? (message as JsonRpcRequest).id : undefined;
+    if (typeof p?.method !== "string") {
+      if (upstreamId !== undefined) this.up.respond(upstreamId, { error: { code: ErrorCodes.invalidParams, message: "mcp/message needs params {connectionId, method, params?}" } });
+      return;
+    }
+    if (this.closed) {
+      if (upstreamId !== undefined) this.up.respond(upstreamId, { error: { code: ErrorCodes.internalError, message: `MCP connection closed: ${this.closedBecause}` } });
+      return;
+    }
+    const inner: Record<string, unknown> = { jsonrpc: "2.0", method: p.method };
+    if (p.params !== undefined) inner.params = p.params;
+    if (upstreamId !== undefined) {
+      const localId = `cordon-${this.nextLocal++}`;
+      this.serverCalls.set(idKey(localId), upstreamId);
+      inner.id = localId;
+    }
+    this.toClient(inner as unknown as JsonRpcMessage);
+  }
+
+  /** The proxy side withdrew a request it sent through this link (`$/cancel_request`). */
+  cancelServerCall(upstreamId: JsonRpcId): boolean {
+    for (const [key, id] of this.serverCalls) {
+      if (idKey(id) !== idKey(upstreamId)) continue;
+      this.serverCalls.delete(key);
+      const localId = idFromKey(key);
+      this.toClient({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: localId, reason: "cancelled by the server" } });
+      this.up.respond(upstreamId, { error: { code: ErrorCodes.requestCancelled, message: "Request cancelled" } });
+      return true;
+    }
+    return false;
+  }
+
+  /** Whether the proxy side is waiting on the agent for `upstreamId`. */
+  holds(upstreamId: JsonRpcId): boolean {
+    for (const id of this.serverCalls.values()) if (idKey(id) === idKey(upstreamId)) return true;
+    return false;
+  }
+
+  /** The agent's side of the link is gone (or the session ended): answer and withdraw everything in flight. */
+  close(reason: string): void {
+    if (this.closedBecause !== null) return;
+    this.closedBecause = reason;
+    for (const [key, call] of [...this.calls]) {
+      this.calls.delete(key);
+      this.up.cancel(call.id);
+      call.settle(errorResponse(idFromKey(key), ErrorCodes.internalError, `MCP connection closed: ${reason}`));
+    }
+    for (const upstreamId of this.serverCalls.values()) {
+      this.up.respond(upstreamId, { error: { code: ErrorCodes.internalError, message: `the agent's MCP client is gone: ${reason}` } });
+    }
+    this.serverCalls.clear();
+    if (this.connectionId !== null) this.disconnect();
+    this.hooks.closed(this);
+  }
+
+  private disconnect(): void {
+    void this.up.request(McpMethods.disconnect, { connectionId: this.connectionId }).response;
+  }
+}
