@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { ProxyUnderTest, agentUpdate, clientUpdate, loadExampleProxy, proxyUnderTest, textChunk } from "../../sdk-as/test/harness.js";
+import { configProblems } from "../../runtime/sandbox/manifest.js";
+import { ProxyUnderTest, agentUpdate, clientUpdate, loadExampleProxy, exampleManifest, proxyUnderTest, textChunk } from "../../sdk-as/test/harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
@@ -51,5 +52,13 @@ describe("arrow proxy", () => {
     const params = '{"sessionId":"s","prompt":[{"type":"text","text":"agent_message_chunk"}]}';
     const [out] = p.deliverRaw(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":${params}}`);
     expect(out).toContain(`"params":${params}}}`);
+  });
+
+  it("embeds a manifest whose config schema accepts its config and refuses mistakes", () => {
+    const manifest = exampleManifest("arrow");
+    expect(manifest?.name).toBe("arrow");
+    expect(manifest?.description).toBeTruthy();
+    expect(configProblems(manifest, {})).toEqual([]);
+    expect(configProblems(manifest, { prefix: ">" })).not.toEqual([]);
   });
 });

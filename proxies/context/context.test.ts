@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { agentUpdate, clientUpdate, loadExampleProxy, proxyUnderTest, textChunk } from "../../sdk-as/test/harness.js";
+import { configProblems } from "../../runtime/sandbox/manifest.js";
+import { agentUpdate, clientUpdate, loadExampleProxy, exampleManifest, proxyUnderTest, textChunk } from "../../sdk-as/test/harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
@@ -60,5 +61,13 @@ describe("context proxy", () => {
     const [fwd] = p.deliver({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: "/w", mcpServers: [] } });
     expect(fwd.params).toEqual({ method: "session/new", params: { cwd: "/w", mcpServers: [] } });
     expect(p.deliver(agentUpdate(textChunk("ok")))).toEqual([clientUpdate(textChunk("ok"))]);
+  });
+
+  it("embeds a manifest whose config schema accepts its config and refuses mistakes", () => {
+    const manifest = exampleManifest("context");
+    expect(manifest?.name).toBe("context");
+    expect(manifest?.description).toBeTruthy();
+    expect(configProblems(manifest, { text: "House rules" })).toEqual([]);
+    expect(configProblems(manifest, { txt: "typo" })).not.toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { INIT_PARAMS, INIT_RESULT, ProxyUnderTest, type Json } from "../../sdk-as/test/harness.js";
-import { loadExampleProxy } from "../../sdk-as/test/harness.js";
+import { loadExampleProxy, exampleManifest } from "../../sdk-as/test/harness.js";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
+import { configProblems } from "../../runtime/sandbox/manifest.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
@@ -168,5 +169,13 @@ describe("passthrough proxy", () => {
     }
     // the incremental GC keeps up: memory after 250 more round trips is what it was after 50
     expect(p.host.memoryBytes).toBeLessThanOrEqual(before * 1.5);
+  });
+
+  it("embeds a manifest whose config schema accepts its config and refuses mistakes", () => {
+    const manifest = exampleManifest("passthrough");
+    expect(manifest?.name).toBe("passthrough");
+    expect(manifest?.description).toBeTruthy();
+    expect(configProblems(manifest, {})).toEqual([]);
+    expect(configProblems(manifest, { anything: 1 })).not.toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { ProxyUnderTest, agentUpdate, clientUpdate, loadExampleProxy, proxyUnderTest, textChunk, type Json } from "../../sdk-as/test/harness.js";
+import { configProblems } from "../../runtime/sandbox/manifest.js";
+import { ProxyUnderTest, agentUpdate, clientUpdate, loadExampleProxy, exampleManifest, proxyUnderTest, textChunk, type Json } from "../../sdk-as/test/harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
@@ -146,5 +147,13 @@ describe("redact proxy", () => {
     const p = await proxyUnderTest(component);
     const [out] = p.deliver({ jsonrpc: "2.0", id: 1, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: OPENAI }] } });
     expect(out.params.params.prompt[0].text).toBe(OPENAI);
+  });
+
+  it("embeds a manifest whose config schema accepts its config and refuses mistakes", () => {
+    const manifest = exampleManifest("redact");
+    expect(manifest?.name).toBe("redact");
+    expect(manifest?.description).toBeTruthy();
+    expect(configProblems(manifest, { patterns: ["a"], mask: "*", builtin: false })).toEqual([]);
+    expect(configProblems(manifest, { pattern: ["a"] })).not.toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { ProxyUnderTest, loadExampleProxy, proxyUnderTest, type Json } from "../../sdk-as/test/harness.js";
+import { configProblems } from "../../runtime/sandbox/manifest.js";
+import { ProxyUnderTest, loadExampleProxy, exampleManifest, proxyUnderTest, type Json } from "../../sdk-as/test/harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
@@ -77,5 +78,13 @@ describe("tool-guard proxy", () => {
     const guarded = await proxyUnderTest(component, CONFIG);
     const [fs] = guarded.deliver(ProxyUnderTest.fromAgent({ method: "fs/read_text_file", params: { sessionId: "s", path: "/etc/password" } }, 4));
     expect(fs).toEqual({ jsonrpc: "2.0", id: fs.id, method: "fs/read_text_file", params: { sessionId: "s", path: "/etc/password" } });
+  });
+
+  it("embeds a manifest whose config schema accepts its config and refuses mistakes", () => {
+    const manifest = exampleManifest("tool-guard");
+    expect(manifest?.name).toBe("tool-guard");
+    expect(manifest?.description).toBeTruthy();
+    expect(configProblems(manifest, { deny: ["rm -rf*"] })).toEqual([]);
+    expect(configProblems(manifest, { deny: "rm -rf*" })).not.toEqual([]);
   });
 });

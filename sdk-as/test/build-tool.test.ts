@@ -6,7 +6,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { loadComponent } from "../../runtime/sandbox/component-loader.js";
 import { ProxyUnderTest, ROOT } from "./harness.js";
 // @ts-expect-error: plain ESM tool without type declarations
-import { BuildError, buildProxy } from "../tools/build-proxy.mjs";
+import { BuildError, buildProxy, isUpToDate } from "../tools/build-proxy.mjs";
+import { readFileSync } from "node:fs";
+import { readManifest } from "../../runtime/sandbox/manifest.js";
 
 const TOOL = join(ROOT, "sdk-as", "tools", "build-proxy.mjs");
 // A project outside the repository, so `@cordon/sdk-as` is not in any node_modules asc searches:
@@ -31,6 +33,14 @@ class Upper extends Proxy {
 register(new Upper());
 `;
 
+const GOOD_MANIFEST = {
+  name: "upper",
+  version: "1.2.3",
+  description: "Shouts the agent's text",
+  config: { type: "object", properties: { level: { type: "integer" } }, additionalProperties: false },
+  grants: [],
+};
+
 let run: ReturnType<typeof spawnSync>;
 beforeAll(() => {
   write("proxies/good/good.ts", GOOD);
@@ -39,6 +49,9 @@ beforeAll(() => {
     "proxies/dice/dice.ts",
     `import { Proxy, register } from "@cordon/sdk-as";\nclass Dice extends Proxy { roll(): f64 { return Math.random(); } }\nconst d = new Dice();\nd.roll();\nregister(d);\n`,
   );
+  write("proxies/good/good.manifest.json", JSON.stringify(GOOD_MANIFEST, null, 2));
+  write("proxies/badman/badman.ts", GOOD);
+  write("proxies/badman/manifest.json", '{"name":"badman","grants":"fs:read"}');
   write("proxies/lonely/lonely.ts", `import { Proxy } from "@cordon/sdk-as";\nclass Lonely extends Proxy {}\nconst l = new Lonely();\n`);
   mkdirSync(join(dir, "proxies", "not-a-proxy"), { recursive: true });
   run = spawnSync(process.execPath, [TOOL, "--all", "proxies"], { cwd: dir, encoding: "utf8" });
@@ -52,8 +65,22 @@ describe("cordon-build-proxy", () => {
     expect(stderr).toContain("error: bad: AssemblyScript compilation failed (1 compile error(s))");
     expect(stderr).toContain("TS2322: Type '~lib/string/String' is not assignable to type 'i32'.");
     expect(stderr).toContain("proxies/bad/bad.ts(2,16)");
-    expect(stderr).toContain("2 of 4 proxies failed");
+    expect(stderr).toContain('error: badman: proxies/badman/manifest.json: "grants" must be an array of strings');
+    expect(stderr).toContain("3 of 5 proxies failed");
     expect(existsSync(join(dir, "proxies", "dist", "bad.wasm"))).toBe(false);
+  });
+
+  it("embeds the proxy's manifest as the cordon:manifest custom section", () => {
+    expect(readManifest(readFileSync(join(dir, "proxies", "dist", "good.wasm")))).toEqual(GOOD_MANIFEST);
+    expect(readManifest(readFileSync(join(dir, "proxies", "dist", "lonely.wasm")))).toBeNull();
+  });
+
+  it("rebuilds a proxy when a manifest appears next to it", () => {
+    const entry = join(dir, "proxies", "lonely", "lonely.ts");
+    const out = join(dir, "proxies", "dist", "lonely.wasm");
+    expect(isUpToDate(entry, out)).toBe(true);
+    write("proxies/lonely/manifest.json", '{"name":"lonely"}');
+    expect(isUpToDate(entry, out)).toBe(false);
   });
 
   it("produces a component the runtime loads and runs", async () => {

@@ -3,12 +3,13 @@
  * with the runtime's own loader and canonical-ABI host, and plays the conductor's side of the
  * protocol. Every assertion in the proxy and SDK tests goes through the real .wasm.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CanonicalHost } from "../../runtime/sandbox/canonical-host.js";
 import { loadComponent, type LoadedComponent } from "../../runtime/sandbox/component-loader.js";
+import { readManifest, type Manifest } from "../../runtime/sandbox/manifest.js";
 // @ts-expect-error: plain ESM tool without type declarations
 import { buildProxy } from "../tools/build-proxy.mjs";
 
@@ -23,6 +24,11 @@ export async function loadExampleProxy(name: string): Promise<LoadedComponent> {
   const out = join(ROOT, "proxies", "dist", `${name}.wasm`);
   await buildProxy({ entry: join(ROOT, "proxies", name, `${name}.ts`), out });
   return loadComponent(out, { cacheDir });
+}
+
+/** The `cordon:manifest` embedded in a built example proxy (after `loadExampleProxy`). */
+export function exampleManifest(name: string): Manifest | null {
+  return readManifest(readFileSync(join(ROOT, "proxies", "dist", `${name}.wasm`)));
 }
 
 /** Builds (when stale) and loads an SDK test fixture `sdk-as/test/fixtures/<name>.ts`. */

@@ -6,6 +6,10 @@
 //
 // `--all proxies` builds every `proxies/<name>/<name>.ts` into `proxies/dist/<name>.wasm`.
 //
+// A manifest next to the source (`<name>.manifest.json`, or `manifest.json` in the proxy's own
+// directory `<name>/`) is checked and embedded as the component's `cordon:manifest` custom section:
+//   {"name", "version", "description", "config": <JSON Schema of the config>, "grants": [...]}
+//
 // One build is: asc (in process, -O3, incremental GC, json-as + export-rename transforms) on a
 // generated entry that imports the author's file and re-exports the SDK's ABI functions → the core
 // module is embedded with wit/proxy.wit (world "proxy", utf16 strings) → `componentNew`. Nothing
@@ -77,6 +81,10 @@ export function isUpToDate(entry, out) {
   for (const file of [...deps.files, ...toolchainFiles()]) {
     if (mtimeMs(file) >= built) return false;
   }
+  // files that may appear later (a manifest added after the build)
+  for (const file of manifestCandidates(path.resolve(entry))) {
+    if (existsSync(file) && !deps.files.includes(realpathSync(file))) return false;
+  }
   return true;
 }
 
@@ -103,6 +111,66 @@ function manifestOf(pkg) {
       return null;
     }
   }
+}
+
+/** Where a proxy's manifest may be: `<name>.manifest.json`, or `manifest.json` in its own `<name>/` directory. */
+function manifestCandidates(entry) {
+  const dir = path.dirname(entry);
+  const name = path.basename(entry, ".ts");
+  const list = [path.join(dir, `${name}.manifest.json`)];
+  if (path.basename(dir) === name) list.push(path.join(dir, "manifest.json"));
+  return list;
+}
+
+const MANIFEST_SECTION = "cordon:manifest";
+
+/** Reads and checks the proxy's manifest: `{ file, json }` (compact JSON text), or null when there is none. */
+export function readManifestFor(entry) {
+  const name = path.basename(entry, ".ts");
+  const file = manifestCandidates(path.resolve(entry)).find((f) => existsSync(f));
+  if (!file) return null;
+  const rel = path.relative(process.cwd(), file) || file;
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new BuildError(`${name}: ${rel} is not valid JSON (${firstLine(error)})`);
+  }
+  const problem = manifestProblem(manifest);
+  if (problem) throw new BuildError(`${name}: ${rel}: ${problem}`);
+  return { file: realpathSync(file), json: JSON.stringify(manifest) };
+}
+
+function manifestProblem(m) {
+  if (m === null || typeof m !== "object" || Array.isArray(m)) return "a manifest is a JSON object";
+  for (const key of ["name", "version", "description"]) {
+    if (key in m && typeof m[key] !== "string") return `"${key}" must be a string`;
+  }
+  if ("config" in m && (m.config === null || typeof m.config !== "object" || Array.isArray(m.config))) {
+    return '"config" must be a JSON Schema object';
+  }
+  if ("grants" in m && !(Array.isArray(m.grants) && m.grants.every((g) => typeof g === "string"))) {
+    return '"grants" must be an array of strings';
+  }
+  return null;
+}
+
+function leb128(n) {
+  const out = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return out;
+}
+
+/** Appends a top-level custom section to a component (or module) binary. */
+export function withCustomSection(binary, name, payload) {
+  const nameBytes = Buffer.from(name, "utf8");
+  const body = Buffer.concat([Buffer.from(leb128(nameBytes.length)), nameBytes, Buffer.from(payload, "utf8")]);
+  return Buffer.concat([binary, Buffer.from([0, ...leb128(body.length)]), body]);
 }
 
 function entrySource(authorFile) {
@@ -132,8 +200,13 @@ export async function buildProxy({ entry, out, force = false }) {
     return { name, out, bytes: statSync(out).size, ms: performance.now() - started, skipped: true };
   }
 
+  const manifest = readManifestFor(entry); // checked before the slow part
   const { core, files, diagnostics } = await compileCore(entry);
-  const component = await componentize(name, core);
+  let component = await componentize(name, core);
+  if (manifest) {
+    component = withCustomSection(component, MANIFEST_SECTION, manifest.json);
+    files.push(manifest.file);
+  }
 
   mkdirSync(path.dirname(out), { recursive: true });
   const tmp = `${out}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
