@@ -246,9 +246,15 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
     expect(exit?.code, client?.stderr).toBe(0);
   });
 
-  it("initialize reaches the agent as sent, and its answer reaches the client as the agent wrote it", () => {
-    expectFaithful(initWindow);
+  it("initialize reaches the agent as sent, and its answer reaches the client as the agent wrote it (plus the MCP bridge's acp)", () => {
+    expect(comparable(initWindow.agent.read)).toEqual(comparable(initWindow.client.wrote));
     expect(withoutIds(initWindow.agent.read)).toEqual([{ jsonrpc: "2.0", method: "initialize", params: INITIALIZE }]);
+    // The one change made on purpose: Cordon's MCP-over-ACP bridge (before the agent) advertises
+    // `mcpCapabilities.acp` for an agent that does not (see the next describe for one that does).
+    const answer = withoutIds(initWindow.agent.wrote);
+    expect(answer[0].result.agentCapabilities.mcpCapabilities).toEqual({ http: true, sse: true });
+    answer[0].result.agentCapabilities.mcpCapabilities.acp = true;
+    expect(withoutIds(initWindow.client.read)).toEqual(answer);
     expect(initResult.agentInfo).toEqual({ name: "sdk-agent", title: "SDK test agent", version: "1.0.0" });
     expect(initResult.agentCapabilities?.sessionCapabilities).toEqual({ list: {}, delete: {}, resume: {}, close: {}, fork: {}, additionalDirectories: {} });
   });
@@ -441,6 +447,27 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
     expect(ask.method).toBe("elicitation/create");
     expect(cancel).toEqual({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: ask.id } });
     expect(textsSince(from)).toEqual(['elicitation/create: {"action":"cancel"}\n']);
+  });
+});
+
+describe("an agent that speaks MCP-over-ACP itself (1 pass-through proxy)", () => {
+  it("gets initialize as sent and its answer reaches the client unchanged (the MCP bridge stays out of the way)", async () => {
+    const client = new TappedSdkClient(NODE, [CORDON, "run", ...pass, "--", ...SDK_AGENT], { SDK_AGENT_MCP_ACP: "1" });
+    try {
+      const init = await client.agent.request(acp.methods.agent.initialize, INITIALIZE as acp.InitializeRequest);
+      expect(init.agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: true, acp: true });
+      const w = await client.takeRaw();
+      expectFaithful(w);
+      const session = { cwd, mcpServers: [{ type: "acp", name: "tools", serverId: "srv-1", ...M }], ...M };
+      const setup = await (async () => {
+        await client.agent.request(acp.methods.agent.session.new, session as acp.NewSessionRequest);
+        return client.takeRaw();
+      })();
+      expectFaithful(setup);
+      expect(parsed(setup.agent.read)[0].params).toEqual(session);
+    } finally {
+      await client.close();
+    }
   });
 });
 

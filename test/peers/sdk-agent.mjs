@@ -13,6 +13,9 @@
 // `verbosity` (select low|high) and `tools` (boolean). The history that `session/load` replays is
 // each prompt's text blocks as `user_message_chunk`s and every `agent_message_chunk` it sent.
 //
+// With SDK_AGENT_MCP_ACP=1 it also advertises `mcpCapabilities.acp` (it records MCP server entries of
+// every type and launches none).
+//
 // `authenticate` with methodId `interactive` sends a request-scoped `elicitation/create` whose
 // `requestId` is the authenticate request's id as the agent received it, and waits for the answer.
 //
@@ -289,7 +292,7 @@ const app = acp
     agentCapabilities: {
       loadSession: true,
       promptCapabilities: { image: true, audio: true, embeddedContext: true },
-      mcpCapabilities: { http: true, sse: true },
+      mcpCapabilities: { http: true, sse: true, ...(process.env.SDK_AGENT_MCP_ACP === "1" ? { acp: true } : {}) },
       sessionCapabilities: { list: {}, delete: {}, resume: {}, close: {}, fork: {}, additionalDirectories: {} },
       auth: { logout: {} },
       ...meta("capabilities"),
