@@ -47,6 +47,10 @@ export type Step =
   | { kind: "info" }
   /** Emit the command list. */
   | { kind: "help" }
+  /** Call a tool of one of the session's MCP servers; reported as a tool call with the result's text. */
+  | { kind: "mcp-call"; server: string; tool: string; arguments: Record<string, unknown> }
+  /** List the tools of one of the session's MCP servers, as a tool call. */
+  | { kind: "mcp-list"; server: string }
   /** From here to the end of the prompt, non-text blocks are sent back verbatim (parsing only: emits nothing). */
   | { kind: "mirror" }
   /** A command word with bad arguments: emit `usage: …` as an `agent_message_chunk`. */
@@ -73,6 +77,18 @@ export const COMMANDS: ReadonlyArray<{ usage: string; summary: string }> = [
   { usage: "mirror", summary: "send the prompt's later non-text blocks back verbatim as agent_message_chunks" },
   { usage: "info", summary: "describe the session (id, cwd, MCP servers, mode, config, title) and the client (info, capabilities)" },
   { usage: "help", summary: "this list" },
+];
+
+/**
+ * The MCP client commands. Announced in `available_commands_update` only to sessions that were given
+ * MCP servers (see `controls.ts`); `help` always lists them.
+ */
+export const MCP_COMMANDS: ReadonlyArray<{ usage: string; summary: string }> = [
+  {
+    usage: "use tool <server>::<tool> [json arguments]",
+    summary: "call a tool of an MCP server given in session/new (stdio, http or acp): tool_call, in_progress, then completed (failed if the tool says isError) with the result's text",
+  },
+  { usage: "list tools <server>", summary: "list an MCP server's tools: a tool call whose content is one line per tool" },
 ];
 
 const SECRET_FLAVOURS: readonly SecretFlavour[] = ["openai", "anthropic", "github", "aws"];
@@ -158,20 +174,42 @@ export function parseLine(rawLine: string): Step | undefined {
       return arg ? usage("info") : { kind: "info" };
     case "help":
       return { kind: "help" };
+    case "use": {
+      // Only `use tool …` is a command; any other line starting with "use" is echoed as before.
+      if (!/^tool(\s|$)/i.test(arg)) return { kind: "echo", text: line };
+      const call = /^tool\s+(\S+?)::(\S+)(?:\s+([\s\S]*))?$/i.exec(arg);
+      if (!call) return usage("use");
+      let args: unknown = {};
+      if (call[3] !== undefined && call[3].trim() !== "") {
+        try {
+          args = JSON.parse(call[3]);
+        } catch {
+          return usage("use");
+        }
+      }
+      if (typeof args !== "object" || args === null || Array.isArray(args)) return usage("use");
+      return { kind: "mcp-call", server: call[1], tool: call[2], arguments: args as Record<string, unknown> };
+    }
+    case "list": {
+      if (!/^tools(\s|$)/i.test(arg)) return { kind: "echo", text: line };
+      const server = /^tools\s+(\S+)$/i.exec(arg);
+      return server ? { kind: "mcp-list", server: server[1] } : usage("list");
+    }
     default:
       return { kind: "echo", text: line };
   }
 }
 
 function usage(word: string): Step {
-  const command = COMMANDS.find((c) => c.usage === word || c.usage.startsWith(`${word} `));
+  const command = [...COMMANDS, ...MCP_COMMANDS].find((c) => c.usage === word || c.usage.startsWith(`${word} `));
   return { kind: "usage", text: `usage: ${command?.usage ?? word}` };
 }
 
 /** The text of the `help` message. */
 export function helpText(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.usage.length));
-  const lines = COMMANDS.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
+  const all = [...COMMANDS, ...MCP_COMMANDS];
+  const width = Math.max(...all.map((c) => c.usage.length));
+  const lines = all.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
   return ["commands (one per line of prompt text; anything else is echoed):", ...lines].join("\n");
 }
 

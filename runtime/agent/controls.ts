@@ -16,7 +16,7 @@ import {
   type SessionModeState,
   type SetSessionConfigOptionRequest,
 } from "@agentclientprotocol/sdk/unstable";
-import { COMMANDS } from "./commands.js";
+import { COMMANDS, MCP_COMMANDS } from "./commands.js";
 
 /** The state keys of a session (the names ADK-Rust's ACP server uses). */
 export const STATE_MODE = "acp:mode";
@@ -167,9 +167,12 @@ export function validateConfigChange(
   return { option, key, value: params.value };
 }
 
-/** The commands announced by `available_commands_update`, from the prompt-command table. */
-export function availableCommands(): AvailableCommand[] {
-  return COMMANDS.map((c) => {
+/**
+ * The commands announced by `available_commands_update`, from the prompt-command table; with `mcp`
+ * (the session has MCP servers) also the MCP client commands.
+ */
+export function availableCommands(mcp = false): AvailableCommand[] {
+  return [...COMMANDS, ...(mcp ? MCP_COMMANDS : [])].map((c) => {
     const [name, ...rest] = c.usage.split(" ");
     const hint = rest.join(" ");
     return hint ? { name, description: c.summary, input: { hint } } : { name, description: c.summary };

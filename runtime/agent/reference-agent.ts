@@ -45,6 +45,8 @@
  * | `sleep <ms>` | nothing; pauses `ms` (≤ 60000) milliseconds, `session/cancel` interrupts |
  * | `stop <end_turn\|max_tokens\|max_turn_requests\|refusal>` | ends the turn at once with that stop reason |
  * | `error <message>` | fails `session/prompt` with JSON-RPC error `-32603` `<message>` (updates already sent stay sent) |
+ * | `use tool <server>::<tool> [json]` | calls a tool of an MCP server the session was given (see below): `tool_call` {title `<server>::<tool>`, kind `other`, status `pending`, rawInput {server, tool, arguments}}; `tool_call_update` `in_progress`; `tool_call_update` `completed` (or `failed` when the result says `isError`), content [text: the result's text blocks, one per line], rawOutput: the MCP result. An unknown server → `failed` `not run: no MCP server named …`; a connection or protocol error → `failed` `MCP error: <message>`, and the turn goes on. `json` must be an object (default `{}`) |
+ * | `list tools <server>` | the same shape, title `list tools <server>`, content one line per tool `<name>: <description>`, rawOutput {tools} |
  * | `info` | `agent_message_chunk` listing session id, cwd, additionalDirectories, mcpServers, mode, config values, title, clientInfo, protocolVersion, clientCapabilities |
  * | `help` | `agent_message_chunk` listing these commands |
  * | a command word with bad arguments (`tool` alone, `sleep x`, `edit file`, …) | `agent_message_chunk` `usage: <command usage>` |
@@ -64,8 +66,11 @@
  *   []`, `agentInfo: {name: "cordon-reference-agent", title, version}`. (`fork` is an unstable v1
  *   capability; the agent is built on `@agentclientprotocol/sdk/unstable`.)
  * - `session/new` {cwd, mcpServers, additionalDirectories?}: `cwd` and every additional directory must be
- *   absolute; stdio MCP servers only (recorded for `info`, never launched, never stored). Answers
- *   `{sessionId, modes, configOptions}`.
+ *   absolute; MCP servers of the transports the agent advertises only (else -32602): stdio always,
+ *   `http` and `acp` with `--mcp http`, `--mcp acp` (`--mcp acp,http` both; default stdio only, and
+ *   `mcpCapabilities` says so: `{http, sse: false, acp?}`). They are recorded for `info` and
+ *   connected on first use by `use tool` / `list tools` with the MCP SDK's client (`mcp.ts`); never
+ *   stored. Answers `{sessionId, modes, configOptions}`.
  * - `session/load` {sessionId, cwd, mcpServers, additionalDirectories?}: the session must be in the
  *   store (else -32002) and `cwd` must be the session's own working directory (compared after
  *   normalising; else -32602 — as ADK-Rust validates it). Every stored user, agent, thought and tool event
@@ -126,6 +131,7 @@ import {
   validateConfigChange,
   validateMode,
 } from "./controls.js";
+import { McpClients, mcpCapabilities, parseMcpSupport, STDIO_ONLY, unsupportedServer, type McpSupport } from "./mcp.js";
 import { ActiveSessions, replayUpdates, type AgentSession } from "./session.js";
 import { defaultStoreDir, SessionStore, type StoredSession } from "./store.js";
 import { runTurn } from "./turn.js";
@@ -143,6 +149,8 @@ export interface ReferenceAgentOptions {
   store?: SessionStore | string;
   /** Sessions per `session/list` page (default {@link DEFAULT_PAGE_SIZE}). */
   pageSize?: number;
+  /** The MCP transports accepted and advertised besides stdio (default none). */
+  mcp?: McpSupport;
 }
 
 /** A reference agent app and its state. One app serves one connection. */
@@ -156,14 +164,16 @@ export interface ReferenceAgent {
    * prompt is stored.
    */
   wrap(stream: acp.Stream): acp.Stream;
+  /** The MCP clients of the sessions (closed when the connection ends). */
+  mcp: McpClients;
 }
 
 /** What the agent advertises in `initialize` — exactly what it implements. */
-export function agentCapabilities(): acp.AgentCapabilities {
+export function agentCapabilities(mcp: McpSupport = STDIO_ONLY): acp.AgentCapabilities {
   return {
     loadSession: true,
     promptCapabilities: { image: true, audio: true, embeddedContext: true },
-    mcpCapabilities: { http: false, sse: false },
+    mcpCapabilities: mcpCapabilities(mcp),
     sessionCapabilities: { list: {}, delete: {}, additionalDirectories: {}, resume: {}, close: {}, fork: {} },
   };
 }
@@ -175,7 +185,7 @@ interface Setup {
 }
 
 /** Validates the setup fields shared by session/new, load, resume and fork (all -32602). */
-function validateSetup(params: { cwd: string; mcpServers?: acp.McpServer[]; additionalDirectories?: string[] }): Setup {
+function validateSetup(params: { cwd: string; mcpServers?: acp.McpServer[]; additionalDirectories?: string[] }, support: McpSupport): Setup {
   if (!isAbsolute(params.cwd)) {
     throw acp.RequestError.invalidParams({ cwd: params.cwd }, "cwd must be an absolute path");
   }
@@ -185,12 +195,9 @@ function validateSetup(params: { cwd: string; mcpServers?: acp.McpServer[]; addi
     throw acp.RequestError.invalidParams({ additionalDirectories: relative }, "additionalDirectories must be absolute paths");
   }
   const mcpServers = params.mcpServers ?? [];
-  const unsupported = mcpServers.filter((s) => "type" in s);
+  const unsupported = mcpServers.filter((s) => unsupportedServer(s, support) !== null);
   if (unsupported.length > 0) {
-    throw acp.RequestError.invalidParams(
-      { mcpServers: unsupported.map((s) => s.name) },
-      "only stdio MCP servers are supported (mcpCapabilities http and sse are false)",
-    );
+    throw acp.RequestError.invalidParams({ mcpServers: unsupported.map((s) => s.name) }, unsupportedServer(unsupported[0], support)!);
   }
   return { cwd: params.cwd, mcpServers, additionalDirectories };
 }
@@ -231,7 +238,9 @@ export function createReferenceAgent(options: ReferenceAgentOptions = {}): Refer
   const log = options.log ?? (() => {});
   const store = typeof options.store === "object" ? options.store : new SessionStore(options.store ?? defaultStoreDir());
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  const support = options.mcp ?? STDIO_ONLY;
   const sessions = new ActiveSessions(store);
+  const mcp = new McpClients({ name: AGENT_NAME, version: cordonVersion() }, log);
   let client: { info?: acp.Implementation | null; capabilities?: acp.ClientCapabilities; protocolVersion?: number } = {};
   const booleanOptions = () => supportsBooleanOptions(client.capabilities);
 
@@ -276,7 +285,8 @@ export function createReferenceAgent(options: ReferenceAgentOptions = {}): Refer
     setImmediate(() => {
       if (sessions.get(session.id) !== session) return;
       void (async () => {
-        await update(peer, session, { sessionUpdate: "available_commands_update", availableCommands: availableCommands() });
+        const commands = availableCommands(session.setup.mcpServers.length > 0);
+        await update(peer, session, { sessionUpdate: "available_commands_update", availableCommands: commands });
         const title = session.title;
         if (title !== undefined) await update(peer, session, { sessionUpdate: "session_info_update", title, updatedAt: session.updatedAt });
       })().catch((error: unknown) => log(`activation updates for ${session.id} not sent: ${String(error)}`));
@@ -287,12 +297,16 @@ export function createReferenceAgent(options: ReferenceAgentOptions = {}): Refer
   const close = async (session: AgentSession) => {
     await session.cancelAndWait();
     sessions.remove(session.id);
+    await mcp.closeSession(session.id);
   };
 
   const app = acp
     .agent({ name: AGENT_NAME })
     .onConnect((connection) => {
-      void connection.closed.then(() => sessions.cancelAll());
+      void connection.closed.then(() => {
+        sessions.cancelAll();
+        void mcp.closeAll();
+      });
     })
     .onRequest(acp.methods.agent.initialize, ({ params }) => {
       log(`initialize protocolVersion=${params.protocolVersion} client=${params.clientInfo?.name ?? "?"}`);
@@ -300,21 +314,22 @@ export function createReferenceAgent(options: ReferenceAgentOptions = {}): Refer
       return {
         // Only v1 is implemented: echo 1 whatever the client asked for; a client that cannot speak 1 disconnects.
         protocolVersion: acp.PROTOCOL_VERSION,
-        agentCapabilities: agentCapabilities(),
+        agentCapabilities: agentCapabilities(support),
         authMethods: [],
         agentInfo: { name: AGENT_NAME, title: AGENT_TITLE, version: cordonVersion() },
       };
     })
     .onRequest(acp.methods.agent.session.new, ({ params, client: peer }) => {
-      const session = sessions.create(validateSetup(params));
+      const session = sessions.create(validateSetup(params, support));
       log(`session/new ${session.id} cwd=${params.cwd}`);
       activated(session, peer);
       return { sessionId: session.id, ...controls(session) };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params, signal, client: peer }) => {
-      const setup = validateSetup(params);
+      const setup = validateSetup(params, support);
       checkCwd(sessions.stored(params.sessionId), setup.cwd);
       const session = sessions.activate(params.sessionId);
+      await mcp.closeSession(session.id);
       session.reattach(setup.mcpServers, setup.additionalDirectories);
       const replay = replayUpdates(sessions.store.history(session.id));
       log(`session/load ${session.id}: replaying ${replay.length} updates`);
@@ -325,17 +340,18 @@ export function createReferenceAgent(options: ReferenceAgentOptions = {}): Refer
       activated(session, peer);
       return controls(session);
     })
-    .onRequest(acp.methods.agent.session.resume, ({ params, client: peer }) => {
-      const setup = validateSetup(params);
+    .onRequest(acp.methods.agent.session.resume, async ({ params, client: peer }) => {
+      const setup = validateSetup(params, support);
       checkCwd(sessions.stored(params.sessionId), setup.cwd);
       const session = sessions.activate(params.sessionId);
+      await mcp.closeSession(session.id);
       session.reattach(setup.mcpServers, setup.additionalDirectories);
       log(`session/resume ${session.id}`);
       activated(session, peer);
       return controls(session);
     })
     .onRequest(acp.methods.agent.session.fork, ({ params, client: peer }) => {
-      const setup = validateSetup(params);
+      const setup = validateSetup(params, support);
       const session = sessions.fork(params.sessionId, setup);
       log(`session/fork ${params.sessionId} → ${session.id}`);
       activated(session, peer);
@@ -423,6 +439,10 @@ export function createReferenceAgent(options: ReferenceAgentOptions = {}): Refer
             `protocolVersion ${client.protocolVersion ?? "?"}`,
             `clientCapabilities ${JSON.stringify(client.capabilities ?? {})}`,
           ],
+          mcp: {
+            listTools: (server, mcpSignal) => mcp.listTools({ sessionId: session.id, cwd: session.setup.cwd, server, peer }, mcpSignal),
+            callTool: (server, tool, args, mcpSignal) => mcp.callTool({ sessionId: session.id, cwd: session.setup.cwd, server, peer }, tool, args, mcpSignal),
+          },
         });
         log(`session/prompt ${session.id} → ${stopReason}`);
         return { stopReason };
@@ -434,14 +454,16 @@ export function createReferenceAgent(options: ReferenceAgentOptions = {}): Refer
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       const cancelled = sessions.get(params.sessionId)?.cancel() ?? false;
       log(`session/cancel ${params.sessionId}${cancelled ? "" : " (no prompt running)"}`);
-    });
+    })
+    // Request-scoped notifications of MCP-over-ACP servers (e.g. progress) reach the call they belong to.
+    .onNotification(acp.methods.agent.mcp.message, mcp.caller.handleNotification);
 
-  return { app, sessions, store, wrap };
+  return { app, sessions, store, wrap, mcp };
 }
 
 /** Parses the `cordon reference-agent` arguments. */
-function parseArgs(args: string[]): { verbose: boolean; help: boolean; store?: string; pageSize?: number; error?: string } {
-  const result: { verbose: boolean; help: boolean; store?: string; pageSize?: number } = { verbose: false, help: false };
+function parseArgs(args: string[]): { verbose: boolean; help: boolean; store?: string; pageSize?: number; mcp?: McpSupport; error?: string } {
+  const result: { verbose: boolean; help: boolean; store?: string; pageSize?: number; mcp?: McpSupport } = { verbose: false, help: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
@@ -457,12 +479,20 @@ function parseArgs(args: string[]): { verbose: boolean; help: boolean; store?: s
       const n = Number(text);
       if (!text || !/^\d+$/.test(text) || n < 1 || n > 1000) return { ...result, error: "--page-size needs a whole number from 1 to 1000" };
       result.pageSize = n;
+    } else if (flag === "--mcp") {
+      const text = value();
+      if (text === undefined) return { ...result, error: "--mcp needs a list of transports, e.g. acp,http" };
+      try {
+        result.mcp = parseMcpSupport(text);
+      } catch (error) {
+        return { ...result, error: (error as Error).message };
+      }
     } else return { ...result, error: `unknown argument ${arg}` };
   }
   return result;
 }
 
-const USAGE = `usage: cordon reference-agent [--store <dir>] [--page-size <n>] [--verbose]
+const USAGE = `usage: cordon reference-agent [--store <dir>] [--page-size <n>] [--mcp <transports>] [--verbose]
 
 Runs the Cordon reference agent: a deterministic ACP v1 agent on stdin/stdout (newline-delimited
 JSON-RPC). It exits when stdin closes. Send the prompt "help" for its prompt commands.
@@ -471,6 +501,8 @@ JSON-RPC). It exits when stdin closes. Send the prompt "help" for its prompt com
                     Default: $CORDON_AGENT_STORE, else $XDG_STATE_HOME/cordon/sessions, else
                     cordon-<uid>/sessions under the OS temp dir (now: ${defaultStoreDir()})
   --page-size <n>   sessions per session/list page (default ${DEFAULT_PAGE_SIZE})
+  --mcp <list>      MCP transports accepted in session setup besides stdio, and advertised in
+                    mcpCapabilities: a comma list of acp, http (default: stdio only)
   --verbose         log each request on stderr
 `;
 
@@ -495,13 +527,14 @@ export async function runReferenceAgent(args: string[]): Promise<void> {
     process.exit(1);
   }
   log?.(`session store ${store.dir}`);
-  const agent = createReferenceAgent({ log, store, pageSize: options.pageSize });
+  const agent = createReferenceAgent({ log, store, pageSize: options.pageSize, mcp: options.mcp });
   const stream = acp.ndJsonStream(
     Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
     Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
   );
   const connection = agent.app.connect(agent.wrap(stream));
   await connection.closed;
+  await agent.mcp.closeAll();
   log?.("stdin closed; exiting");
 }
 

@@ -21,7 +21,9 @@ import {
   type ToolCall,
   type ToolCallContent,
   type ToolCallLocation,
+  type McpServer,
 } from "@agentclientprotocol/sdk/unstable";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { fakeSecret, helpText, type Step } from "./commands.js";
 import type { AgentSession } from "./session.js";
 
@@ -40,6 +42,14 @@ export interface TurnIO {
   clientCapabilities(): ClientCapabilities;
   /** Lines describing the connection for `info` (client info and capabilities). */
   describeConnection(): string[];
+  /** The MCP client (`use tool`, `list tools`), for the servers the session was set up with. */
+  mcp?: TurnMcp;
+}
+
+/** MCP access for one turn: `server` is a server given in the session's setup. */
+export interface TurnMcp {
+  listTools(server: McpServer, signal: AbortSignal): Promise<Tool[]>;
+  callTool(server: McpServer, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
 }
 
 /** The options every permission request offers. */
@@ -153,7 +163,54 @@ export async function runTurn(session: AgentSession, steps: readonly Step[], sig
         return runEdit(step.path, step.text);
       case "run":
         return runCommand(step.command, step.args);
+      case "mcp-call":
+      case "mcp-list":
+        return runMcp(step);
     }
+  }
+
+  /**
+   * `use tool <server>::<tool> {json}` and `list tools <server>`: a tool call (kind `other`,
+   * rawInput {server, tool?, arguments?}), `in_progress`, then `completed` with the result's text
+   * as content and the MCP result as rawOutput — `failed` when the tool answered `isError`, or with
+   * `MCP error: …` when the server could not be reached or refused the request.
+   */
+  async function runMcp(step: Extract<Step, { kind: "mcp-call" | "mcp-list" }>): Promise<StopReason | undefined> {
+    const toolCallId = session.nextToolCallId();
+    const call = step.kind === "mcp-call";
+    const title = call ? `${step.server}::${step.tool}` : `list tools ${step.server}`;
+    const rawInput = call ? { server: step.server, tool: step.tool, arguments: step.arguments } : { server: step.server };
+    await emit({ sessionUpdate: "tool_call", toolCallId, title, kind: "other", status: "pending", rawInput });
+    const servers = session.setup.mcpServers;
+    const server = servers.find((s) => s.name === step.server);
+    if (!server || !io.mcp) {
+      const known = servers.map((s) => s.name).join(", ") || "none";
+      await failed(toolCallId, `not run: no MCP server named "${step.server}" in this session (servers: ${known})`);
+      return;
+    }
+    const mcp = io.mcp;
+    await emit({ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" });
+    return interruptible(toolCallId, async () => {
+      try {
+        if (call) {
+          const result = await abortable(mcp.callTool(server, step.tool, step.arguments, signal));
+          await emit({
+            sessionUpdate: "tool_call_update",
+            toolCallId,
+            status: result.isError ? "failed" : "completed",
+            content: textContent(mcpText(result.content)),
+            rawOutput: result as unknown as Record<string, unknown>,
+          });
+        } else {
+          const tools = await abortable(mcp.listTools(server, signal));
+          const text = tools.map((t) => (t.description ? `${t.name}: ${t.description}` : t.name)).join("\n");
+          await emit({ sessionUpdate: "tool_call_update", toolCallId, status: "completed", content: textContent(text), rawOutput: { tools } });
+        }
+      } catch (error) {
+        if (error instanceof TurnCancelled) throw error;
+        await failed(toolCallId, `MCP error: ${errorMessage(error)}`);
+      }
+    });
   }
 
   function simulatedCall(toolCallId: string, title: string): ToolCall {
@@ -470,9 +527,34 @@ function describeToolStep(step: Step): string {
       return `edit ${step.path} ${step.text}`;
     case "run":
       return `run ${[step.command, ...step.args].join(" ")}`;
+    case "mcp-call":
+      return `use tool ${step.server}::${step.tool} ${JSON.stringify(step.arguments)}`;
+    case "mcp-list":
+      return `list tools ${step.server}`;
     default:
       return step.kind;
   }
+}
+
+/** The text of an MCP result's content: text blocks as they are, other blocks described on a line. */
+export function mcpText(content: CallToolResult["content"] | undefined): string {
+  return (content ?? [])
+    .map((block) => {
+      switch (block.type) {
+        case "text":
+          return block.text;
+        case "resource":
+          return "text" in block.resource ? block.resource.text : `[resource uri=${block.resource.uri}]`;
+        case "resource_link":
+          return `[resource_link uri=${block.uri}]`;
+        case "image":
+        case "audio":
+          return `[${block.type} mimeType=${block.mimeType}]`;
+        default:
+          return JSON.stringify(block);
+      }
+    })
+    .join("\n");
 }
 
 function errorMessage(error: unknown): string {
