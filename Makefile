@@ -27,6 +27,7 @@ build: tsc proxies
 test: build
 	@echo "==> running the test suite (vitest)" >&2
 	npx tsc --noEmit -p tsconfig.json
+	npx tsc -p tsconfig.as-tests.json
 	@mkdir -p .cache
 	npx vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest.json
 	@node -e 'const r=require("./.cache/vitest.json"); console.log(`$${r.numPassedTests} passed, $${r.numFailedTests} failed, $${r.numPendingTests + r.numTodoTests} skipped`)'
