@@ -3,6 +3,7 @@ export const Methods = {
   initialize: "initialize",
   sessionPrompt: "session/prompt",
   requestPermission: "session/request_permission",
+  elicitationCreate: "elicitation/create",
   sessionCancel: "session/cancel",
   cancelRequest: "$/cancel_request",
   /** Proxy-chains RFD names: what Cordon sends. */

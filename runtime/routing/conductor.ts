@@ -273,6 +273,7 @@ export class Conductor {
     const pos = hop.position;
     const { method } = message;
     if (method === Methods.cancelRequest) return this.cancel(hop, message.params);
+    if (method === Methods.elicitationCreate) message = this.scopeToHop(hop, message);
     if (pos.role === "agent") return this.backward(hop, message, this.proxies.length - 1);
     if (pos.role !== "proxy") return;
     if (method === Methods.cordonLog) return this.proxyLog(hop, message.params);
@@ -391,6 +392,20 @@ export class Conductor {
       else if (pending.from.position.role === "proxy") pending.from.successorInit = { jsonrpc: "2.0", id: null, ...pick(message) };
     }
     if (pending.from.alive) pending.from.peer.send({ ...message, id: pending.fromId });
+  }
+
+  /**
+   * A request-scoped `elicitation/create` names, in `params.requestId`, a request its sender is
+   * handling — by the id the sender knows it by, which is this hop's id. Going back, it must name
+   * the same request by the previous hop's id, like `$/cancel_request` going forward.
+   */
+  private scopeToHop(hop: Hop, message: Call): Call {
+    const params = paramsObject(message.params);
+    const requestId = params?.requestId;
+    if (typeof requestId !== "string" && typeof requestId !== "number") return message;
+    const pending = hop.outgoing.get(idKey(requestId));
+    if (!pending || pending.kind !== "forward") return message;
+    return { ...message, params: { ...params, requestId: pending.fromId } };
   }
 
   /** `$/cancel_request` is hop-scoped: re-issue it toward wherever the request went, with that hop's id. */
