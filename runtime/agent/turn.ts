@@ -208,7 +208,8 @@ export async function runTurn(session: AgentSession, steps: readonly Step[], sig
         }
       } catch (error) {
         if (error instanceof TurnCancelled) throw error;
-        await failed(toolCallId, `MCP error: ${errorMessage(error)}`);
+        const message = errorMessage(error);
+        await failed(toolCallId, message.startsWith("MCP error") ? message : `MCP error: ${message}`);
       }
     });
   }

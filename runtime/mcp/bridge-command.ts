@@ -100,7 +100,8 @@ class Bridge {
   /** Answers every waiting request with an error and ends. */
   private fail(reason: string): void {
     if (this.stdinEnded) return this.finish(0);
-    process.stderr.write(`cordon mcp-bridge: ${reason}\n`);
+    // Quiet when nothing was waiting: the conductor going away first is how a chain usually ends.
+    if (this.waiting.size > 0 || !this.accepted) process.stderr.write(`cordon mcp-bridge: ${reason}\n`);
     for (const id of this.waiting.values()) {
       process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: `Cordon MCP bridge: ${reason}` } }) + "\n");
     }

@@ -7,6 +7,11 @@
  *                                                                  of the agent's client (a request
  *                                                                  is answered with the inner MCP
  *                                                                  result, or an outer error)
+ *   $/cancel_request {requestId}                                  the client's MCP
+ *                                                                  `notifications/cancelled` for a
+ *                                                                  call in flight (the inner id is
+ *                                                                  not on the wire, so the outer
+ *                                                                  request is what is cancelled)
  *   mcp/disconnect {connectionId}                                 when the link closes
  *
  * and back: an `mcp/message {connectionId, …}` from the proxy side is delivered to the agent's
@@ -93,7 +98,12 @@ export class McpLink {
     const params: Record<string, unknown> = { connectionId: this.connectionId, method: message.method };
     if (message.params !== undefined) params.params = message.params;
     if (!isRequest) {
-      this.up.notify(McpMethods.message, params);
+      // mcp/message carries no inner id, so the server could not tell which call an MCP
+      // `notifications/cancelled` means: a call in flight is withdrawn with `$/cancel_request`.
+      const cancelled = message.method === "notifications/cancelled" ? paramsObject(message.params)?.requestId : undefined;
+      const call = typeof cancelled === "string" || typeof cancelled === "number" ? this.calls.get(idKey(cancelled)) : undefined;
+      if (call) this.up.cancel(call.id);
+      else this.up.notify(McpMethods.message, params);
       return null;
     }
     const id = (message as JsonRpcRequest).id;
