@@ -15,8 +15,9 @@
  *   `{"type":"acp","name","serverId"}` becomes
  *   `{"type":"http","name","url":"http://127.0.0.1:PORT/mcp/<id>","headers":[{"name":"Authorization","value":"Bearer <secret>"}]}`
  *   or `{"name","command":<node>,"args":[<bin/cordon.js>,"mcp-bridge","--port",PORT,"--endpoint",<id>],"env":[{"name":"CORDON_BRIDGE_TOKEN","value":<secret>}]}`
- *   (`_meta` kept). One fresh secret per setup request; endpoints of a failed setup, and of a session
- *   that is closed or deleted, are dropped with their connections.
+ *   (`_meta` kept). One fresh secret per setup request; endpoints of a failed setup, of a session
+ *   that is closed or deleted, and of earlier setups of a session that is loaded or resumed again,
+ *   are dropped with their connections.
  * - **MCP traffic.** Each MCP session the agent's client opens on an endpoint is one MCP-over-ACP
  *   connection in the connection form (`link.ts`): `mcp/connect`, `mcp/message`, `mcp/disconnect`,
  *   sent upstream as if the agent had sent them, so they travel right→left through the proxies until
@@ -31,7 +32,7 @@
  */
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../log.js";
-import { classify, ErrorCodes, idKey, paramsObject, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/json-rpc.js";
+import { classify, ErrorCodes, idFromKey, idKey, paramsObject, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { newEndpointId, newSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
@@ -228,7 +229,22 @@ export class McpBridgePeer implements Peer, EndpointHost {
 
   private fromSuccessor(message: Call): void {
     if (message.method === Methods.cancelRequest) return this.cancel(message.params, true);
-    this.forward(message, false);
+    this.forward(message.method === "elicitation/create" ? this.scopeToHop(message) : message, false);
+  }
+
+  /**
+   * A request-scoped `elicitation/create` names, in `params.requestId`, a request the agent is
+   * handling by the bridge's id for it; upstream it must name it by the conductor's id (as the
+   * conductor does at each of its hops).
+   */
+  private scopeToHop(message: Call): Call {
+    const params = paramsObject(message.params);
+    const requestId = params?.requestId;
+    if (typeof requestId !== "string" && typeof requestId !== "number") return message;
+    for (const [theirs, record] of this.forwarded) {
+      if (record.toSuccessor && idKey(record.id) === idKey(requestId)) return { ...message, params: { ...params, requestId: idFromKey(theirs) } };
+    }
+    return message;
   }
 
   private fromPredecessor(message: Call): void {
@@ -326,6 +342,8 @@ export class McpBridgePeer implements Peer, EndpointHost {
       return this.declaration(endpoint, server._meta);
     });
     this.forward({ ...message, params: { ...params, mcpServers: rewritten } }, true, (answer) => {
+      // load/resume set the session up again: its servers are the ones declared this time.
+      if (!answer.error && typeof knownSession === "string") this.dropSession(knownSession, new Set(made));
       const sessionId = paramsObject(answer.result)?.sessionId;
       for (const endpoint of made) {
         if (answer.error) this.dropEndpoint(endpoint);
@@ -349,8 +367,8 @@ export class McpBridgePeer implements Peer, EndpointHost {
     };
   }
 
-  private dropSession(sessionId: string): void {
-    for (const endpoint of [...this.endpoints.values()]) if (endpoint.sessionId === sessionId) this.dropEndpoint(endpoint);
+  private dropSession(sessionId: string, keep: ReadonlySet<Endpoint> = new Set()): void {
+    for (const endpoint of [...this.endpoints.values()]) if (endpoint.sessionId === sessionId && !keep.has(endpoint)) this.dropEndpoint(endpoint);
   }
 
   private dropEndpoint(endpoint: Endpoint): void {

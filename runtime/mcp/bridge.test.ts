@@ -1,0 +1,202 @@
+/**
+ * The MCP bridge peer in process: what it sends the conductor for what it is sent, exactly.
+ * (End to end through real chains: test/mcp-bridge.test.ts.)
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { createLogger } from "../log.js";
+import { McpBridgePeer } from "./bridge.js";
+
+type Json = Record<string, any>;
+
+const bridges: McpBridgePeer[] = [];
+afterEach(async () => {
+  await Promise.all(bridges.splice(0).map((b) => b.close()));
+});
+
+async function harness() {
+  const bridge = new McpBridgePeer({ log: createLogger("error"), bridgeCommand: { command: "/usr/bin/node", args: ["/opt/cordon/bin/cordon.js", "mcp-bridge"] } });
+  bridges.push(bridge);
+  const out: Json[] = [];
+  await bridge.open({ message: (m) => out.push(m as Json), malformed: () => {}, closed: () => {} });
+  const settle = () => new Promise((r) => setImmediate(r));
+  const send = async (m: Json) => {
+    bridge.send({ jsonrpc: "2.0", ...m } as never);
+    await settle();
+  };
+  /** Takes every message the bridge sent since the last take. */
+  const take = async (): Promise<Json[]> => {
+    await settle();
+    return out.splice(0);
+  };
+  /** Waits for the next message the bridge sends that passes `test`, and takes it. */
+  const next = async (test: (m: Json) => boolean = () => true): Promise<Json> => {
+    for (let i = 0; i < 500; i++) {
+      const at = out.findIndex(test);
+      if (at >= 0) return out.splice(at, 1)[0];
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error(`nothing matched; sent: ${JSON.stringify(out)}`);
+  };
+  /** proxy/initialize, answered by the agent with these mcpCapabilities; resolves with the bridge's answer. */
+  const initialize = async (mcpCapabilities: Json): Promise<Json> => {
+    await send({ id: "c1", method: "proxy/initialize", params: { protocolVersion: 1 } });
+    const [forwarded] = await take();
+    expect(forwarded).toEqual({ jsonrpc: "2.0", id: forwarded.id, method: "proxy/successor", params: { method: "initialize", params: { protocolVersion: 1 } } });
+    await send({ id: forwarded.id, result: { protocolVersion: 1, agentCapabilities: { loadSession: true, mcpCapabilities }, authMethods: [] } });
+    return next((m) => m.id === "c1");
+  };
+  return { bridge, send, take, next, initialize };
+}
+
+const ACP = { type: "acp", name: "tools", serverId: "srv-1" };
+const STDIO = { name: "files", command: "/bin/mcp-files", args: [], env: [] };
+
+describe("MCP bridge peer", () => {
+  it("stays out of the way of an agent that speaks MCP-over-ACP itself", async () => {
+    const h = await harness();
+    const init = await h.initialize({ http: true, acp: true });
+    expect(init.result.agentCapabilities).toEqual({ loadSession: true, mcpCapabilities: { http: true, acp: true } });
+    const params = { cwd: "/w", mcpServers: [ACP, STDIO] };
+    await h.send({ id: "c2", method: "session/new", params });
+    const [forwarded] = await h.take();
+    expect(forwarded).toEqual({ jsonrpc: "2.0", id: forwarded.id, method: "proxy/successor", params: { method: "session/new", params } });
+  });
+
+  it("advertises acp and rewrites acp declarations to the loopback HTTP endpoint for an http agent", async () => {
+    const h = await harness();
+    const init = await h.initialize({ http: true, sse: false });
+    expect(init.result.agentCapabilities.mcpCapabilities).toEqual({ http: true, sse: false, acp: true });
+    await h.send({ id: "c2", method: "session/new", params: { cwd: "/w", mcpServers: [STDIO, { ...ACP, _meta: { x: 1 } }] } });
+    const [forwarded] = await h.take();
+    const servers = forwarded.params.params.mcpServers;
+    expect(servers[0]).toEqual(STDIO);
+    expect(servers[1]).toEqual({
+      type: "http",
+      name: "tools",
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp\/[0-9a-f-]{36}$/),
+      headers: [{ name: "Authorization", value: expect.stringMatching(/^Bearer /) }],
+      _meta: { x: 1 },
+    });
+    const { url } = servers[1];
+    const auth = { authorization: servers[1].headers[0].value, "content-type": "application/json" };
+    const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18" } });
+
+    // The agent's MCP client opens a session: mcp/connect, then the initialize as mcp/message.
+    const reply = fetch(url, { method: "POST", headers: auth, body: initialize });
+    const connect = await h.next((m) => m.method === "mcp/connect");
+    expect(connect).toEqual({ jsonrpc: "2.0", id: connect.id, method: "mcp/connect", params: { serverId: "srv-1" } });
+    await h.send({ id: connect.id, result: { connectionId: "k1" } });
+    const message = await h.next((m) => m.method === "mcp/message");
+    expect(message).toEqual({ jsonrpc: "2.0", id: message.id, method: "mcp/message", params: { connectionId: "k1", method: "initialize", params: { protocolVersion: "2025-06-18" } } });
+    await h.send({ id: message.id, result: { protocolVersion: "2025-06-18", capabilities: {} } });
+    const response = await reply;
+    expect(response.status).toBe(200);
+    const mcpSession = response.headers.get("mcp-session-id")!;
+    expect(await response.json()).toEqual({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2025-06-18", capabilities: {} } });
+
+    // An MCP error of the proxy is an outer error of mcp/message, and the agent's client gets it as its error.
+    const call = fetch(url, { method: "POST", headers: { ...auth, "mcp-session-id": mcpSession }, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "x" } }) });
+    const m2 = await h.next((m) => m.method === "mcp/message");
+    await h.send({ id: m2.id, error: { code: -32602, message: "Unknown tool: x" } });
+    expect(await (await call).json()).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32602, message: "Unknown tool: x" } });
+
+    // mcp/message for a connection that is not the bridge's passes through to the agent.
+    await h.send({ id: "c9", method: "mcp/message", params: { connectionId: "someone-else", method: "ping" } });
+    expect(await h.take()).toEqual([{ jsonrpc: "2.0", id: expect.any(String), method: "proxy/successor", params: { method: "mcp/message", params: { connectionId: "someone-else", method: "ping" } } }]);
+  });
+
+  it("drops the endpoints of a failed setup and of a closed session (with mcp/disconnect)", async () => {
+    const h = await harness();
+    await h.initialize({ http: true });
+    await h.send({ id: "c2", method: "session/new", params: { cwd: "/w", mcpServers: [ACP] } });
+    const [failed] = await h.take();
+    await h.send({ id: failed.id, error: { code: -32602, message: "no" } });
+    expect((await h.next((m) => m.id === "c2")).error.message).toBe("no");
+    const dead = failed.params.params.mcpServers[0];
+    const post = (server: Json, extra: Record<string, string> = {}) =>
+      fetch(server.url, { method: "POST", headers: { authorization: server.headers[0].value, "content-type": "application/json", ...extra }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }) });
+    expect((await post(dead)).status).toBe(404);
+
+    await h.send({ id: "c3", method: "session/new", params: { cwd: "/w", mcpServers: [ACP] } });
+    const [ok] = await h.take();
+    await h.send({ id: ok.id, result: { sessionId: "s1" } });
+    await h.next((m) => m.id === "c3");
+    const live = ok.params.params.mcpServers[0];
+    const opening = post(live);
+    const connect = await h.next((m) => m.method === "mcp/connect");
+    await h.send({ id: connect.id, result: { connectionId: "k1" } });
+    const init = await h.next((m) => m.method === "mcp/message");
+    await h.send({ id: init.id, result: {} });
+    const mcpSession = (await opening).headers.get("mcp-session-id")!;
+
+    await h.send({ id: "c4", method: "session/close", params: { sessionId: "s1" } });
+    const [close] = await h.take();
+    await h.send({ id: close.id, result: {} });
+    const disconnect = await h.next((m) => m.method === "mcp/disconnect");
+    expect(disconnect.params).toEqual({ connectionId: "k1" });
+    expect((await post(live, { "mcp-session-id": mcpSession })).status).toBe(404);
+  });
+
+  it("answers the agent's initialize with the connect error when no proxy owns the server", async () => {
+    const h = await harness();
+    await h.initialize({ http: true });
+    await h.send({ id: "c2", method: "session/new", params: { cwd: "/w", mcpServers: [ACP] } });
+    const [setup] = await h.take();
+    await h.send({ id: setup.id, result: { sessionId: "s1" } });
+    const server = setup.params.params.mcpServers[0];
+    const reply = fetch(server.url, { method: "POST", headers: { authorization: server.headers[0].value }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }) });
+    const connect = await h.next((m) => m.method === "mcp/connect");
+    await h.send({ id: connect.id, error: { code: -32601, message: "Method not found" } });
+    const response = await reply;
+    expect(response.headers.get("mcp-session-id")).toBeNull();
+    expect(await response.json()).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32601, message: "Method not found" } });
+  });
+
+  it("gives an agent without acp or http a stdio bridge command with the secret in its environment", async () => {
+    const h = await harness();
+    const init = await h.initialize({ http: false, sse: false });
+    expect(init.result.agentCapabilities.mcpCapabilities).toEqual({ http: false, sse: false, acp: true });
+    await h.send({ id: "c2", method: "session/load", params: { sessionId: "s1", cwd: "/w", mcpServers: [ACP] } });
+    const [forwarded] = await h.take();
+    expect(forwarded.params.params.mcpServers).toEqual([
+      {
+        name: "tools",
+        command: "/usr/bin/node",
+        args: ["/opt/cordon/bin/cordon.js", "mcp-bridge", "--port", expect.stringMatching(/^\d+$/), "--endpoint", expect.stringMatching(/^[0-9a-f-]{36}$/)],
+        env: [{ name: "CORDON_BRIDGE_TOKEN", value: expect.stringMatching(/^\S{40,}$/) }],
+      },
+    ]);
+  });
+
+  it("holds the client side's messages until the agent's initialize answer decided how to bridge", async () => {
+    const h = await harness();
+    await h.send({ id: "c1", method: "proxy/initialize", params: {} });
+    const [init] = await h.take();
+    await h.send({ id: "c2", method: "session/new", params: { cwd: "/w", mcpServers: [ACP] } });
+    expect(await h.take()).toEqual([]);
+    await h.send({ id: init.id, result: { agentCapabilities: { mcpCapabilities: { http: true } } } });
+    const setup = await h.next((m) => m.params?.method === "session/new");
+    expect(setup.params.params.mcpServers[0].type).toBe("http");
+  });
+
+  it("re-issues ids and $/cancel_request per hop in both directions, and maps request-scoped elicitations", async () => {
+    const h = await harness();
+    await h.initialize({ acp: true });
+    // Client side → agent.
+    await h.send({ id: 7, method: "session/prompt", params: { sessionId: "s", prompt: [] } });
+    const [prompt] = await h.take();
+    expect(prompt.method).toBe("proxy/successor");
+    await h.send({ method: "$/cancel_request", params: { requestId: 7 } });
+    expect(await h.take()).toEqual([{ jsonrpc: "2.0", method: "proxy/successor", params: { method: "$/cancel_request", params: { requestId: prompt.id } } }]);
+    // Agent → client side, scoped to the prompt.
+    await h.send({ id: 40, method: "proxy/successor", params: { method: "elicitation/create", params: { requestId: prompt.id, message: "?" } } });
+    const [elicit] = await h.take();
+    expect(elicit).toEqual({ jsonrpc: "2.0", id: elicit.id, method: "elicitation/create", params: { requestId: 7, message: "?" } });
+    await h.send({ method: "proxy/successor", params: { method: "$/cancel_request", params: { requestId: 40 } } });
+    expect(await h.take()).toEqual([{ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: elicit.id } }]);
+    await h.send({ id: elicit.id, result: { action: "cancel" } });
+    expect(await h.take()).toEqual([{ jsonrpc: "2.0", id: 40, result: { action: "cancel" } }]);
+    await h.send({ id: prompt.id, result: { stopReason: "cancelled" } });
+    expect(await h.take()).toEqual([{ jsonrpc: "2.0", id: 7, result: { stopReason: "cancelled" } }]);
+  });
+});
