@@ -30,4 +30,5 @@ export {
   Side,
   isObject,
 } from "./messages";
+export { McpErrorCode, McpServer, NO_ARGUMENTS, ServedServer, Tool, ToolCall, isSessionSetup, textResult } from "./mcp";
 export { ErrorCode, LogLevel, Proxy, register } from "./proxy";

@@ -15,6 +15,7 @@ import { JSON } from "json-as";
 import { send, setReceiver } from "./abi";
 import { Config } from "./config";
 import { Builder, RawObject, decodeString, quote, slice } from "./json";
+import { McpHost, McpServer, ServedServer, ToolCall } from "./mcp";
 import {
   InitializeRequest,
   InitializeResponse,
@@ -55,6 +56,27 @@ const HEAD = '{"jsonrpc":"2.0"';
  */
 const SCAN_PATH: string[] = ["params", "params", "update", "content"];
 
+/**
+ * The SDK's MCP engine behind `addMcpServer` (`McpHost` in mcp.ts overrides these). The proxy only
+ * talks to this no-op base, so a proxy that serves no MCP server does not carry the engine's code.
+ */
+export class McpEngine {
+  /** The successor advertised `mcpCapabilities.acp` in its `initialize` answer. */
+  available: bool = false;
+  /** A request from the client side is being forwarded to the successor under `ourId`. */
+  forwarding(request: Request, ourId: i64): void {}
+  /** The successor answered a request the proxy forwarded to it (before any hook sees it). */
+  answered(method: string, ourId: i64, response: Response): void {}
+  /** An `mcp/*` message from the agent side; false when it is not for this proxy's servers. */
+  handle(method: string, request: Request | null, p: RawObject | null): bool {
+    return false;
+  }
+  /** `$/cancel_request` for a request the proxy received; true when it was a tool call. */
+  cancel(request: Request): bool {
+    return false;
+  }
+}
+
 /** A request the proxy sent and is waiting on. */
 class Pending {
   constructor(
@@ -76,6 +98,8 @@ export class Proxy {
   private incoming: Map<string, Request> = new Map<string, Request>();
   /** Requests sent and not yet answered, by the id the proxy used. */
   private pending: Map<i64, Pending> = new Map<i64, Pending>();
+  /** The MCP servers the proxy provides (null until `addMcpServer`). */
+  _mcp: McpEngine | null = null;
 
   /** The proxy's name in the chain ("" until configured). */
   get name(): string {
@@ -147,7 +171,65 @@ export class Proxy {
    */
   onCancel(request: Request): void {}
 
+  /**
+   * An MCP `tools/call` for one of the proxy's tools (see `addMcpServer`). Answer it now or later
+   * with `call.reply(text)` / `call.fail(message)`. Default: a tool error saying it has no handler.
+   */
+  onToolCall(call: ToolCall): void {
+    call.fail(`tool ${call.tool} has no handler in proxy ${this.name}`);
+  }
+
+  /** The caller withdrew a tool call (`$/cancel_request`); the SDK has answered it already. */
+  onToolCallCancelled(call: ToolCall): void {}
+
   // ---------------------------------------------------------------- helpers
+
+  /**
+   * Adds an MCP server the proxy provides to the agent (declare its tools with `.tool(...)`).
+   * Sends nothing: call it in the constructor or `onConfigure`. From then on the SDK declares it in
+   * every session setup request the proxy forwards and serves it; tool calls reach `onToolCall`.
+   */
+  addMcpServer(name: string, version: string = "0.1.0"): McpServer {
+    let host: McpHost;
+    if (this._mcp == null) {
+      host = new McpHost(this);
+      this._mcp = host;
+    } else {
+      host = changetype<McpHost>(this._mcp);
+    }
+    const server = new McpServer(name, version);
+    host.servers.push(server);
+    return server;
+  }
+
+  /** The MCP servers added with `addMcpServer`. */
+  get mcpServers(): McpServer[] {
+    const host = this._mcp;
+    return host == null ? new Array<McpServer>(0) : changetype<McpHost>(host).servers;
+  }
+
+  /**
+   * Whether the agent side advertised `mcpCapabilities.acp` (known after the `initialize` answer):
+   * the proxy's servers are declared only then.
+   */
+  get mcpAvailable(): bool {
+    const host = this._mcp;
+    return host != null && host.available;
+  }
+
+  /** The ACP session a serverId of this proxy was declared in ("" when unknown). */
+  sessionOfServer(serverId: string): string {
+    const host = this._mcp;
+    if (host == null) return "";
+    const s = changetype<McpHost>(host).servedById(serverId);
+    return s == null ? "" : s.sessionId;
+  }
+
+  /** The proxy's current server declarations in an ACP session (one per server per setup). */
+  serversInSession(sessionId: string): ServedServer[] {
+    const host = this._mcp;
+    return host == null ? new Array<ServedServer>(0) : changetype<McpHost>(host).servedInSession(sessionId);
+  }
 
   /**
    * Sends a message on to the other side: a client-side message to the successor (in a
@@ -165,6 +247,8 @@ export class Proxy {
       const id = this.nextId++;
       request.forwardedAs = id;
       this.pending.set(id, new Pending(request.method, to, request, ""));
+      const host = this._mcp;
+      if (host != null && to == Side.Agent) host.forwarding(request, id);
       send(this.envelope(to, id.toString(), message.method, message));
     } else {
       send(this.envelope(message.from == Side.Client ? Side.Agent : Side.Client, "", message.method, message));
@@ -333,11 +417,14 @@ export class Proxy {
     if (meta < 0) meta = env.indexOf("meta"); // the Rust SDK's older spelling
     const envelopeMeta = meta >= 0 ? slice(env.valueStart(meta), env.valueEnd(meta)) : null;
 
+    const host = this._mcp;
+    const isMcp = host != null && (method == "mcp/message" || method == "mcp/connect" || method == "mcp/disconnect");
     if (!isRequest) {
       if (method == "$/cancel_request") {
         this.cancelled(Side.Agent, env, inner);
         return;
       }
+      if (isMcp && host!.handle(method, null, env.objAt(inner))) return;
       const n: Notification = method == "session/update" ? new SessionUpdate() : new Notification();
       fill(n, method, Side.Agent, env, inner);
       n.envelopeMeta = envelopeMeta;
@@ -354,6 +441,7 @@ export class Proxy {
       const r = new Request();
       this.open(r, method, Side.Agent, env, inner, id);
       r.envelopeMeta = envelopeMeta;
+      if (isMcp && host!.handle(method, r, env.objAt(inner))) return;
       this.onAgentRequest(r);
     }
   }
@@ -396,6 +484,8 @@ export class Proxy {
     if (request.forwardedAs != 0 && !request.answered) {
       this.sendCancel(from == Side.Client ? Side.Agent : Side.Client, request.forwardedAs);
     }
+    const host = this._mcp;
+    if (host != null && host.cancel(request)) return;
     this.onCancel(request);
   }
 
@@ -430,6 +520,8 @@ export class Proxy {
         r._rEnd = msg.valueEnd(ri);
       }
     }
+    const host = this._mcp;
+    if (host != null && request != null && p.to == Side.Agent) host.answered(p.method, ours, r);
     if (request == null) this.onReply(p.tag, r);
     else if (r instanceof InitializeResponse) this.onInitializeResponse(changetype<InitializeResponse>(r));
     else this.onResponse(r);

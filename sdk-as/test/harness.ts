@@ -20,10 +20,10 @@ mkdirSync(cacheDir, { recursive: true });
 export type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Builds (when stale) and loads `proxies/dist/<name>.wasm` from `proxies/<name>/<name>.ts`. */
-export async function loadExampleProxy(name: string): Promise<LoadedComponent> {
+export async function loadExampleProxy(name: string, options: { grants?: string[] } = {}): Promise<LoadedComponent> {
   const out = join(ROOT, "proxies", "dist", `${name}.wasm`);
   await buildProxy({ entry: join(ROOT, "proxies", name, `${name}.ts`), out });
-  return loadComponent(out, { cacheDir });
+  return loadComponent(out, { cacheDir, grants: options.grants });
 }
 
 /** The `cordon:manifest` embedded in a built example proxy (after `loadExampleProxy`). */
@@ -31,11 +31,14 @@ export function exampleManifest(name: string): Manifest | null {
   return readManifest(readFileSync(join(ROOT, "proxies", "dist", `${name}.wasm`)));
 }
 
-/** Builds (when stale) and loads an SDK test fixture `sdk-as/test/fixtures/<name>.ts`. */
-export async function loadFixture(name: string): Promise<LoadedComponent> {
+/**
+ * Builds (when stale) and loads an SDK test fixture `sdk-as/test/fixtures/<name>.ts`. `grants` are
+ * the WASI grants the load is checked against (a proxy-wasi fixture needs them).
+ */
+export async function loadFixture(name: string, options: { grants?: string[] } = {}): Promise<LoadedComponent> {
   const out = join(ROOT, "sdk-as", "test", "fixtures", "dist", `${name}.wasm`);
   await buildProxy({ entry: join(ROOT, "sdk-as", "test", "fixtures", `${name}.ts`), out });
-  return loadComponent(out, { cacheDir });
+  return loadComponent(out, { cacheDir, grants: options.grants });
 }
 
 export const INIT_PARAMS = {
@@ -62,9 +65,10 @@ export class ProxyUnderTest {
   readonly wire: string[] = [];
   private conductorId = 1000;
 
-  constructor(component: LoadedComponent) {
+  /** `grants`: WASI the chain config would grant (`wasi:clocks`, `wasi:random`), as `CanonicalHost` takes them. */
+  constructor(component: LoadedComponent, options: { grants?: string[] } = {}) {
     // Instantiation runs the proxy's top-level code (its `register(...)`); it may not send.
-    this.host = new CanonicalHost(component.module, { encodings: component.encodings });
+    this.host = new CanonicalHost(component.module, { encodings: component.encodings, grants: options.grants });
   }
 
   /** Delivers one message; returns the proxy's output texts exactly (logs excluded). */
@@ -124,11 +128,82 @@ export class ProxyUnderTest {
   }
 }
 
-export async function proxyUnderTest(component: LoadedComponent, config: Json = {}): Promise<ProxyUnderTest> {
-  const p = new ProxyUnderTest(component);
+export async function proxyUnderTest(component: LoadedComponent, config: Json = {}, options: { grants?: string[]; agentResult?: Json; initParams?: Json } = {}): Promise<ProxyUnderTest> {
+  const p = new ProxyUnderTest(component, { grants: options.grants });
   p.configure(config);
-  p.initialize();
+  p.initialize(options.initParams ?? INIT_PARAMS, options.agentResult ?? INIT_RESULT);
   return p;
+}
+
+// ---- MCP-over-ACP: the test plays the agent (or the conductor's bridge) calling the proxy's servers
+
+/** An `initialize` answer from an agent side that speaks MCP-over-ACP (as Cordon's conductor advertises it). */
+export const INIT_RESULT_MCP = {
+  ...INIT_RESULT,
+  agentCapabilities: { ...INIT_RESULT.agentCapabilities, mcpCapabilities: { http: false, sse: false, acp: true } },
+};
+
+/** A proxy configured and initialized with an agent side that advertises `mcpCapabilities.acp`. */
+export function mcpProxyUnderTest(component: LoadedComponent, config: Json = {}, options: { grants?: string[]; initParams?: Json } = {}): Promise<ProxyUnderTest> {
+  return proxyUnderTest(component, config, { ...options, agentResult: INIT_RESULT_MCP });
+}
+
+/**
+ * Runs one session setup request from the client side through the proxy: returns the params the
+ * successor got, the `{"type":"acp"}` declarations the proxy added, and the answer the client got.
+ */
+export function setupSession(p: ProxyUnderTest, method: string, params: Json, result: Json): { forwarded: Json; declared: Json[]; answer: Json } {
+  const id = p.nextId();
+  const out = p.deliver({ jsonrpc: "2.0", id, method, params });
+  if (out.length !== 1 || out[0].method !== "proxy/successor" || out[0].params.method !== method) {
+    throw new Error(`expected ${method} forwarded to the successor, got ${JSON.stringify(out)}`);
+  }
+  const forwarded = out[0].params.params;
+  const declared = (forwarded?.mcpServers ?? []).filter((s: Json) => s?.type === "acp");
+  const answers = p.deliver({ jsonrpc: "2.0", id: out[0].id, result });
+  if (answers.length !== 1 || answers[0].id !== id) throw new Error(`expected the ${method} answer, got ${JSON.stringify(answers)}`);
+  return { forwarded, declared, answer: answers[0] };
+}
+
+/** `session/new` answered with `sessionId`: the proxy's declarations. */
+export function newSession(p: ProxyUnderTest, sessionId: string, params: Json = { cwd: "/work", mcpServers: [] }): Json[] {
+  return setupSession(p, "session/new", params, { sessionId }).declared;
+}
+
+/**
+ * A request from the successor (the agent, or the conductor's MCP bridge acting for it); returns the
+ * proxy's answer to it, and everything else it sent meanwhile in `others`.
+ */
+export function agentRequest(p: ProxyUnderTest, method: string, params?: Json): Json & { others: Json[] } {
+  const id = `agent-${p.nextId()}`;
+  const out = p.deliver(ProxyUnderTest.fromAgent({ method, params }, id));
+  const answer = out.find((m) => m.id === id && !("method" in m));
+  return { ...(answer ?? { missing: true }), others: out.filter((m) => m !== answer) };
+}
+
+/** `mcp/connect {serverId}` → the connectionId (throws when the proxy refuses). */
+export function mcpConnect(p: ProxyUnderTest, serverId: string): string {
+  const answer = agentRequest(p, "mcp/connect", { serverId });
+  if (typeof answer.result?.connectionId !== "string") throw new Error(`mcp/connect refused: ${JSON.stringify(answer)}`);
+  return answer.result.connectionId;
+}
+
+let mcpRequestIds = 0;
+
+/**
+ * One MCP request: over a connection (`{connectionId}`, the connection form) or straight to a
+ * server (`{serverId}`, the connectionless form, with a fresh `requestId`). Returns the proxy's
+ * answer to the `mcp/message` request.
+ */
+export function mcpRequest(p: ProxyUnderTest, target: { connectionId: string } | { serverId: string }, method: string, params?: Json): Json {
+  const envelope: Json = "serverId" in target ? { serverId: target.serverId, requestId: `mcp-request:${++mcpRequestIds}`, method } : { connectionId: target.connectionId, method };
+  if (params !== undefined) envelope.params = params;
+  return agentRequest(p, "mcp/message", envelope);
+}
+
+/** The text of a `CallToolResult` (its text blocks, one per line). */
+export function toolText(result: Json): string {
+  return (result?.content ?? []).filter((b: Json) => b.type === "text").map((b: Json) => b.text).join("\n");
 }
 
 /** A `session/update` notification wrapped as the conductor delivers it from the successor. */

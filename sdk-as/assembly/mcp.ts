@@ -1,0 +1,599 @@
+// MCP servers served by a proxy over MCP-over-ACP: the proxy declares tools, the SDK does the rest.
+//
+//   class Tools extends Proxy {
+//     constructor() {
+//       super();
+//       this.addMcpServer("notes").tool("count", "Counts words", `{"type":"object","properties":{"text":{"type":"string"}}}`);
+//     }
+//     onToolCall(call: ToolCall): void {
+//       call.reply(call.getString("text").split(" ").length.toString());
+//     }
+//   }
+//
+// What the SDK does for every server added with `Proxy.addMcpServer`:
+// - **Declares it** in every session setup request the proxy forwards (`session/new`, `session/load`,
+//   `session/resume`, `session/fork`): `{"type":"acp","name","serverId"}` appended to `mcpServers`,
+//   with a fresh `serverId` per setup request, so every serverId belongs to exactly one ACP session
+//   (the session id is learned from the setup request, or from the answer to `session/new` / `fork`).
+//   Only when the successor's `initialize` answer advertised `agentCapabilities.mcpCapabilities.acp`
+//   (Cordon's conductor does whenever it can bridge), otherwise the agent would refuse the session.
+// - **Serves it** over the channel, to requests from the agent side, in both MCP-over-ACP forms:
+//   the connection form (`mcp/connect {serverId}` → `{connectionId}`, `mcp/message {connectionId,
+//   method, params?}` answered with the MCP result or an outer error, `mcp/disconnect
+//   {connectionId}` → `{}`), and the connectionless form (`mcp/message {serverId, requestId, method,
+//   params?}` answered `{result}` or `{error}`). MCP `initialize`, `notifications/initialized`,
+//   `ping`, `tools/list` and `tools/call` are served; other MCP methods get an MCP "method not
+//   found" error. `mcp/*` traffic for servers the proxy does not own is forwarded unchanged.
+// - **Tool calls** reach `Proxy.onToolCall(call)` with the ACP session id, the server and the
+//   arguments; the proxy answers now or later with `call.reply(text)` / `call.fail(message)` (an MCP
+//   tool error: `isError: true`, not a protocol error).
+import { JSON } from "json-as";
+import { Builder, RawObject, arrString, getArr, getBool, getNumber, getObj, getString, quote, slice } from "./json";
+import { InitializeResponse, Request, Response, Side } from "./messages";
+import { ErrorCode, LogLevel, McpEngine, Proxy } from "./proxy";
+
+/** Error codes of MCP (inner) and of the MCP-over-ACP binding (outer). */
+export namespace McpErrorCode {
+  export const InvalidParams: i32 = -32602;
+  export const MethodNotFound: i32 = -32601;
+  export const InternalError: i32 = -32603;
+  /** Outer: no such server registration (the ACP SDK's `serverUnavailable`). */
+  export const ServerUnavailable: i32 = -33001;
+}
+
+/** MCP protocol versions the SDK's servers answer `initialize` with when the client asks for them. */
+const KNOWN_VERSIONS: string[] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+const LATEST_VERSION = "2025-11-25";
+
+/** `{"type":"object"}`: a tool without arguments. */
+export const NO_ARGUMENTS = '{"type":"object","properties":{}}';
+
+/** Session setup requests that get the proxy's server declarations. */
+export function isSessionSetup(method: string): bool {
+  return method == "session/new" || method == "session/load" || method == "session/resume" || method == "session/fork";
+}
+
+/** One MCP tool: its name, description and JSON Schema for its arguments. */
+export class Tool {
+  constructor(
+    public name: string,
+    public description: string,
+    /** JSON Schema text of the `arguments` object. */
+    public inputSchema: string = NO_ARGUMENTS,
+    /** Optional display name. */
+    public title: string = "",
+  ) {}
+
+  toJson(): string {
+    const b = new Builder().str('{"name":').str(quote(this.name));
+    if (this.title.length) b.str(',"title":').str(quote(this.title));
+    return b.str(',"description":').str(quote(this.description)).str(',"inputSchema":').str(this.inputSchema).str("}").build();
+  }
+}
+
+/** An MCP server the proxy provides: a name (what the agent sees) and its tools. */
+export class McpServer {
+  tools: Tool[] = new Array<Tool>(0);
+  /** MCP `instructions` returned by `initialize` ("" for none). */
+  instructions: string = "";
+
+  constructor(
+    /** The name in the `mcpServers` declaration (the agent shows and addresses the server by it). */
+    public name: string,
+    public version: string = "0.1.0",
+  ) {}
+
+  /** Declares a tool (chainable). `inputSchema` is JSON Schema text for its arguments object. */
+  tool(name: string, description: string, inputSchema: string = NO_ARGUMENTS): McpServer {
+    this.tools.push(new Tool(name, description, inputSchema));
+    return this;
+  }
+
+  /** The tool with that name, or null. */
+  find(name: string): Tool | null {
+    for (let i = 0; i < this.tools.length; i++) if (this.tools[i].name == name) return this.tools[i];
+    return null;
+  }
+}
+
+/** One declaration of a server: a serverId, in one ACP session. */
+export class ServedServer {
+  constructor(
+    public serverId: string,
+    public server: McpServer,
+    /** The ACP session ("" until the answer to `session/new` / `session/fork` names it). */
+    public sessionId: string,
+  ) {}
+}
+
+/** A connection of the connection form. */
+class McpConnection {
+  initialized: bool = false;
+  constructor(public connectionId: string, public served: ServedServer) {}
+}
+
+/**
+ * One `tools/call`: which tool, of which server, in which ACP session, with which arguments.
+ * Answer it exactly once — now or later (keep the object) — with `reply`, `fail`, `replyResult` or
+ * `error`. If it is cancelled first, `cancelled` is true and answers are dropped.
+ */
+export class ToolCall {
+  /** The tool's name. */
+  tool: string = "";
+  server: McpServer;
+  serverId: string = "";
+  /** The ACP session the call belongs to ("" only if the agent calls before `session/new` was answered). */
+  sessionId: string = "";
+  /** The connection it came through ("" in the connectionless form). */
+  connectionId: string = "";
+  /** The arguments object (empty when none were given). */
+  arguments: JSON.Obj;
+
+  _request: Request;
+  _connectionless: bool;
+  _proxy: Proxy;
+  _host: McpHost;
+  _done: bool = false;
+  _cancelled: bool = false;
+
+  constructor(host: McpHost, request: Request, connectionless: bool, served: ServedServer, tool: string, args: JSON.Obj) {
+    this._host = host;
+    this._proxy = host.proxy;
+    this._request = request;
+    this._connectionless = connectionless;
+    this.server = served.server;
+    this.serverId = served.serverId;
+    this.sessionId = served.sessionId;
+    this.tool = tool;
+    this.arguments = args;
+  }
+
+  /** Whether an answer was sent (or the call was cancelled). */
+  get answered(): bool {
+    return this._done;
+  }
+
+  /** Whether the caller withdrew the call (`$/cancel_request`); answers are then dropped. */
+  get cancelled(): bool {
+    return this._cancelled;
+  }
+
+  has(key: string): bool {
+    return this.arguments.has(key);
+  }
+
+  /** A string argument, or `fallback` when absent or not a string. */
+  getString(key: string, fallback: string = ""): string {
+    const s = getString(this.arguments, key);
+    return s == null ? fallback : s;
+  }
+
+  /** A numeric argument, or `fallback` when absent or not a number. */
+  getNumber(key: string, fallback: f64 = NaN): f64 {
+    return getNumber(this.arguments, key, fallback);
+  }
+
+  /** An integer argument (truncated), or `fallback` when absent or not a finite number. */
+  getInt(key: string, fallback: i64 = 0): i64 {
+    const n = getNumber(this.arguments, key, NaN);
+    return isFinite(n) ? <i64>n : fallback;
+  }
+
+  /** A boolean argument, or `fallback`. */
+  getBool(key: string, fallback: bool = false): bool {
+    return getBool(this.arguments, key, fallback);
+  }
+
+  /** A string-array argument's strings (a single string counts as one; others are skipped). */
+  getStrings(key: string): string[] {
+    const out = new Array<string>(0);
+    const arr = getArr(this.arguments, key);
+    if (arr != null) {
+      for (let i = 0, n = arr.length; i < n; i++) {
+        const s = arrString(arr, i);
+        if (s != null) out.push(s);
+      }
+      return out;
+    }
+    const one = getString(this.arguments, key);
+    if (one != null) out.push(one);
+    return out;
+  }
+
+  /** A nested object argument, or null. */
+  getObj(key: string): JSON.Obj | null {
+    return getObj(this.arguments, key);
+  }
+
+  /** The arguments as JSON text. */
+  argumentsJson(): string {
+    return JSON.stringify(this.arguments);
+  }
+
+  /** Answers with one text block: `{"content":[{"type":"text","text":…}]}`. */
+  reply(text: string): void {
+    this.replyResult(textResult(text, false));
+  }
+
+  /** Answers with a tool error the model sees: `{"content":[{"type":"text","text":…}],"isError":true}`. */
+  fail(message: string): void {
+    this.replyResult(textResult(message, true));
+  }
+
+  /** Answers with a whole `CallToolResult` given as JSON text (several blocks, `structuredContent`, …). */
+  replyResult(resultJson: string): void {
+    if (this.finish()) this._host.answer(this._request, this._connectionless, resultJson, 0, "");
+  }
+
+  /** Answers with an MCP protocol error (for a malformed call; a failing tool should `fail`). */
+  error(code: i32, message: string): void {
+    if (this.finish()) this._host.answer(this._request, this._connectionless, "", code, message);
+  }
+
+  private finish(): bool {
+    if (this._done) {
+      if (!this._cancelled) this._proxy.log(LogLevel.Warn, `tool call ${this.tool} was already answered`);
+      return false;
+    }
+    this._done = true;
+    this._host.forget(this._request);
+    return true;
+  }
+}
+
+/** `{"content":[{"type":"text","text":…}]}`, with `"isError":true` for a tool error. */
+export function textResult(text: string, isError: bool): string {
+  const b = new Builder().str('{"content":[{"type":"text","text":').str(quote(text)).str("}]");
+  if (isError) b.str(',"isError":true');
+  return b.str("}").build();
+}
+
+/** FNV-1a over a string's code units, mixed into `h`. */
+function fnv(h: u32, s: string): u32 {
+  for (let i = 0, n = s.length; i < n; i++) {
+    h ^= <u32>s.charCodeAt(i);
+    h *= 16777619;
+  }
+  return h;
+}
+
+function hex8(v: u32): string {
+  let s = v.toString(16);
+  while (s.length < 8) s = "0" + s;
+  return s;
+}
+
+/** The SDK's MCP engine inside a Proxy (created by the first `addMcpServer`). */
+export class McpHost extends McpEngine {
+  servers: McpServer[] = new Array<McpServer>(0);
+  private warned: bool = false;
+  /** Prefix of every serverId (and connectionId) this instance makes; "" until the first declaration. */
+  private prefix: string = "";
+  private counter: i32 = 0;
+  private nextConnection: i32 = 0;
+  private served: Map<string, ServedServer> = new Map<string, ServedServer>();
+  private connections: Map<string, McpConnection> = new Map<string, McpConnection>();
+  /** Forwarded setup requests (by the proxy's id) → the declarations they carry. */
+  private setups: Map<i64, ServedServer[]> = new Map<i64, ServedServer[]>();
+  /** Tool calls in progress, by the `mcp/message` request's key. */
+  private calls: Map<string, ToolCall> = new Map<string, ToolCall>();
+
+  constructor(public proxy: Proxy) {
+    super();
+  }
+
+  /** The declaration (serverId → session) behind a serverId, or null. */
+  servedById(serverId: string): ServedServer | null {
+    return this.served.has(serverId) ? this.served.get(serverId) : null;
+  }
+
+  /** Every current declaration of the proxy's servers in one ACP session. */
+  servedInSession(sessionId: string): ServedServer[] {
+    const out = new Array<ServedServer>(0);
+    const all = this.served.values();
+    for (let i = 0; i < all.length; i++) if (all[i].sessionId == sessionId) out.push(all[i]);
+    return out;
+  }
+
+  get connectionCount(): i32 {
+    return this.connections.size;
+  }
+
+  // ---------------------------------------------------------------- declaring
+
+  forwarding(request: Request, ourId: i64): void {
+    if (isSessionSetup(request.method)) this.declareIn(request, ourId);
+  }
+
+  answered(method: string, ourId: i64, r: Response): void {
+    if (r instanceof InitializeResponse) {
+      if (r.isError) return;
+      const caps = getObj(r.readResult(), "agentCapabilities");
+      let acp = false;
+      if (caps != null) {
+        const mcp = getObj(caps, "mcpCapabilities");
+        if (mcp != null) acp = getBool(mcp, "acp", false);
+      }
+      this.available = acp;
+    } else if (isSessionSetup(method)) {
+      let sessionId = "";
+      if (!r.isError) {
+        const s = getString(r.readResult(), "sessionId");
+        if (s != null) sessionId = s;
+      }
+      this.setupAnswered(ourId, r.isError, sessionId);
+    } else if ((method == "session/close" || method == "session/delete") && !r.isError) {
+      this.sessionEnded(r.request!.sessionId);
+    }
+  }
+
+  /** Adds the declarations to a session setup request about to be forwarded under `ourId`. */
+  private declareIn(request: Request, ourId: i64): void {
+    if (this.servers.length == 0) return;
+    if (!this.available) {
+      if (!this.warned) {
+        this.warned = true;
+        this.proxy.log(
+          LogLevel.Warn,
+          `the agent side does not advertise mcpCapabilities.acp; MCP server ${this.servers[0].name} is not declared`,
+        );
+      }
+      return;
+    }
+    if (this.prefix.length == 0) {
+      // Unique on the connection: the proxy's name, and a hash of the first setup request (whose id
+      // is the conductor's, never reused on a hop, so a restarted instance gets another prefix).
+      const name = this.proxy.name.length ? this.proxy.name : "proxy";
+      this.prefix = "mcp:" + name + ":" + hex8(fnv(fnv(2166136261, name), request._src)) + ":";
+    }
+    const known = request.method == "session/load" || request.method == "session/resume" ? request.sessionId : "";
+    const list = new Array<ServedServer>(0);
+    const b = new Builder();
+    for (let i = 0; i < this.servers.length; i++) {
+      const server = this.servers[i];
+      const id = this.prefix + server.name + "/" + (++this.counter).toString();
+      const s = new ServedServer(id, server, known);
+      this.served.set(id, s);
+      list.push(s);
+      if (i > 0) b.str(",");
+      b.str('{"type":"acp","name":').str(quote(server.name)).str(',"serverId":').str(quote(id)).str("}");
+    }
+    this.setups.set(ourId, list);
+    inject(request, b.build());
+  }
+
+  /** The successor answered a setup request the proxy forwarded. */
+  private setupAnswered(ourId: i64, isError: bool, resultSessionId: string): void {
+    if (!this.setups.has(ourId)) return;
+    const list = this.setups.get(ourId);
+    this.setups.delete(ourId);
+    for (let i = 0; i < list.length; i++) {
+      const s = list[i];
+      if (isError) this.drop(s.serverId);
+      else if (resultSessionId.length) s.sessionId = resultSessionId;
+    }
+  }
+
+  /** A session ended (`session/close`, `session/delete` answered): its declarations are gone. */
+  private sessionEnded(sessionId: string): void {
+    const list = this.servedInSession(sessionId);
+    for (let i = 0; i < list.length; i++) this.drop(list[i].serverId);
+  }
+
+  private drop(serverId: string): void {
+    this.served.delete(serverId);
+    const conns = this.connections.values();
+    for (let i = 0; i < conns.length; i++) {
+      if (conns[i].served.serverId == serverId) this.connections.delete(conns[i].connectionId);
+    }
+  }
+
+  private owns(id: string): bool {
+    return this.prefix.length > 0 && id.startsWith(this.prefix);
+  }
+
+  // ---------------------------------------------------------------- serving
+
+  /**
+   * An `mcp/connect`, `mcp/message` or `mcp/disconnect` from the agent side (`request` null for a
+   * notification). Returns false when it is for a server this proxy does not own (then it goes on).
+   */
+  handle(method: string, request: Request | null, p: RawObject | null): bool {
+    if (p == null) return false;
+    const connectionId = p.str("connectionId");
+    const serverId = p.str("serverId");
+    if (method == "mcp/connect") {
+      if (serverId == null || !this.owns(serverId)) return false;
+      if (request == null) return true; // a connect must be a request: nothing to answer
+      if (!this.served.has(serverId)) {
+        this.proxy.respondError(request, McpErrorCode.ServerUnavailable, `unknown MCP server ${serverId}`);
+        return true;
+      }
+      const id = serverId + "#" + (++this.nextConnection).toString();
+      this.connections.set(id, new McpConnection(id, this.served.get(serverId)));
+      this.proxy.respond(request, JSON.Raw.from('{"connectionId":' + quote(id) + "}"));
+      return true;
+    }
+    if (method == "mcp/disconnect") {
+      if (connectionId == null || !this.owns(connectionId)) return false;
+      const open = this.connections.has(connectionId);
+      this.connections.delete(connectionId);
+      if (request != null) {
+        if (open) this.proxy.respond(request, JSON.Raw.from("{}"));
+        else this.proxy.respondError(request, ErrorCode.InvalidParams, `unknown MCP connection ${connectionId}`);
+      }
+      return true;
+    }
+    if (method != "mcp/message") return false;
+    if (connectionId != null) {
+      if (!this.owns(connectionId)) return false;
+      if (!this.connections.has(connectionId)) {
+        if (request != null) this.proxy.respondError(request, ErrorCode.InvalidParams, `unknown MCP connection ${connectionId}`);
+        else this.proxy.log(LogLevel.Warn, `dropped an mcp/message notification for unknown connection ${connectionId}`);
+        return true;
+      }
+      const conn = this.connections.get(connectionId);
+      this.dispatch(request, conn.served, conn, p);
+      return true;
+    }
+    if (serverId != null) {
+      if (!this.owns(serverId)) return false;
+      if (!this.served.has(serverId)) {
+        if (request != null) this.proxy.respondError(request, McpErrorCode.ServerUnavailable, `unknown MCP server ${serverId}`);
+        return true;
+      }
+      this.dispatch(request, this.served.get(serverId), null, p);
+      return true;
+    }
+    return false;
+  }
+
+  /** One MCP message for a served server: `conn` null in the connectionless form. */
+  private dispatch(request: Request | null, served: ServedServer, conn: McpConnection | null, p: RawObject): void {
+    const connectionless = conn == null;
+    const method = p.str("method");
+    if (method == null) {
+      if (request != null) {
+        this.proxy.respondError(request, ErrorCode.InvalidParams, "mcp/message needs params {" + (connectionless ? "serverId, requestId" : "connectionId") + ", method, params?}");
+      } else {
+        this.proxy.log(LogLevel.Warn, "dropped an mcp/message notification without a method");
+      }
+      return;
+    }
+    if (request == null) {
+      // MCP notifications from the client: `notifications/initialized`, `notifications/cancelled`, …
+      if (method == "notifications/initialized" && conn != null) conn.initialized = true;
+      return;
+    }
+    const pi = p.indexOf("params");
+    let ip: RawObject | null = null;
+    if (pi >= 0) {
+      const c = p.firstChar(pi);
+      if (c == 0x7b) ip = p.objAt(pi);
+      else if (c != 0x6e) {
+        this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "MCP params must be an object");
+        return;
+      }
+    }
+    const server = served.server;
+    if (method == "initialize") {
+      let version = LATEST_VERSION;
+      const asked: string | null = ip != null ? ip.str("protocolVersion") : null;
+      if (asked != null && KNOWN_VERSIONS.includes(asked)) version = asked;
+      const b = new Builder()
+        .str('{"protocolVersion":')
+        .str(quote(version))
+        .str(',"capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":')
+        .str(quote(server.name))
+        .str(',"version":')
+        .str(quote(server.version))
+        .str("}");
+      if (server.instructions.length) b.str(',"instructions":').str(quote(server.instructions));
+      this.answer(request, connectionless, b.str("}").build(), 0, "");
+    } else if (method == "ping") {
+      this.answer(request, connectionless, "{}", 0, "");
+    } else if (method == "tools/list") {
+      const b = new Builder().str('{"tools":[');
+      for (let i = 0; i < server.tools.length; i++) {
+        if (i > 0) b.str(",");
+        b.str(server.tools[i].toJson());
+      }
+      this.answer(request, connectionless, b.str("]}").build(), 0, "");
+    } else if (method == "tools/call") {
+      const name: string | null = ip != null ? ip.str("name") : null;
+      if (name == null) {
+        this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "tools/call needs params {name, arguments?}");
+        return;
+      }
+      if (server.find(name) == null) {
+        this.answer(request, connectionless, "", McpErrorCode.InvalidParams, `Unknown tool: ${name}`);
+        return;
+      }
+      let args = new JSON.Obj();
+      const ipo = ip!;
+      const ai = ipo.indexOf("arguments");
+      if (ai >= 0) {
+        const c = ipo.firstChar(ai);
+        if (c == 0x7b) args = JSON.parse<JSON.Obj>(slice(ipo.valueStart(ai), ipo.valueEnd(ai)));
+        else if (c != 0x6e) {
+          this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "tools/call arguments must be an object");
+          return;
+        }
+      }
+      const call = new ToolCall(this, request, connectionless, served, name, args);
+      if (conn != null) call.connectionId = conn.connectionId;
+      this.calls.set(callKey(request), call);
+      this.proxy.onToolCall(call);
+    } else {
+      this.answer(request, connectionless, "", McpErrorCode.MethodNotFound, `Method not found: ${method}`);
+    }
+  }
+
+  /**
+   * Sends the answer to an `mcp/message` request: in the connection form the MCP result is the
+   * result and an MCP error the outer error; in the connectionless form both travel in a successful
+   * answer, `{"result":…}` or `{"error":…}`.
+   */
+  answer(request: Request, connectionless: bool, resultJson: string, code: i32, message: string): void {
+    if (request.answered) return;
+    if (resultJson.length) {
+      this.proxy.respond(request, JSON.Raw.from(connectionless ? '{"result":' + resultJson + "}" : resultJson));
+    } else if (connectionless) {
+      this.proxy.respond(request, JSON.Raw.from('{"error":{"code":' + code.toString() + ',"message":' + quote(message) + "}}"));
+    } else {
+      this.proxy.respondError(request, code, message);
+    }
+  }
+
+  /** A tool call was answered. */
+  forget(request: Request): void {
+    this.calls.delete(callKey(request));
+  }
+
+  /** `$/cancel_request` for a request the proxy received: true when it was a tool call (now answered). */
+  cancel(request: Request): bool {
+    const k = callKey(request);
+    if (!this.calls.has(k)) return false;
+    const call = this.calls.get(k);
+    this.calls.delete(k);
+    call._cancelled = true;
+    call._done = true;
+    this.proxy.respondError(request, ErrorCode.RequestCancelled, "Request cancelled");
+    this.proxy.onToolCallCancelled(call);
+    return true;
+  }
+
+  /** Tool calls waiting for an answer. */
+  get openCalls(): i32 {
+    return this.calls.size;
+  }
+}
+
+function callKey(request: Request): string {
+  return (request.from == Side.Client ? "c" : "a") + request.id;
+}
+
+/** Appends declarations (JSON text of objects, comma-separated) to a request's `mcpServers`. */
+function inject(request: Request, decls: string): void {
+  const v = request._rawOk ? request._rawView() : null;
+  if (v != null) {
+    const i = v.indexOf("mcpServers");
+    if (i >= 0 && v.firstChar(i) == 0x5b) {
+      const close = v.valueEnd(i) - 2;
+      const empty = load<u16>(v.innerStart(i)) == 0x5d;
+      if (request._tryRawEdit(close, close, empty ? decls : "," + decls)) return;
+    } else if (i < 0) {
+      const at = request._pStart + 2; // just inside params' `{`
+      const member = '"mcpServers":[' + decls + "]";
+      if (request._tryRawEdit(at, at, v.count == 0 ? member : member + ",")) return;
+    }
+  }
+  const params = request.params;
+  let arr = getArr(params, "mcpServers");
+  if (arr == null) {
+    arr = new JSON.Arr();
+    params.set<JSON.Arr>("mcpServers", arr);
+  }
+  const parsed = JSON.parse<JSON.Arr>("[" + decls + "]");
+  for (let i = 0, n = parsed.length; i < n; i++) arr.push<JSON.Obj>(parsed.getAs<JSON.Obj>(i));
+}
