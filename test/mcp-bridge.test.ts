@@ -399,6 +399,49 @@ describe("the stdio bridge", () => {
   });
 });
 
+describe("cordon mcp-bridge", () => {
+  it("answers the agent's pending call with an error and exits 1 when the conductor drops the connection mid-call", async () => {
+    // A stand-in for the conductor's listener: accepts the hello, takes one call, then drops the connection.
+    const { createServer } = await import("node:net");
+    const seen: Json[] = [];
+    const server = createServer((socket) => {
+      let buffer = "";
+      socket.setEncoding("utf8").on("data", (chunk: string) => {
+        buffer += chunk;
+        for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+          const m = JSON.parse(buffer.slice(0, nl)) as Json;
+          buffer = buffer.slice(nl + 1);
+          seen.push(m);
+          if (m.cordonBridge === 1) socket.write(JSON.stringify({ cordonBridge: "ok" }) + "\n");
+          else if (m.method === "initialize") socket.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { ok: true } }) + "\n");
+          else if (m.method === "tools/call") socket.destroy();
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const command = spawn(NODE, [CORDON, "mcp-bridge", "--port", String(port), "--endpoint", "e-1"], { env: { ...process.env, CORDON_BRIDGE_TOKEN: "s3cret" } });
+      let out = "";
+      let err = "";
+      command.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
+      command.stderr.setEncoding("utf8").on("data", (c: string) => (err += c));
+      command.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }) + "\n");
+      command.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow" } }) + "\n");
+      const code = await new Promise<number | null>((resolve) => command.once("exit", resolve));
+      expect(code).toBe(1);
+      expect(seen[0]).toEqual({ cordonBridge: 1, endpoint: "e-1", token: "s3cret" });
+      expect(out.trim().split("\n").map((l) => JSON.parse(l))).toEqual([
+        { jsonrpc: "2.0", id: 1, result: { ok: true } },
+        { jsonrpc: "2.0", id: 2, error: { code: -32603, message: "Cordon MCP bridge: the connection to the conductor closed" } },
+      ]);
+      expect(err).toContain("the connection to the conductor closed");
+    } finally {
+      server.close();
+    }
+  });
+});
+
 /** An agent written with `@agentclientprotocol/sdk` 2.4.0 whose tools calls use its `McpOverAcpCaller`. */
 const SDK_AGENT = `
 import { Readable, Writable } from "node:stream";
