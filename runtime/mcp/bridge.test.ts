@@ -2,6 +2,7 @@
  * The MCP bridge peer in process: what it sends the conductor for what it is sent, exactly.
  * (End to end through real chains: test/mcp-bridge.test.ts.)
  */
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../log.js";
 import { McpBridgePeer } from "./bridge.js";
@@ -19,8 +20,9 @@ async function harness() {
   const out: Json[] = [];
   await bridge.open({ message: (m) => out.push(m as Json), malformed: () => {}, closed: () => {} });
   const settle = () => new Promise((r) => setImmediate(r));
-  const send = async (m: Json) => {
-    bridge.send({ jsonrpc: "2.0", ...m } as never);
+  /** Delivers messages in one routing batch, as the conductor does when they arrive together. */
+  const send = async (...ms: Json[]) => {
+    for (const m of ms) bridge.send({ jsonrpc: "2.0", ...m } as never);
     await settle();
   };
   /** Takes every message the bridge sent since the last take. */
@@ -166,6 +168,52 @@ describe("MCP bridge peer", () => {
         env: [{ name: "CORDON_BRIDGE_TOKEN", value: expect.stringMatching(/^\S{40,}$/) }],
       },
     ]);
+  });
+
+  it("relays a stdio bridge connection in order: an answer and the notification after it, a message right after mcp/connect", async () => {
+    const h = await harness();
+    await h.initialize({});
+    await h.send({ id: "c2", method: "session/new", params: { cwd: "/w", mcpServers: [ACP] } });
+    const [setup] = await h.take();
+    await h.send({ id: setup.id, result: { sessionId: "s1" } });
+    const { args, env } = setup.params.params.mcpServers[0];
+    const socket = connect({ host: "127.0.0.1", port: Number(args[3]) });
+    const lines: Json[] = [];
+    let buffer = "";
+    socket.setEncoding("utf8").on("data", (chunk: string) => {
+      buffer += chunk;
+      for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+        lines.push(JSON.parse(buffer.slice(0, nl)));
+        buffer = buffer.slice(nl + 1);
+      }
+    });
+    const line = async (n: number) => {
+      for (let i = 0; i < 400 && lines.length < n; i++) await new Promise((r) => setTimeout(r, 5));
+      return lines.slice(0, n);
+    };
+    socket.write(JSON.stringify({ cordonBridge: 1, endpoint: args[5], token: env[0].value }) + "\n");
+    expect(await line(1)).toEqual([{ cordonBridge: "ok" }]);
+    socket.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }) + "\n");
+    const connectRequest = await h.next((m) => m.method === "mcp/connect");
+    // The proxy answers mcp/connect and at once sends a message on the new connection.
+    await h.send({ id: connectRequest.id, result: { connectionId: "k1" } }, { method: "mcp/message", params: { connectionId: "k1", method: "notifications/message", params: { level: "info", data: "hi" } } });
+    const init = await h.next((m) => m.method === "mcp/message");
+    await h.send({ id: init.id, result: { capabilities: {} } }, { method: "mcp/message", params: { connectionId: "k1", method: "notifications/tools/list_changed" } });
+    expect(await line(4)).toEqual([
+      { cordonBridge: "ok" },
+      { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "hi" } },
+      { jsonrpc: "2.0", id: 1, result: { capabilities: {} } },
+      { jsonrpc: "2.0", method: "notifications/tools/list_changed" },
+    ]);
+    // A server → client request gets a bridge-local id; the client's answer goes back as the answer to mcp/message.
+    await h.send({ id: "c7", method: "mcp/message", params: { connectionId: "k1", method: "ping" } });
+    const [, , , , ping] = await line(5);
+    expect(ping).toEqual({ jsonrpc: "2.0", id: expect.stringMatching(/^cordon-/), method: "ping" });
+    socket.write(JSON.stringify({ jsonrpc: "2.0", id: ping.id, result: {} }) + "\n");
+    expect(await h.next((m) => m.id === "c7")).toEqual({ jsonrpc: "2.0", id: "c7", result: {} });
+    // The connection drops: mcp/disconnect.
+    socket.destroy();
+    expect((await h.next((m) => m.method === "mcp/disconnect")).params).toEqual({ connectionId: "k1" });
   });
 
   it("holds the client side's messages until the agent's initialize answer decided how to bridge", async () => {

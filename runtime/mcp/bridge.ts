@@ -134,11 +134,11 @@ export class McpBridgePeer implements Peer, EndpointHost {
 
   /** Toward the proxies, as if from the agent: unwrapped messages go to the bridge's predecessor. */
   private readonly upstream: Upstream = {
-    request: (method, params) => {
+    request: (method, params, onAnswer) => {
       const id = this.ownId();
-      const response = new Promise<JsonRpcResponse>((resolve) => this.pending.set(idKey(id), resolve));
+      this.pending.set(idKey(id), onAnswer);
       this.emit({ jsonrpc: "2.0", id, method, params });
-      return { id, response };
+      return id;
     },
     notify: (method, params) => this.emit({ jsonrpc: "2.0", method, params }),
     respond: (id, outcome) => this.emit({ jsonrpc: "2.0", id, ...outcome }),

@@ -158,8 +158,11 @@ export class HttpEndpoint {
       if (!session) return;
     }
 
-    const answers = messages.map((m) => session!.link.fromClient(m));
     const requests = messages.filter((m) => "method" in m && "id" in m);
+    const answers = messages.map((m) => new Promise<JsonRpcResponse | null>((resolve) => {
+      session!.link.fromClient(m, resolve);
+      if (!requests.includes(m)) resolve(null);
+    }));
     if (requests.length === 0) {
       res.writeHead(202).end();
       return;

@@ -35,8 +35,11 @@ export const McpMethods = {
 
 /** What a link needs from the bridge: requests and notifications toward the proxies, as if from the agent. */
 export interface Upstream {
-  /** Sends a request toward the proxies; `id` is the bridge's own id for it (for {@link Upstream.cancel}). */
-  request(method: string, params: unknown): { id: JsonRpcId; response: Promise<JsonRpcResponse> };
+  /**
+   * Sends a request toward the proxies; `onAnswer` is called synchronously when the answer is
+   * routed to the bridge. Returns the bridge's own id for it (for {@link Upstream.cancel}).
+   */
+  request(method: string, params: unknown, onAnswer: (response: JsonRpcResponse) => void): JsonRpcId;
   notify(method: string, params: unknown): void;
   /** Answers a request that came from the proxy side. */
   respond(id: JsonRpcId, outcome: { result: unknown } | { error: JsonRpcError }): void;
@@ -44,13 +47,22 @@ export interface Upstream {
   cancel(id: JsonRpcId): void;
 }
 
-type Call = { id: JsonRpcId; settle: (response: JsonRpcResponse) => void };
+/** Receives the answer to a request of the agent's client. */
+export type Reply = (response: JsonRpcResponse) => void;
 
+type Call = { upstreamId: JsonRpcId; reply: Reply };
+
+/**
+ * Everything is synchronous once the connection is up: an answer or a message from the proxy side
+ * reaches `toClient` / the reply in the order the conductor routed them.
+ */
 export class McpLink {
   connectionId: string | null = null;
   private failure: JsonRpcError | null = null;
   private closedBecause: string | null = null;
-  private readonly opened: Promise<void>;
+  private connecting = true;
+  /** What the agent's client sent before `mcp/connect` was answered. */
+  private readonly early: { message: JsonRpcMessage; reply: Reply }[] = [];
   /** The agent's requests in flight upstream, by the agent's MCP id. */
   private readonly calls = new Map<string, Call>();
   /** The proxy's requests delivered to the agent, by the bridge-local id → the id to answer upstream. */
@@ -63,15 +75,15 @@ export class McpLink {
     private readonly toClient: (message: JsonRpcMessage) => void,
     private readonly hooks: { connected(link: McpLink): void; closed(link: McpLink): void },
   ) {
-    this.opened = this.connect();
+    this.up.request(McpMethods.connect, { serverId }, (answer) => this.connected(answer));
   }
 
   get closed(): boolean {
     return this.closedBecause !== null;
   }
 
-  private async connect(): Promise<void> {
-    const answer = await this.up.request(McpMethods.connect, { serverId: this.serverId }).response;
+  private connected(answer: JsonRpcResponse): void {
+    this.connecting = false;
     const result = paramsObject(answer.result);
     // `connection_id` is the Rust SDK's older spelling.
     const connectionId = result?.connectionId ?? result?.connection_id;
@@ -83,18 +95,25 @@ export class McpLink {
       if (this.closed) this.disconnect();
       else this.hooks.connected(this);
     }
+    for (const { message, reply } of this.early.splice(0)) this.fromClient(message, reply);
   }
 
   /**
-   * A message from the agent's MCP client. Resolves with the answer to send back for a request,
-   * or null (notifications, and answers to the proxy's own requests).
+   * A message from the agent's MCP client. A request's answer goes to `reply` (exactly once);
+   * notifications and answers to the proxy's own requests have none.
    */
-  async fromClient(message: JsonRpcMessage): Promise<JsonRpcResponse | null> {
-    await this.opened;
+  fromClient(message: JsonRpcMessage, reply: Reply = () => {}): void {
+    if (this.connecting) {
+      this.early.push({ message, reply });
+      return;
+    }
     if (!("method" in message)) return this.answerFromClient(message as JsonRpcResponse);
     const isRequest = "id" in message;
     const refusal = this.failure ?? (this.closedBecause !== null ? { code: ErrorCodes.internalError, message: `MCP connection closed: ${this.closedBecause}` } : null);
-    if (refusal) return isRequest ? errorResponse((message as JsonRpcRequest).id, refusal.code, refusal.message, refusal.data) : null;
+    if (refusal) {
+      if (isRequest) reply(errorResponse((message as JsonRpcRequest).id, refusal.code, refusal.message, refusal.data));
+      return;
+    }
     const params: Record<string, unknown> = { connectionId: this.connectionId, method: message.method };
     if (message.params !== undefined) params.params = message.params;
     if (!isRequest) {
@@ -102,49 +121,43 @@ export class McpLink {
       // `notifications/cancelled` means: a call in flight is withdrawn with `$/cancel_request`.
       const cancelled = message.method === "notifications/cancelled" ? paramsObject(message.params)?.requestId : undefined;
       const call = typeof cancelled === "string" || typeof cancelled === "number" ? this.calls.get(idKey(cancelled)) : undefined;
-      if (call) this.up.cancel(call.id);
+      if (call) this.up.cancel(call.upstreamId);
       else this.up.notify(McpMethods.message, params);
-      return null;
+      return;
     }
     const id = (message as JsonRpcRequest).id;
     const key = idKey(id);
-    if (this.calls.has(key)) return errorResponse(id, ErrorCodes.invalidRequest, `request id ${JSON.stringify(id)} is already in flight on this MCP session`);
-    return new Promise((resolve) => {
-      const sent = this.up.request(McpMethods.message, params);
-      let done = false;
-      const call: Call = {
-        id: sent.id,
-        settle: (response) => {
-          if (done) return;
-          done = true;
-          if (this.calls.get(key) === call) this.calls.delete(key);
-          resolve(response);
-        },
-      };
-      this.calls.set(key, call);
-      void sent.response.then((answer) =>
-        call.settle(answer.error ? errorResponse(id, answer.error.code, answer.error.message, answer.error.data) : { jsonrpc: "2.0", id, result: answer.result ?? null }),
-      );
+    if (this.calls.has(key)) return reply(errorResponse(id, ErrorCodes.invalidRequest, `request id ${JSON.stringify(id)} is already in flight on this MCP session`));
+    const call: Call = { upstreamId: 0, reply };
+    call.upstreamId = this.up.request(McpMethods.message, params, (answer) => {
+      if (this.calls.get(key) !== call) return; // abandoned, or answered at close
+      this.calls.delete(key);
+      reply(answer.error ? errorResponse(id, answer.error.code, answer.error.message, answer.error.data) : { jsonrpc: "2.0", id, result: answer.result ?? null });
     });
+    this.calls.set(key, call);
   }
 
   /** The agent's client answered a request the proxy sent it. */
-  private answerFromClient(message: JsonRpcResponse): null {
-    if (message.id === null) return null;
+  private answerFromClient(message: JsonRpcResponse): void {
+    if (message.id === null) return;
     const key = idKey(message.id);
     const upstreamId = this.serverCalls.get(key);
-    if (upstreamId === undefined) return null;
+    if (upstreamId === undefined) return;
     this.serverCalls.delete(key);
     this.up.respond(upstreamId, message.error ? { error: message.error } : { result: message.result ?? null });
-    return null;
   }
 
   /** The agent's client gave up waiting for `id` (its HTTP request went away): withdraw it upstream. */
   abandon(id: JsonRpcId): void {
-    const call = this.calls.get(idKey(id));
-    if (!call) return;
-    this.up.cancel(call.id);
-    call.settle(errorResponse(id, ErrorCodes.requestCancelled, "the MCP client went away before the answer"));
+    const key = idKey(id);
+    const call = this.calls.get(key);
+    if (call) {
+      this.calls.delete(key);
+      this.up.cancel(call.upstreamId);
+      return call.reply(errorResponse(id, ErrorCodes.requestCancelled, "the MCP client went away before the answer"));
+    }
+    const early = this.early.findIndex((e) => "id" in e.message && "method" in e.message && idKey((e.message as JsonRpcRequest).id) === key);
+    if (early >= 0) this.early.splice(early, 1)[0].reply(errorResponse(id, ErrorCodes.requestCancelled, "the MCP client went away before the answer"));
   }
 
   /** An `mcp/message` for this connection from the proxy side (`message.params.connectionId` is ours). */
@@ -175,17 +188,10 @@ export class McpLink {
     for (const [key, id] of this.serverCalls) {
       if (idKey(id) !== idKey(upstreamId)) continue;
       this.serverCalls.delete(key);
-      const localId = idFromKey(key);
-      this.toClient({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: localId, reason: "cancelled by the server" } });
+      this.toClient({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: idFromKey(key), reason: "cancelled by the server" } });
       this.up.respond(upstreamId, { error: { code: ErrorCodes.requestCancelled, message: "Request cancelled" } });
       return true;
     }
-    return false;
-  }
-
-  /** Whether the proxy side is waiting on the agent for `upstreamId`. */
-  holds(upstreamId: JsonRpcId): boolean {
-    for (const id of this.serverCalls.values()) if (idKey(id) === idKey(upstreamId)) return true;
     return false;
   }
 
@@ -193,11 +199,13 @@ export class McpLink {
   close(reason: string): void {
     if (this.closedBecause !== null) return;
     this.closedBecause = reason;
+    const error = (id: JsonRpcId) => errorResponse(id, ErrorCodes.internalError, `MCP connection closed: ${reason}`);
     for (const [key, call] of [...this.calls]) {
       this.calls.delete(key);
-      this.up.cancel(call.id);
-      call.settle(errorResponse(idFromKey(key), ErrorCodes.internalError, `MCP connection closed: ${reason}`));
+      this.up.cancel(call.upstreamId);
+      call.reply(error(idFromKey(key)));
     }
+    for (const { message, reply } of this.early.splice(0)) if ("method" in message && "id" in message) reply(error((message as JsonRpcRequest).id));
     for (const upstreamId of this.serverCalls.values()) {
       this.up.respond(upstreamId, { error: { code: ErrorCodes.internalError, message: `the agent's MCP client is gone: ${reason}` } });
     }
@@ -207,6 +215,6 @@ export class McpLink {
   }
 
   private disconnect(): void {
-    void this.up.request(McpMethods.disconnect, { connectionId: this.connectionId }).response;
+    this.up.request(McpMethods.disconnect, { connectionId: this.connectionId }, () => {});
   }
 }

@@ -100,7 +100,7 @@ export class TcpEndpoint {
       }
       const c = classify(value);
       if (c.kind === "invalid") return write(errorResponse(c.id, ErrorCodes.invalidRequest, `Invalid Request: ${c.reason}`));
-      void state.link.fromClient(c.message as JsonRpcMessage).then((answer) => answer && write(answer));
+      state.link.fromClient(c.message as JsonRpcMessage, write);
     };
 
     socket.on("data", (chunk: Buffer) => {
