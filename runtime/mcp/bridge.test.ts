@@ -216,6 +216,24 @@ describe("MCP bridge peer", () => {
     expect((await h.next((m) => m.method === "mcp/disconnect")).params).toEqual({ connectionId: "k1" });
   });
 
+  it("starts its listener only when a session declares an acp server; what follows the setup waits for it, in order", async () => {
+    const h = await harness();
+    await h.initialize({ http: true });
+    await h.send({ id: "c2", method: "session/new", params: { cwd: "/w", mcpServers: [] } });
+    expect((await h.take()).map((m) => m.params.params.mcpServers)).toEqual([[]]);
+    expect((h.bridge as unknown as { http: unknown }).http).toBeNull();
+    await h.send(
+      { id: "c3", method: "session/new", params: { cwd: "/w", mcpServers: [ACP] } },
+      { id: "c4", method: "session/prompt", params: { sessionId: "s0", prompt: [] } },
+      { method: "$/cancel_request", params: { requestId: "c4" } },
+    );
+    const cancel = await h.next((m) => m.params?.method === "$/cancel_request");
+    const [setup, prompt] = await h.take();
+    expect(cancel.params.params.requestId).toBe(prompt.id);
+    expect(setup.params.params.mcpServers[0].type).toBe("http");
+    expect(prompt.params.method).toBe("session/prompt");
+  });
+
   it("holds the client side's messages until the agent's initialize answer decided how to bridge", async () => {
     const h = await harness();
     await h.send({ id: "c1", method: "proxy/initialize", params: {} });

@@ -8,9 +8,9 @@
  * - **`initialize` answer.** If the agent advertises `agentCapabilities.mcpCapabilities.acp`, the
  *   bridge is inert: every message passes untouched, declarations stay `{"type":"acp"}` and the
  *   agent speaks MCP-over-ACP itself. Otherwise the bridge sets `mcpCapabilities.acp: true` in the
- *   answer it returns upstream (it can always bridge: stdio MCP is mandatory for every agent) and
- *   starts one loopback listener: streamable HTTP if the agent advertises `mcpCapabilities.http`,
- *   else TCP for stdio bridge commands.
+ *   answer it returns upstream (it can always bridge: stdio MCP is mandatory for every agent). When
+ *   a session first declares an acp server it starts one loopback listener: streamable HTTP if the
+ *   agent advertises `mcpCapabilities.http`, else TCP for stdio bridge commands.
  * - **Session setup** (`session/new`, `load`, `resume`, `fork`) going to the agent: each
  *   `{"type":"acp","name","serverId"}` becomes
  *   `{"type":"http","name","url":"http://127.0.0.1:PORT/mcp/<id>","headers":[{"name":"Authorization","value":"Bearer <secret>"}]}`
@@ -68,12 +68,13 @@ export class McpBridgePeer implements Peer, EndpointHost {
   private readonly pending = new Map<string, (response: JsonRpcResponse) => void>();
   /** Requests the conductor sent the bridge that it forwarded: the conductor's id → the bridge's id. */
   private readonly forwarded = new Map<string, { id: JsonRpcId; toSuccessor: boolean }>();
-  /** Messages from upstream that wait until the agent's `initialize` answer decided the mode. */
+  /** Messages from upstream that wait: for the agent's `initialize` answer, or for the listener to start. */
   private held: Call[] | null = null;
   private readonly inbox: unknown[] = [];
   private draining = false;
   private http: HttpEndpoint | null = null;
   private tcp: TcpEndpoint | null = null;
+  private listening = false;
   private readonly endpoints = new Map<string, Endpoint>();
   private readonly links = new Map<string, McpLink>();
   private readonly bridgeCommand: { command: string; args: string[] };
@@ -180,7 +181,7 @@ export class McpBridgePeer implements Peer, EndpointHost {
       if (c.kind === "request") (inner as JsonRpcRequest).id = c.message.id;
       return this.fromSuccessor(inner);
     }
-    if (this.held && message.method !== Methods.cancelRequest) {
+    if (this.held) {
       this.held.push(message);
       return;
     }
@@ -272,50 +273,57 @@ export class McpBridgePeer implements Peer, EndpointHost {
   private initialize(message: Call): void {
     if (!("id" in message)) return;
     this.held ??= [];
-    this.forward({ jsonrpc: "2.0", id: (message as JsonRpcRequest).id, method: Methods.initialize, params: message.params }, true, async (answer) => {
+    this.forward({ jsonrpc: "2.0", id: (message as JsonRpcRequest).id, method: Methods.initialize, params: message.params }, true, (answer) => {
       const result = paramsObject(answer.result);
-      if (answer.error || !result) {
-        this.mode = "off";
-        this.release();
-        return answer;
-      }
-      const agentCaps = paramsObject(result.agentCapabilities) ?? {};
+      const agentCaps = paramsObject(result?.agentCapabilities) ?? {};
       const mcpCaps = paramsObject(agentCaps.mcpCapabilities) ?? {};
-      if (mcpCaps.acp === true) {
+      if (answer.error || !result) this.mode = "off";
+      else if (mcpCaps.acp === true) {
         this.mode = "native";
         this.log.debug("MCP bridge: the agent speaks MCP-over-ACP itself; nothing to bridge");
-      } else {
-        this.mode = await this.listen(mcpCaps.http === true ? "http" : "stdio");
-      }
+      } else this.mode = mcpCaps.http === true ? "http" : "stdio";
       this.release();
       if (this.mode === "native" || this.mode === "off") return answer;
       return { ...answer, result: { ...result, agentCapabilities: { ...agentCaps, mcpCapabilities: { ...mcpCaps, acp: true } } } };
     });
   }
 
-  /** Starts the listener the agent's transport needs. */
-  private async listen(mode: "http" | "stdio"): Promise<Mode> {
+  /**
+   * Starts the listener the agent's transport needs, the first time a session declares an acp
+   * server (so a chain without MCP-over-ACP servers binds nothing). Messages from upstream wait
+   * meanwhile, in order.
+   */
+  private async listen(): Promise<void> {
+    this.held ??= [];
     try {
-      if (mode === "http") {
-        this.http ??= new HttpEndpoint(this);
+      if (this.mode === "http") {
+        this.http = new HttpEndpoint(this);
         await this.http.listen();
         this.log.debug(`MCP bridge: the agent lacks mcpCapabilities.acp; bridging MCP servers over http://127.0.0.1:${this.http.port}`);
       } else {
-        this.tcp ??= new TcpEndpoint(this);
+        this.tcp = new TcpEndpoint(this);
         await this.tcp.listen();
         this.log.debug(`MCP bridge: the agent lacks mcpCapabilities.acp and http; bridging MCP servers over stdio (cordon mcp-bridge → 127.0.0.1:${this.tcp.port})`);
       }
-      return mode;
+      this.listening = true;
     } catch (error) {
-      this.log.error(`MCP bridge: cannot listen on 127.0.0.1 (${(error as Error).message}); MCP-over-ACP servers are not bridged`);
-      return "off";
+      this.log.error(`MCP bridge: cannot listen on 127.0.0.1 (${(error as Error).message}); MCP-over-ACP declarations reach the agent unchanged`);
+      this.mode = "off";
     }
+    this.release();
   }
 
   private release(): void {
     const held = this.held ?? [];
     this.held = null;
-    for (const m of held) this.fromPredecessor(m);
+    for (let i = 0; i < held.length; i++) {
+      this.fromPredecessor(held[i]);
+      // A setup that needs the listener holds everything again: keep the rest, in order, behind it.
+      if (this.held) {
+        (this.held as Call[]).push(...held.slice(i + 1));
+        return;
+      }
+    }
   }
 
   // ---- session setup ---------------------------------------------------------------------
@@ -324,6 +332,11 @@ export class McpBridgePeer implements Peer, EndpointHost {
     const params = paramsObject(message.params);
     const servers = params?.mcpServers;
     if (!params || !Array.isArray(servers) || !servers.some(isAcpDeclaration)) return this.forward(message, true);
+    if (!this.listening) {
+      this.held = [message];
+      void this.listen();
+      return;
+    }
     const secret = newSecret();
     const knownSession = message.method === "session/load" || message.method === "session/resume" ? params.sessionId : undefined;
     const made: Endpoint[] = [];
