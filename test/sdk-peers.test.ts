@@ -471,17 +471,19 @@ describe("an agent that speaks MCP-over-ACP itself (1 pass-through proxy)", () =
   });
 });
 
-describe("request-scoped elicitation through Cordon (1 pass-through proxy)", () => {
-  // KNOWN CORDON BUG (reported, not fixed here): an `elicitation/create` scoped to a request names
-  // it by `requestId` — here the id of the pending `authenticate`. Ids are re-issued on every hop,
-  // so the client must see *its own* id for that request; Cordon forwards the agent's id unchanged
-  // (it translates only `$/cancel_request`), which names no request of the client's, or the wrong
-  // one. The first test checks the exchange itself works; the second is the bug, kept green with
-  // `it.fails` while it stands — drop `.fails` once Cordon translates the id.
+describe.each([
+  ["0 proxies", [] as string[]],
+  ["1 pass-through proxy", pass],
+])("request-scoped elicitation through Cordon (%s)", (_name, proxies) => {
+  // An `elicitation/create` scoped to a request names it by `requestId` — here the id of the pending
+  // `authenticate`. Ids are re-issued on every hop, so each hop must see *its own* id for that
+  // request: the conductor and the MCP bridge translate it at their hops. (Through a pass-through
+  // WASM proxy this also holds today because the SDK's request counter and the conductor's run in
+  // lockstep; the SDK does not map the id itself yet — see the README's "Not done yet".)
   let ids: { clientAuthenticate: unknown; agentAuthenticate: unknown; clientSaw: unknown; agentSent: unknown };
 
   it("the elicitation reaches the client during authenticate, and its answer reaches the agent", async () => {
-    const client = new TappedSdkClient(NODE, [CORDON, "run", ...pass, "--", ...SDK_AGENT]);
+    const client = new TappedSdkClient(NODE, [CORDON, "run", ...proxies, "--", ...SDK_AGENT]);
     try {
       client.answer = (method, params, signal) => (method === "elicitation/create" ? { action: "accept", content: { key: "k-1" } } : clientAnswer(method, params, signal));
       await client.agent.request(acp.methods.agent.initialize, INITIALIZE as acp.InitializeRequest);
@@ -489,22 +491,23 @@ describe("request-scoped elicitation through Cordon (1 pass-through proxy)", () 
       const result = await client.agent.request(acp.methods.agent.authenticate, { methodId: "interactive" });
       expect(result).toEqual({ _meta: { "sdk-agent": { elicited: { action: "accept", content: { key: "k-1" } } } } });
       const w = await client.takeRaw();
-      expectFaithful(w);
       const clientAuthenticate = parsed(w.client.wrote).find((m) => m.method === "authenticate")!;
       const agentAuthenticate = parsed(w.agent.read).find((m) => m.method === "authenticate")!;
       const clientSaw = parsed(w.client.read).find((m) => m.method === "elicitation/create")!;
       const agentSent = parsed(w.agent.wrote).find((m) => m.method === "elicitation/create")!;
       expect(agentSent.params.requestId).toBe(agentAuthenticate.id);
       expect(clientAuthenticate.id).not.toBe(agentAuthenticate.id); // so a missing translation shows
+      const { requestId: _a, ...sentRest } = agentSent.params;
+      const { requestId: _b, ...sawRest } = clientSaw.params;
+      expect(sawRest).toEqual(sentRest); // everything but the hop-scoped id arrives unchanged
       ids = { clientAuthenticate: clientAuthenticate.id, agentAuthenticate: agentAuthenticate.id, clientSaw: clientSaw.params.requestId, agentSent: agentSent.params.requestId };
     } finally {
       await client.close();
     }
   });
 
-  it.fails("names the client's own id of the pending authenticate request (Cordon bug: forwarded untranslated)", () => {
-    // Without the exchange above this body passes, so `it.fails` reports it: only the id check may fail here.
-    if (ids === undefined) return;
+  it("names the client's own id of the pending authenticate request", () => {
+    expect(ids).toBeDefined();
     expect(ids.clientSaw).toBe(ids.clientAuthenticate);
   });
 });
