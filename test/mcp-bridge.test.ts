@@ -185,6 +185,17 @@ describe.each(MODES)("reference agent advertising --mcp $mcp", ({ mcp, form, htt
     for (const [i, name] of ["tools", "more", "extra"].entries()) expect(r.tools[i].text).toContain(`session=${session} server=${name} `);
   });
 
+  it("reaches a tool proxy inside a nested conductor (cordon proxy)", async () => {
+    const nested = `"${NODE}" "${CORDON}" proxy --proxy-cmd '${toolProxy("inner")}'`;
+    const client = chain({ mcp, toolProxies: [nested, toolProxy("outer")] });
+    await start(client);
+    const session = await newSession(client);
+    const r = await prompt(client, session, "use tool inner::whoami\nuse tool outer::whoami");
+    expect(r.tools.map((t) => t.status)).toEqual(["completed", "completed"]);
+    expect(r.tools[0].text).toContain(`session=${session} server=inner `);
+    expect(r.tools[1].text).toContain(`session=${session} server=outer `);
+  });
+
   it("an unknown server id travels to the client and fails that call only; the session goes on", async () => {
     const client = chain({ mcp });
     await start(client);
