@@ -32,3 +32,4 @@ export {
 } from "./messages";
 export { McpErrorCode, McpServer, NO_ARGUMENTS, ServedServer, Tool, ToolCall, isSessionSetup, textResult } from "./mcp";
 export { ErrorCode, LogLevel, Proxy, register } from "./proxy";
+export { Clock, Datetime, Random } from "./wasi";

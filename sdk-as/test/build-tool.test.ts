@@ -111,7 +111,7 @@ describe("cordon-build-proxy", () => {
 
   it("refuses a proxy that needs host imports the world does not have", () => {
     expect(run.stderr).toContain(
-      "error: dice: the module imports env.seed, which a Cordon proxy cannot have (Math.random, Date.now, trace and console functions need host imports Cordon does not provide)",
+      "error: dice: the module imports env.seed, which a Cordon proxy cannot have (Math.random, Date.now, trace and console functions need host imports Cordon does not provide; the SDK's Clock and Random give the time and randomness through WASI, with the proxy-wasi world)",
     );
     expect(existsSync(join(dir, "proxies", "dist", "dice.wasm"))).toBe(false);
   });
@@ -123,7 +123,7 @@ describe("cordon-build-proxy", () => {
     expect(missingError).toBeInstanceOf(BuildError);
     const usage = spawnSync(process.execPath, [TOOL], { cwd: dir, encoding: "utf8" });
     expect(usage.status).toBe(2);
-    expect(usage.stderr).toContain("usage: cordon-build-proxy <entry.ts> [-o <out.wasm>] [--force]");
+    expect(usage.stderr).toContain("usage: cordon-build-proxy <entry.ts> [-o <out.wasm>] [--world <world>] [--force]");
     const missing = spawnSync(process.execPath, [TOOL, "nope.ts"], { cwd: dir, encoding: "utf8" });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("error: nope: no such file nope.ts");

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // cordon-build-proxy: AssemblyScript proxy source → WebAssembly component for the cordon:proxy world.
 //
-//   node sdk-as/tools/build-proxy.mjs <entry.ts> [-o <out.wasm>] [--force]
-//   node sdk-as/tools/build-proxy.mjs --all <dir> [--out-dir <dir>] [--force]
+//   node sdk-as/tools/build-proxy.mjs <entry.ts> [-o <out.wasm>] [--world <world>] [--force]
+//   node sdk-as/tools/build-proxy.mjs --all <dir> [--out-dir <dir>] [--world <world>] [--force]
 //
 // `--all proxies` builds every `proxies/<name>/<name>.ts` into `proxies/dist/<name>.wasm`.
 //
@@ -12,7 +12,10 @@
 //
 // One build is: asc (in process, -O3, incremental GC, json-as + export-rename transforms) on a
 // generated entry that imports the author's file and re-exports the SDK's ABI functions → the core
-// module is embedded with wit/proxy.wit (world "proxy", utf16 strings) → `componentNew`. Nothing
+// module is embedded with wit/proxy.wit (world "proxy", utf16 strings) → `componentNew`.
+// A proxy that uses the SDK's `Clock`/`Random` imports `wasi:clocks/wall-clock@0.2.0` /
+// `wasi:random/random@0.2.0`; it is embedded with the SDK's variant world `proxy-wasi`
+// (sdk-as/wit/proxy-wasi.wit) instead — automatically, or forced with `--world`. Nothing
 // intermediate touches the disk except a small dependency list next to the output
 // (`<out dir>/.build/<name>.deps.json`) that makes an unchanged proxy skip its rebuild.
 import { createRequire } from "node:module";
@@ -49,6 +52,32 @@ export function findWit() {
   throw new BuildError(`cannot find wit/proxy.wit next to ${SDK_ROOT}`);
 }
 
+/** The SDK's variant world with the wall clock and randomness (`proxy-wasi`). */
+export function findWasiWit() {
+  const file = path.join(SDK_ROOT, "wit", "proxy-wasi.wit");
+  if (!existsSync(file)) throw new BuildError(`cannot find ${file}`);
+  return file;
+}
+
+/** The worlds a proxy can be built for. */
+export const WORLDS = ["proxy", "proxy-wasi"];
+
+/** The WASI functions the `proxy-wasi` world offers, by core import module. */
+const WASI_IMPORTS = {
+  "wasi:clocks/wall-clock@0.2.0": ["now", "resolution"],
+  "wasi:random/random@0.2.0": ["get-random-bytes", "get-random-u64"],
+};
+
+/** The WIT text to embed a core module with, for `world`. */
+export function witSourceFor(world) {
+  const base = readFileSync(findWit(), "utf8");
+  if (world === "proxy") return base;
+  // proxy-wasi.wit includes `cordon:proxy/proxy@0.1.0`: add wit/proxy.wit as a nested package.
+  const nested = base.replace(/^(\s*(?:\/\/[^\n]*\n\s*)*)package\s+([^;\s]+)\s*;/, "$1package $2 {");
+  if (nested === base) throw new BuildError(`${findWit()} does not start with a package declaration`);
+  return `${readFileSync(findWasiWit(), "utf8")}\n${nested}\n}\n`;
+}
+
 /** Directory that holds node_modules packages the tool itself resolves (json-as, assemblyscript). */
 function packagesDirOf(pkg) {
   const pkgJson = require.resolve(`${pkg}/package.json`);
@@ -68,7 +97,7 @@ function depsFileFor(out) {
 }
 
 /** True when `out` exists and is newer than every input recorded at its last build. */
-export function isUpToDate(entry, out) {
+export function isUpToDate(entry, out, world = null) {
   if (!existsSync(out)) return false;
   let deps;
   try {
@@ -77,6 +106,7 @@ export function isUpToDate(entry, out) {
     return false;
   }
   if (deps.entry !== path.resolve(entry) || !Array.isArray(deps.files)) return false;
+  if ((deps.requestedWorld ?? null) !== (world ?? null)) return false;
   const built = mtimeMs(out);
   for (const file of [...deps.files, ...toolchainFiles()]) {
     if (mtimeMs(file) >= built) return false;
@@ -90,7 +120,7 @@ export function isUpToDate(entry, out) {
 
 /** The tool, its transform, and the compilers' package manifests (a reinstall rebuilds). */
 function toolchainFiles() {
-  const files = [TOOL_FILE, RENAME_TRANSFORM];
+  const files = [TOOL_FILE, RENAME_TRANSFORM, path.join(SDK_ROOT, "wit", "proxy-wasi.wit")];
   for (const pkg of ["assemblyscript", "json-as", "@bytecodealliance/jco-transpile"]) {
     const manifest = manifestOf(pkg);
     if (manifest) files.push(manifest);
@@ -166,6 +196,75 @@ function leb128(n) {
   return out;
 }
 
+function readLeb(bytes, pos) {
+  let value = 0;
+  let shift = 0;
+  for (;;) {
+    const b = bytes[pos++];
+    value += (b & 0x7f) * 2 ** shift;
+    if ((b & 0x80) === 0) return [value, pos];
+    shift += 7;
+  }
+}
+
+/**
+ * Gives every `canon lower` without a string-encoding option an explicit `utf16` one (0x01).
+ *
+ * wit-component writes the option only for functions that pass strings, so in a `proxy-wasi`
+ * component the WASI lowers (no strings) carry none, which readers take as the default, utf8 —
+ * and Cordon's loader wants one encoding for all lowers. For a function without strings the option
+ * changes nothing; it only states the component's encoding everywhere.
+ */
+export function withExplicitUtf16Lowers(component) {
+  const bytes = Buffer.from(component);
+  const parts = [bytes.subarray(0, 8)];
+  let pos = 8;
+  while (pos < bytes.length) {
+    const id = bytes[pos];
+    const [size, body] = readLeb(bytes, pos + 1);
+    const end = body + size;
+    if (id !== 8) {
+      parts.push(bytes.subarray(pos, end));
+      pos = end;
+      continue;
+    }
+    const out = [];
+    let r = body;
+    const [count, afterCount] = readLeb(bytes, r);
+    out.push(bytes.subarray(r, afterCount));
+    r = afterCount;
+    for (let i = 0; i < count; i++) {
+      const kind = bytes[r];
+      const start = r;
+      if (kind !== 0x00 && kind !== 0x01) return component; // other built-ins: leave the binary alone
+      r += 2; // kind, 0x00
+      [, r] = readLeb(bytes, r); // function index
+      const optionsAt = r;
+      const [n, first] = readLeb(bytes, r);
+      let q = first;
+      let hasEncoding = false;
+      for (let k = 0; k < n; k++) {
+        const opt = bytes[q++];
+        if (opt <= 0x02) hasEncoding = true;
+        else if (opt === 0x03 || opt === 0x04 || opt === 0x05 || opt === 0x07) [, q] = readLeb(bytes, q);
+        else return component; // an option this tool does not know: leave the binary alone
+      }
+      let tail = q;
+      if (kind === 0x00) [, tail] = readLeb(bytes, tail); // lift: type index
+      if (kind === 0x01 && !hasEncoding) {
+        out.push(bytes.subarray(start, optionsAt), Buffer.from(leb128(n + 1)), bytes.subarray(first, q), Buffer.from([0x01]), bytes.subarray(q, tail));
+      } else {
+        out.push(bytes.subarray(start, tail));
+      }
+      r = tail;
+    }
+    const section = Buffer.concat(out);
+    parts.push(Buffer.from([8, ...leb128(section.length)]), section);
+    pos = end;
+  }
+  return new Uint8Array(Buffer.concat(parts));
+}
+
 /** Appends a top-level custom section to a component (or module) binary. */
 export function withCustomSection(binary, name, payload) {
   const nameBytes = Buffer.from(name, "utf8");
@@ -187,22 +286,24 @@ let ascModule = null;
 let wasmTools = null;
 
 /**
- * Builds one proxy. Returns `{ name, out, bytes, ms, skipped }`; throws BuildError with asc's
- * diagnostics when the source does not compile.
+ * Builds one proxy. Returns `{ name, out, bytes, ms, skipped, world }`; throws BuildError with asc's
+ * diagnostics when the source does not compile. `world`: "proxy", "proxy-wasi", or null (the
+ * default) for automatic — `proxy-wasi` exactly when the proxy imports the wall clock or randomness.
  */
-export async function buildProxy({ entry, out, force = false }) {
+export async function buildProxy({ entry, out, force = false, world = null }) {
   const started = performance.now();
   entry = path.resolve(entry);
   const name = path.basename(entry, ".ts");
   out = path.resolve(out ?? path.join(path.dirname(entry), `${name}.wasm`));
+  if (world != null && !WORLDS.includes(world)) throw new BuildError(`${name}: unknown world ${world} (choose from ${WORLDS.join(", ")})`);
   if (!existsSync(entry)) throw new BuildError(`${name}: no such file ${path.relative(process.cwd(), entry) || entry}`);
-  if (!force && isUpToDate(entry, out)) {
-    return { name, out, bytes: statSync(out).size, ms: performance.now() - started, skipped: true };
+  if (!force && isUpToDate(entry, out, world)) {
+    return { name, out, bytes: statSync(out).size, ms: performance.now() - started, skipped: true, world: builtWorld(out) };
   }
 
   const manifest = readManifestFor(entry); // checked before the slow part
-  const { core, files, diagnostics } = await compileCore(entry);
-  let component = await componentize(name, core);
+  const { core, files, diagnostics, world: used } = await compileCore(entry, { world });
+  let component = await componentize(name, core, used);
   if (manifest) {
     component = withCustomSection(component, MANIFEST_SECTION, manifest.json);
     files.push(manifest.file);
@@ -215,21 +316,31 @@ export async function buildProxy({ entry, out, force = false }) {
   const depsFile = depsFileFor(out);
   mkdirSync(path.dirname(depsFile), { recursive: true });
   const depsTmp = `${depsFile}.${process.pid}.tmp`;
-  writeFileSync(depsTmp, JSON.stringify({ entry, files }, null, 1));
+  writeFileSync(depsTmp, JSON.stringify({ entry, files, world: used, requestedWorld: world }, null, 1));
   renameSync(depsTmp, depsFile);
 
   const warnings = diagnostics && /WARNING/.test(diagnostics) ? diagnostics : "";
   if (!/\b(register|setReceiver)\s*\(/.test(readFileSync(entry, "utf8"))) {
     process.stderr.write(`warning: ${name}: the source never calls register(...); the proxy will trap on its first message\n`);
   }
-  return { name, out, bytes: component.length, ms: performance.now() - started, skipped: false, warnings };
+  return { name, out, bytes: component.length, ms: performance.now() - started, skipped: false, warnings, world: used };
+}
+
+/** The world an up-to-date output was built for (from its dependency list). */
+function builtWorld(out) {
+  try {
+    return JSON.parse(readFileSync(depsFileFor(out), "utf8")).world ?? "proxy";
+  } catch {
+    return "proxy";
+  }
 }
 
 /**
  * Compiles an author's proxy source into the core module (asc, in memory). Returns the module's
- * bytes, every file asc read (for the up-to-date check) and asc's diagnostics text.
+ * bytes, every file asc read (for the up-to-date check), asc's diagnostics text, and the world the
+ * module is for (`world` forces one; null decides by the module's imports).
  */
-export async function compileCore(entry) {
+export async function compileCore(entry, { world = null } = {}) {
   entry = path.resolve(entry);
   const name = path.basename(entry, ".ts");
   const witFile = findWit();
@@ -293,42 +404,55 @@ export async function compileCore(entry) {
   }
   const core = outputs.get("proxy.core.wasm");
   if (!core) throw new BuildError(`${name}: asc produced no output`, diagnostics);
-  checkCoreExports(name, core);
-  return { core, files: [...read].sort(), diagnostics };
+  const used = checkCoreModule(name, core, world);
+  if (used === "proxy-wasi") read.add(realpathSync(findWasiWit()));
+  return { core, files: [...read].sort(), diagnostics, world: used };
 }
 
-/** Wraps a core module into a component of the cordon:proxy world (utf16 strings). */
-export async function componentize(name, core) {
+/** Wraps a core module into a component of the cordon:proxy world, or the SDK's proxy-wasi (utf16 strings). */
+export async function componentize(name, core, world = "proxy") {
   wasmTools ??= await import("@bytecodealliance/jco-transpile/wasm-tools");
   try {
     const embedded = await wasmTools.componentEmbed({
       binary: core,
-      witSource: readFileSync(findWit(), "utf8"),
-      world: "proxy",
+      witSource: witSourceFor(world),
+      world,
       stringEncoding: "utf16",
     });
-    return await wasmTools.componentNew(embedded, []);
+    const component = await wasmTools.componentNew(embedded, []);
+    return world === "proxy" ? component : withExplicitUtf16Lowers(component);
   } catch (error) {
-    throw new BuildError(`${name}: could not make a component for the cordon:proxy world: ${firstLine(error)}`);
+    throw new BuildError(`${name}: could not make a component for the ${world === "proxy" ? "cordon:proxy" : `SDK's ${world}`} world: ${firstLine(error)}`);
   }
 }
 
-function checkCoreExports(name, core) {
+/**
+ * Checks the core module's imports and exports; returns the world it is for: `world` when given,
+ * else `proxy-wasi` when it imports the wall clock or randomness and `proxy` otherwise.
+ */
+function checkCoreModule(name, core, world) {
   const module = new WebAssembly.Module(core);
-  const imports = WebAssembly.Module.imports(module).filter(
+  const others = WebAssembly.Module.imports(module).filter(
     (i) => !(i.module === "cordon:proxy/channel@0.1.0" && i.name === "send"),
   );
+  const wasi = others.filter((i) => WASI_IMPORTS[i.module]?.includes(i.name));
+  const imports = others.filter((i) => !wasi.includes(i));
   if (imports.length) {
     const list = imports.map((i) => `${i.module}.${i.name}`).join(", ");
     const hint = imports.some((i) => i.module === "env")
-      ? " (Math.random, Date.now, trace and console functions need host imports Cordon does not provide)"
+      ? " (Math.random, Date.now, trace and console functions need host imports Cordon does not provide; the SDK's Clock and Random give the time and randomness through WASI, with the proxy-wasi world)"
       : "";
     throw new BuildError(`${name}: the module imports ${list}, which a Cordon proxy cannot have${hint}`);
+  }
+  if (world === "proxy" && wasi.length) {
+    const list = wasi.map((i) => `${i.module}.${i.name}`).join(", ");
+    throw new BuildError(`${name}: the module imports ${list} (the SDK's Clock/Random), which the proxy world does not have; build it for the proxy-wasi world (--world proxy-wasi, or leave --world out)`);
   }
   const names = WebAssembly.Module.exports(module).map((e) => e.name);
   for (const needed of ["memory", "cabi_realloc", "cordon:proxy/handler@0.1.0#receive"]) {
     if (!names.includes(needed)) throw new BuildError(`${name}: the core module does not export ${needed}`);
   }
+  return world ?? (wasi.length ? "proxy-wasi" : "proxy");
 }
 
 function firstLine(error) {
@@ -353,8 +477,9 @@ function formatSize(bytes) {
 function report(result) {
   const rel = path.relative(process.cwd(), result.out) || result.out;
   const what = result.skipped ? "up to date" : "built";
+  const world = result.world && result.world !== "proxy" ? `  (world ${result.world}: needs the grants wasi:clocks, wasi:random)` : "";
   process.stderr.write(
-    `${what.padEnd(10)} ${result.name.padEnd(16)} ${formatSize(result.bytes).padStart(9)} ${(result.ms / 1000).toFixed(2).padStart(6)} s  ${rel}\n`,
+    `${what.padEnd(10)} ${result.name.padEnd(16)} ${formatSize(result.bytes).padStart(9)} ${(result.ms / 1000).toFixed(2).padStart(6)} s  ${rel}${world}\n`,
   );
   if (result.warnings) process.stderr.write(`${result.warnings}\n`);
 }
@@ -372,9 +497,9 @@ function reportError(error) {
 export async function buildMany(jobs, { force = false, parallel = Math.min(2, availableParallelism()) } = {}) {
   const pending = [];
   for (const job of jobs) {
-    if (!force && isUpToDate(job.entry, job.out)) {
+    if (!force && isUpToDate(job.entry, job.out, job.world ?? null)) {
       const out = path.resolve(job.out);
-      const result = { name: path.basename(job.entry, ".ts"), out, bytes: statSync(out).size, ms: 0, skipped: true };
+      const result = { name: path.basename(job.entry, ".ts"), out, bytes: statSync(out).size, ms: 0, skipped: true, world: builtWorld(out) };
       report(result);
     } else {
       pending.push(job);
@@ -426,13 +551,15 @@ export async function buildMany(jobs, { force = false, parallel = Math.min(2, av
 
 function usage() {
   return [
-    "usage: cordon-build-proxy <entry.ts> [-o <out.wasm>] [--force]",
-    "       cordon-build-proxy --all <dir> [--out-dir <dir>] [--force]",
+    "usage: cordon-build-proxy <entry.ts> [-o <out.wasm>] [--world <world>] [--force]",
+    "       cordon-build-proxy --all <dir> [--out-dir <dir>] [--world <world>] [--force]",
     "",
     "  <entry.ts>      an AssemblyScript file that calls register(new MyProxy())",
     "  -o <out.wasm>   component to write (default: next to the source)",
     "  --all <dir>     build every <dir>/<name>/<name>.ts into <dir>/dist/<name>.wasm",
     "  --out-dir <d>   with --all: where the components go (default <dir>/dist)",
+    "  --world <w>     proxy | proxy-wasi (default: proxy-wasi exactly when the proxy uses the",
+    "                  SDK's Clock/Random; such a proxy needs the grants wasi:clocks, wasi:random)",
     "  --force         rebuild even when the output is newer than every input",
   ].join("\n");
 }
@@ -442,6 +569,7 @@ async function cli(argv) {
   let outDir = null;
   let out = null;
   let force = false;
+  let world = null;
   const entries = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -449,6 +577,13 @@ async function cli(argv) {
     else if (arg === "-o" || arg === "--out") out = argv[++i];
     else if (arg === "--out-dir") outDir = argv[++i];
     else if (arg === "--force" || arg === "-f") force = true;
+    else if (arg === "--world") {
+      world = argv[++i];
+      if (!WORLDS.includes(world)) {
+        process.stderr.write(`error: --world takes one of ${WORLDS.join(", ")}\n${usage()}\n`);
+        return 2;
+      }
+    }
     else if (arg === "-h" || arg === "--help") {
       process.stdout.write(`${usage()}\n`);
       return 0;
@@ -473,13 +608,13 @@ async function cli(argv) {
       return 1;
     }
     const dist = outDir ?? path.join(all, "dist");
-    jobs = findProxies(all).map((entry) => ({ entry, out: path.join(dist, `${path.basename(entry, ".ts")}.wasm`) }));
+    jobs = findProxies(all).map((entry) => ({ entry, out: path.join(dist, `${path.basename(entry, ".ts")}.wasm`), world }));
     if (!jobs.length) {
       process.stderr.write(`error: no <name>/<name>.ts proxies under ${all}\n`);
       return 1;
     }
   } else {
-    jobs = [{ entry: entries[0], out: out ?? undefined }];
+    jobs = [{ entry: entries[0], out: out ?? undefined, world }];
   }
   const failures = await buildMany(jobs, { force });
   if (jobs.length > 1) {
