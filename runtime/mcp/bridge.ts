@@ -193,7 +193,7 @@ export class McpBridgePeer implements Peer, EndpointHost {
   }
 
   /** Forwards a call to the agent (wrapped) or to the predecessor (plain); `then` may rewrite the answer. */
-  private forward(message: Call, toSuccessor: boolean, then?: (answer: JsonRpcResponse) => JsonRpcResponse | Promise<JsonRpcResponse>): void {
+  private forward(message: Call, toSuccessor: boolean, then?: (answer: JsonRpcResponse) => JsonRpcResponse): void {
     const wrap = (m: Call): Call => {
       if (!toSuccessor) return m;
       const params: Record<string, unknown> = { method: m.method };
@@ -206,10 +206,8 @@ export class McpBridgePeer implements Peer, EndpointHost {
     this.forwarded.set(idKey(theirs), { id, toSuccessor });
     this.pending.set(idKey(id), (answer) => {
       this.forwarded.delete(idKey(theirs));
-      const final = then ? then(answer) : answer;
-      // Synchronously when possible: what the agent sends after an answer must not overtake it.
-      if (final instanceof Promise) void final.then((f) => this.emit({ ...f, id: theirs }));
-      else this.emit({ ...final, id: theirs });
+      // Synchronously: what the agent sends after an answer must not overtake it.
+      this.emit({ ...(then ? then(answer) : answer), id: theirs });
     });
     this.emit(wrap({ ...message, id } as JsonRpcRequest));
   }
@@ -219,7 +217,7 @@ export class McpBridgePeer implements Peer, EndpointHost {
     const requestId = paramsObject(params)?.requestId;
     if (typeof requestId !== "string" && typeof requestId !== "number") return;
     const record = this.forwarded.get(idKey(requestId));
-    if (!record) {
+    if (!record || record.toSuccessor === fromSuccessor) {
       // A request of the proxy side that waits on the agent's MCP client?
       if (!fromSuccessor) for (const link of this.links.values()) if (link.cancelServerCall(requestId)) return;
       return;

@@ -180,7 +180,8 @@ export class HttpEndpoint {
         // mcp/connect failed: no session was created; the body says why.
         this.sessions.delete(session.id);
         session.link.close("mcp/connect failed");
-      } else res.setHeader("Mcp-Session-Id", session.id);
+      } else if (res.destroyed) this.end(session, "the agent went away before it learned its session id");
+      else res.setHeader("Mcp-Session-Id", session.id);
     }
     if (res.destroyed) return;
     reply(res, 200, batch ? responses : responses[0]);
