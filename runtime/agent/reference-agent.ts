@@ -46,7 +46,7 @@
  * | `stop <end_turn\|max_tokens\|max_turn_requests\|refusal>` | ends the turn at once with that stop reason |
  * | `error <message>` | fails `session/prompt` with JSON-RPC error `-32603` `<message>` (updates already sent stay sent) |
  * | `use tool <server>::<tool> [json]` | calls a tool of an MCP server the session was given (see below): `tool_call` {title `<server>::<tool>`, kind `other`, status `pending`, rawInput {server, tool, arguments}}; `tool_call_update` `in_progress`; `tool_call_update` `completed` (or `failed` when the result says `isError`), content [text: the result's text blocks, one per line], rawOutput: the MCP result. An unknown server → `failed` `not run: no MCP server named …`; a connection or protocol error → `failed` `MCP error: <message>`, and the turn goes on. `json` must be an object (default `{}`) |
- * | `list tools <server>` | the same shape, title `list tools <server>`, content one line per tool `<name>: <description>`, rawOutput {tools} |
+ * | `list tools <server>` | the same shape, title `list tools <server>`, content one line per tool `<name>: <description>`, rawOutput {tools} (`use` and `list` are announced in `available_commands_update` only to sessions given MCP servers; any other line starting with `use` or `list` is echoed) |
  * | `info` | `agent_message_chunk` listing session id, cwd, additionalDirectories, mcpServers, mode, config values, title, clientInfo, protocolVersion, clientCapabilities |
  * | `help` | `agent_message_chunk` listing these commands |
  * | a command word with bad arguments (`tool` alone, `sleep x`, `edit file`, …) | `agent_message_chunk` `usage: <command usage>` |
