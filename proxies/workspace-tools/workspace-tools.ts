@@ -64,7 +64,7 @@ class WorkspaceTools extends Proxy {
   sessions: Map<string, History> = new Map<string, History>();
   reads: Map<string, Read> = new Map<string, Read>();
   clientCanRead: bool = false;
-  clock: i64 = 0;
+  uses: i64 = 0;
   nextRead: i32 = 0;
   maxEntries: i32 = 200;
   maxEntryChars: i32 = 4000;
@@ -162,7 +162,7 @@ class WorkspaceTools extends Proxy {
       h = new History();
       this.sessions.set(sessionId, h);
     }
-    h.lastUse = ++this.clock;
+    h.lastUse = ++this.uses;
     return h;
   }
 
@@ -209,10 +209,11 @@ class WorkspaceTools extends Proxy {
     }
     const h = this.sessions.get(call.sessionId);
     const words = query.toLowerCase().split(" ").filter((w: string) => w.length > 0);
-    // Earlier entries only (not the turn that is running), scored by how many words they contain.
-    const found = new Array<Entry>(0);
-    const scores = new Array<i32>(0);
-    for (let i = h.entries.length - 1; i >= 0; i--) {
+    // Earlier entries only (not the turn that is running), scored by how many words they contain;
+    // best first, the most recent first among equals.
+    const n = h.entries.length;
+    const scores = new Array<i32>(n);
+    for (let i = 0; i < n; i++) {
       const e = h.entries[i];
       if (h.running && e.turn == h.turn) continue;
       let score = 1;
@@ -221,18 +222,11 @@ class WorkspaceTools extends Proxy {
         const lower = e.text.toLowerCase();
         for (let w = 0; w < words.length; w++) if (lower.includes(words[w])) score++;
       }
-      if (score == 0) continue;
-      // insertion by score, most recent first among equals (we walk from the newest)
-      let at = found.length;
-      while (at > 0 && scores[at - 1] < score) at--;
-      found.push(e);
-      scores.push(score);
-      for (let k = found.length - 1; k > at; k--) {
-        found[k] = found[k - 1];
-        scores[k] = scores[k - 1];
-      }
-      found[at] = e;
-      scores[at] = score;
+      scores[i] = score;
+    }
+    const found = new Array<Entry>(0);
+    for (let score = words.length > 0 ? words.length : 1; score >= 1; score--) {
+      for (let i = n - 1; i >= 0; i--) if (scores[i] == score) found.push(h.entries[i]);
     }
     if (found.length == 0) {
       call.reply(words.length ? `No earlier prompt or answer of this session mentions "${query}".` : "Nothing earlier in this session yet.");
