@@ -77,5 +77,5 @@ describe("the proxy-wasi world", () => {
     const bad = await run(process.execPath, [tool, "x.ts", "--world", "wasi"]).catch((e) => e);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--world takes one of proxy, proxy-wasi");
-  });
+  }, 120_000); // a real asc compile, alongside the other test files on two cores
 });
