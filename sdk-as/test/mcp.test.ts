@@ -77,6 +77,13 @@ describe("declaring the proxy's MCP servers", () => {
     }
   });
 
+  it("replaces an mcpServers that is not an array (null) with one holding the declarations", async () => {
+    const p = await mcpProxyUnderTest(component);
+    const { forwarded, declared } = setupSession(p, "session/resume", { sessionId: "s", cwd: "/w", mcpServers: null, n: 1 }, {});
+    expect(forwarded).toEqual({ sessionId: "s", cwd: "/w", mcpServers: declared, n: 1 });
+    expect(declared).toHaveLength(2);
+  });
+
   it("declares nothing (and warns once) when the agent side does not advertise mcpCapabilities.acp", async () => {
     const p = await proxyUnderTest(component, {}, { agentResult: INIT_RESULT });
     expect(newSession(p, "s1")).toEqual([]);
