@@ -6,7 +6,8 @@
 // - answers `proxy/initialize` by forwarding `initialize` to the successor and replying with its
 //   (optionally edited) result;
 // - translates `$/cancel_request` to its own ids for requests it forwarded;
-// - takes `_cordon/configure` into `this.config`, and sends `_cordon/log` for `this.log(...)`.
+// - takes `_cordon/configure` into `this.config`, and sends `_cordon/log` for `this.log(...)`;
+// - declares and serves the proxy's MCP servers (`addMcpServer`, mcp.ts) over MCP-over-ACP.
 //
 // Hook defaults forward unchanged, so an empty subclass is a transparent pass-through.
 // AssemblyScript has no closures: hooks are methods, and answers to a proxy's own requests come
