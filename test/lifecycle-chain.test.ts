@@ -58,6 +58,10 @@ describe("the seed-000 lifecycle through the chain", () => {
     for (const step of ["new", "close", "list", "load", "resume", "fork", "delete"]) expect(names.some((n) => n.startsWith(step))).toBe(true);
     const load = direct.steps.find((s) => s.name.startsWith("load"))!;
     expect(load.updates.length).toBeGreaterThan(5);
+    // The one intended difference: Cordon's MCP bridge advertises MCP-over-ACP for an agent that lacks it.
+    const init = chained.steps.find((s) => s.method === "initialize")!.result as { agentCapabilities: { mcpCapabilities: Record<string, unknown> } };
+    expect(init.agentCapabilities.mcpCapabilities.acp).toBe(true);
+    delete init.agentCapabilities.mcpCapabilities.acp;
     expect(normalize(chained)).toEqual(normalize(direct));
   }, 120_000);
 });

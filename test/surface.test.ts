@@ -109,7 +109,8 @@ describe.each(Object.keys(TOPOLOGIES))("the ACP v1 surface through %s", (topolog
       clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true, elicitation: { form: {} }, _meta: { "zed.dev": {} } },
       clientInfo: { name: "surface-test", version: "1" },
     });
-    expect(init.result.agentCapabilities).toEqual(caps);
+    // Cordon's MCP bridge advertises MCP-over-ACP (it bridges for an agent that lacks it); nothing else changes.
+    expect(init.result.agentCapabilities).toEqual({ ...caps, mcpCapabilities: { acp: true } });
     await client.request("session/new", { cwd, mcpServers: [] });
   });
   afterAll(async () => {
