@@ -7,6 +7,7 @@ import { basename } from "node:path";
 import { loadComponent } from "../sandbox/component-loader.js";
 import { PAGE_BYTES, readMemoryLimits } from "../sandbox/memory-cap.js";
 import { DEFAULT_LIMITS } from "../sandbox/sandbox.js";
+import { grantForInterface, WASI_GRANTS } from "../sandbox/wasi-grants.js";
 
 const size = (pages: number) => {
   const bytes = pages * PAGE_BYTES;
@@ -20,12 +21,14 @@ export async function inspect(path: string | undefined, json: boolean): Promise<
   }
   let c;
   try {
-    c = await loadComponent(path, { progress: (line) => process.stderr.write(`[cordon] ${line}\n`) });
+    // Inspect with every grant a config could give, and say which ones this component needs.
+    c = await loadComponent(path, { grants: WASI_GRANTS, progress: (line) => process.stderr.write(`[cordon] ${line}\n`) });
   } catch (error) {
     process.stderr.write(`cordon inspect: ${(error as Error).message}\n`);
     return 1;
   }
   const memory = readMemoryLimits(c.coreBytes);
+  const needs = [...new Set(c.imports.map(grantForInterface).filter((g) => g !== null))];
   const report = {
     file: path,
     sha256: c.sha256,
@@ -39,6 +42,7 @@ export async function inspect(path: string | undefined, json: boolean): Promise<
       defaultCapPages: DEFAULT_LIMITS.maxMemoryPages,
     },
     coreModuleBytes: c.coreBytes.length,
+    grantsNeeded: needs,
   };
   if (json) {
     process.stdout.write(JSON.stringify(report, null, 2) + "\n");
@@ -55,9 +59,12 @@ export async function inspect(path: string | undefined, json: boolean): Promise<
     `  memory        starts at ${size(report.memory.initialPages)}; declares ${memory?.max == null ? "no maximum" : `a maximum of ${size(memory.max)}`}; Cordon caps it at ${size(DEFAULT_LIMITS.maxMemoryPages)} unless the chain config sets limits.maxMemoryMiB`,
     `  core module   ${(c.coreBytes.length / 1024).toFixed(1)} KiB`,
     `  grants asked  ${m?.grants?.length ? m.grants.join(", ") : "none"}`,
+    `  runs only if  ${needs.length ? `the chain config grants ${needs.join(" and ")}` : "nothing more: it needs no grant"}`,
     `  config schema ${m?.config ? JSON.stringify(m.config) : "none declared"}`,
     "",
-    "It can reach only the ACP message channel: no files, environment, network, clock or randomness.",
+    needs.length
+      ? `It can reach the ACP message channel and, once granted, ${needs.map((g) => (g === "wasi:clocks" ? "the wall clock" : "randomness")).join(" and ")}: no files, environment or network.`
+      : "It can reach only the ACP message channel: no files, environment, network, clock or randomness.",
   ];
   process.stdout.write(lines.join("\n") + "\n");
   return 0;

@@ -101,10 +101,11 @@ function readEncodings(source: string, bytes: Uint8Array): CanonicalEncodings {
 
 /** The world has one lift (receive) and one lower (send); each has exactly one encoding. */
 function pickEncodings(source: string, enc: CanonicalEncodings): GuestEncodings {
-  const one = (list: string[], what: string) => {
-    const set = new Set(list);
-    if (set.size !== 1) throw new ComponentRejected(source, `expected one ${what} string encoding, found ${[...set].join(", ") || "none"}`);
-    const [e] = set;
+  // Explicit encodings must agree; with none declared, the canonical ABI's default (utf8) applies.
+  const one = (list: (string | null)[], what: string) => {
+    const set = new Set(list.filter((e) => e !== null));
+    if (set.size > 1) throw new ComponentRejected(source, `expected one ${what} string encoding, found ${[...set].join(", ")}`);
+    const [e = "utf8"] = set;
     if (e !== "utf8" && e !== "utf16") throw new ComponentRejected(source, `string encoding ${e} is not supported (use utf8 or utf16)`);
     return e;
   };

@@ -15,11 +15,16 @@ import { isComponent, readU32, sections } from "./wasm-binary.js";
 
 export type StringEncoding = "utf8" | "utf16" | "latin1+utf16";
 
+/**
+ * The encoding each `canon lift` / `canon lower` declares, or null where it declares none. An
+ * absent option means utf8 for a function that passes strings — but a function passing no strings
+ * (a WASI clock, say) carries no option in a utf16 component either, so absence alone decides nothing.
+ */
 export interface CanonicalEncodings {
-  /** Encodings of every `canon lift` (exports: the host writes strings into the guest). */
-  lifts: StringEncoding[];
-  /** Encodings of every `canon lower` (imports: the host reads strings out of the guest). */
-  lowers: StringEncoding[];
+  /** Exports: the host writes strings into the guest. */
+  lifts: (StringEncoding | null)[];
+  /** Imports: the host reads strings out of the guest. */
+  lowers: (StringEncoding | null)[];
 }
 
 const ENCODINGS: StringEncoding[] = ["utf8", "utf16", "latin1+utf16"];
@@ -42,9 +47,9 @@ class Reader {
   }
 }
 
-/** Parses the canonical options vector and returns the declared string encoding (utf8 by default). */
-function readOptions(r: Reader): StringEncoding {
-  let encoding: StringEncoding = "utf8";
+/** Parses the canonical options vector and returns the declared string encoding, if any. */
+function readOptions(r: Reader): StringEncoding | null {
+  let encoding: StringEncoding | null = null;
   const count = r.u32();
   for (let i = 0; i < count; i++) {
     const opt = r.byte();

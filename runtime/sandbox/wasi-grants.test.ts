@@ -9,8 +9,9 @@ import { ComponentRejected, loadComponentBytes } from "./component-loader.js";
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-wasi-"));
 
 /** A guest that reads the wall clock and two random u64s and reports what it saw. */
-const clockAndRandom = () =>
+const clockAndRandom = (encoding: "utf8" | "utf16" = "utf8") =>
   buildComponent({
+    encoding,
     wat: `(module
       (import "cordon:proxy/channel@0.1.0" "send" (func $send (param i32 i32)))
       (import "wasi:clocks/wall-clock@0.2.0" "now" (func $now (param i32)))
@@ -44,6 +45,11 @@ const clockAndRandom = () =>
   });
 
 describe("WASI grants", () => {
+  it("reads a utf16 component whose WASI lowers (no strings) declare no encoding", async () => {
+    const c = await loadComponentBytes("timer16.wasm", await clockAndRandom("utf16"), { cacheDir, grants: ["wasi:clocks", "wasi:random"] });
+    expect(c.encodings).toEqual({ receive: "utf16", send: "utf16" });
+  });
+
   it("refuses the clock and randomness unless granted, naming the grant", async () => {
     const bytes = await clockAndRandom();
     await expect(loadComponentBytes("timer.wasm", bytes, { cacheDir })).rejects.toThrow(ComponentRejected);
