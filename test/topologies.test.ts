@@ -80,12 +80,12 @@ describe("--trace", () => {
       expect(["request", "response", "notification", "trace"]).toContain(e.type);
     }
     const hops = (method: string) => events.filter((e) => e.type === "request" && e.method === method).map((e) => `${e.from}→${e.to}`);
-    // proxy:2 is Cordon's MCP bridge, always the last component before the agent.
-    expect(hops("initialize")).toEqual(["client→proxy:0", "proxy:0→proxy:1", "proxy:1→proxy:2", "proxy:2→agent"]);
-    expect(hops("session/prompt")).toEqual(["client→proxy:0", "proxy:0→proxy:1", "proxy:1→proxy:2", "proxy:2→agent"]);
+    // Cordon's MCP bridge, always the last component before the agent, has a swimlane of its own.
+    expect(hops("initialize")).toEqual(["client→proxy:0", "proxy:0→proxy:1", "proxy:1→mcp-bridge", "mcp-bridge→agent"]);
+    expect(hops("session/prompt")).toEqual(["client→proxy:0", "proxy:0→proxy:1", "proxy:1→mcp-bridge", "mcp-bridge→agent"]);
     expect(events.some((e) => String(e.method).includes("successor"))).toBe(false);
     const updates = events.filter((e) => e.type === "notification" && e.method === "session/update" && e.params.update.sessionUpdate === "agent_message_chunk");
-    expect(updates.map((e) => `${e.from}→${e.to}`)).toEqual(["agent→proxy:2", "proxy:2→proxy:1", "proxy:1→proxy:0", "proxy:0→client"]);
+    expect(updates.map((e) => `${e.from}→${e.to}`)).toEqual(["agent→mcp-bridge", "mcp-bridge→proxy:1", "proxy:1→proxy:0", "proxy:0→client"]);
     expect(updates.map((e) => e.params.update.content.text)).toEqual(["echo: traced\n", "echo: traced\n", ">echo: traced\n", ">>echo: traced\n"]);
     // Every request has its response, on the same hop id.
     for (const r of events.filter((e) => e.type === "request")) {

@@ -60,6 +60,7 @@ export interface McpBridgeOptions {
 
 export class McpBridgePeer implements Peer, EndpointHost {
   readonly label = "MCP bridge";
+  readonly traceName = "mcp-bridge";
   readonly log: Logger;
   private sink: PeerSink | null = null;
   private mode: Mode = "pending";

@@ -574,6 +574,7 @@ function pick(message: JsonRpcResponse): { result: unknown } | { error: JsonRpcR
 /** Participant names as the reference conductor's trace viewer expects them. */
 function participant(hop: Hop): string {
   const p = hop.position;
+  if (hop.peer.traceName) return hop.peer.traceName;
   return p.role === "proxy" ? `proxy:${p.index}` : p.role;
 }
 

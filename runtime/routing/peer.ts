@@ -19,6 +19,8 @@ export interface PeerSink {
 export interface Peer {
   /** Names the peer in logs and errors: `agent "node agent.js"`, `proxy "redact"`. */
   readonly label: string;
+  /** Its swimlane in `--trace` when not the positional `proxy:N` (Cordon's own components). */
+  readonly traceName?: string;
   /** Starts the peer; messages flow to `sink` from then on. Rejects if it cannot start. */
   open(sink: PeerSink): Promise<void>;
   send(message: JsonRpcMessage): void;
