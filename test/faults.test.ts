@@ -21,7 +21,7 @@ const SABOTEUR = join(dist, "saboteur.wasm");
 const START_LOOP = join(dist, "start-loop.wasm");
 
 beforeAll(async () => {
-  for (const name of ["saboteur", "start-loop"]) {
+  for (const name of ["saboteur", "start-loop", "trap-tool"]) {
     await exec(NODE, [join(ROOT, "sdk-as/tools/build-proxy.mjs"), join(ROOT, `test/fixtures/hostile/${name}.ts`), "-o", join(dist, `${name}.wasm`)]);
   }
 }, 120_000);
@@ -214,6 +214,48 @@ describe("hostile proxies are contained", () => {
     const res = await client.request("initialize", { protocolVersion: 1 });
     const actual = (await import("node:crypto")).createHash("sha256").update(readFileSync(proxyWasm("passthrough"))).digest("hex");
     expect(res.error.message).toContain(`passthrough.wasm) does not match its pin: the config says sha256 ${wrong}, the file is ${actual}`);
+  });
+});
+
+describe("MCP tools in a hostile proxy", () => {
+  it("a tool that traps: the turn it was called in is answered with an error naming the proxy; the proxy restarts and the session goes on", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cordon-fault-"));
+    const config = join(dir, "chain.json");
+    writeFileSync(config, JSON.stringify({ proxies: [pass, { name: "trap-tool", wasm: join(dist, "trap-tool.wasm") }, pass] }));
+    const client = new RawClient(NODE, [CORDON, "run", "--config", config, "--", NODE, CORDON, "reference-agent", "--mcp", "acp"]);
+    open.push(client);
+    await client.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    const s = await session(client);
+    const toolText = (from: number) =>
+      client.received
+        .slice(from)
+        .filter((m) => m.method === "session/update" && m.params.update.sessionUpdate === "tool_call_update" && m.params.update.status !== "in_progress")
+        .map((m) => `${m.params.update.status}: ${(m.params.update.content ?? []).map((c: Json) => c.content?.text).join(" ")}`);
+    let from = client.received.length;
+    // The prompt passed through the proxy that died, so its answer cannot come back through it.
+    const crashed = await prompt(client, s, "use tool traps::boom {}");
+    expect(crashed.error.message).toMatch(/proxy "trap-tool" failed \(trap\): unreachable/);
+    // The proxy restarts (its MCP state is new): the session goes on, and a fresh session gets its tools again.
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const again = await prompt(client, s, "hello again");
+      if (again.error) {
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      expect(again.result).toEqual({ stopReason: "end_turn" });
+      break;
+    }
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const fresh = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+      if (fresh.result) {
+        from = client.received.length;
+        await prompt(client, fresh.result.sessionId, "use tool traps::fine {}");
+        expect(toolText(from)).toEqual([`completed: fine, in session ${fresh.result.sessionId}`]);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`no recovery: ${client.stderr}`);
   });
 });
 
