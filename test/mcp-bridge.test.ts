@@ -517,3 +517,32 @@ describe("an ACP-SDK agent with McpOverAcpCaller (connectionless form)", () => {
     expect(after.ok.result.content[0].text).toBe("echo: still");
   });
 });
+
+describe("an ACP-SDK agent with McpOverAcpCaller and the AssemblyScript workspace-tools.wasm", () => {
+  it("lists and calls recall through pass-through proxies; each session recalls only itself", async () => {
+    const args = [CORDON, "run", "--proxy", proxyWasm("passthrough"), "--proxy", proxyWasm("workspace-tools"), "--proxy", proxyWasm("passthrough")];
+    const client = new RawClient(NODE, [...args, "--", NODE, "--input-type=module", "-e", SDK_AGENT]);
+    open.push(client);
+    await start(client);
+    const ask = async (session: string, lines: string[]): Promise<Json[]> => {
+      const from = client.received.length;
+      const res = await client.request("session/prompt", { sessionId: session, prompt: lines.map((text) => ({ type: "text", text })) });
+      expect(res.result?.stopReason, JSON.stringify(res)).toBe("end_turn");
+      return client.received
+        .slice(from)
+        .filter((m) => m.method === "session/update" && m.params.sessionId === session)
+        .map((m) => JSON.parse(m.params.update.content.text));
+    };
+    const a = await newSession(client);
+    const b = await newSession(client);
+    const [list] = await ask(a, ["list workspace"]);
+    expect(list.ok.result.tools.map((t: Json) => t.name).sort()).toEqual(["read_file", "recall"]);
+    await ask(a, ["list workspace marmalade"]); // a turn in session a that mentions a word
+    const [inA] = await ask(a, ['call workspace recall {"query":"marmalade"}']);
+    const [inB] = await ask(b, ['call workspace recall {"query":"marmalade"}']);
+    expect(inA.ok.result.content[0].text).toContain("list workspace marmalade");
+    expect(inB.ok.result.content[0].text).toBe('No earlier prompt or answer of this session mentions "marmalade".');
+    const [noFs] = await ask(a, ['call workspace read_file {"path":"notes.txt"}']);
+    expect(noFs.ok.result.isError).toBe(true); // no fs:read grant and no client fs: a tool error, not a protocol error
+  });
+});
