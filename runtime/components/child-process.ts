@@ -5,9 +5,9 @@
  * kept, so that when it dies the error the client gets says why.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { NdjsonChannel } from "../protocol/ndjson-channel.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
+import { ChannelPeer } from "./channel-peer.js";
 
 export interface ProcessSpec {
   command: string;
@@ -18,10 +18,9 @@ export interface ProcessSpec {
 
 const STDERR_TAIL_BYTES = 4096;
 
-export class ChildProcessPeer implements Peer {
+export class ChildProcessPeer extends ChannelPeer implements Peer {
   readonly label: string;
   private child: ChildProcess | null = null;
-  private channel: NdjsonChannel | null = null;
   private stderrTail = "";
   private exited: Promise<void> = Promise.resolve();
 
@@ -31,6 +30,7 @@ export class ChildProcessPeer implements Peer {
     private readonly passStderr: (chunk: Buffer) => void = (chunk) => process.stderr.write(chunk),
     name?: string,
   ) {
+    super();
     this.label = `${role} "${name ?? [spec.command, ...spec.args].join(" ")}"`;
   }
 
@@ -75,18 +75,6 @@ export class ChildProcessPeer implements Peer {
         },
       });
     });
-  }
-
-  send(message: JsonRpcMessage): void {
-    this.channel?.write(message);
-  }
-
-  pauseInput(): void {
-    this.channel?.pause();
-  }
-
-  resumeInput(): void {
-    this.channel?.resume();
   }
 
   /** EOF on its stdin, then SIGTERM after a grace period, then SIGKILL. */
