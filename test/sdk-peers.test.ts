@@ -477,9 +477,8 @@ describe.each([
 ])("request-scoped elicitation through Cordon (%s)", (_name, proxies) => {
   // An `elicitation/create` scoped to a request names it by `requestId` — here the id of the pending
   // `authenticate`. Ids are re-issued on every hop, so each hop must see *its own* id for that
-  // request: the conductor and the MCP bridge translate it at their hops. (Through a pass-through
-  // WASM proxy this also holds today because the SDK's request counter and the conductor's run in
-  // lockstep; the SDK does not map the id itself yet — see the README's "Not done yet".)
+  // request: the conductor, the MCP bridge and the proxies' SDK each translate it at their hops
+  // (the SDK's own mapping is checked where the two ids differ, in sdk-as/test/sdk.test.ts).
   let ids: { clientAuthenticate: unknown; agentAuthenticate: unknown; clientSaw: unknown; agentSent: unknown };
 
   it("the elicitation reaches the client during authenticate, and its answer reaches the agent", async () => {

@@ -15,7 +15,7 @@
 import { JSON } from "json-as";
 import { send, setReceiver } from "./abi";
 import { Config } from "./config";
-import { Builder, RawObject, decodeString, quote, slice } from "./json";
+import { Builder, RawObject, decodeString, getNumber, quote, slice } from "./json";
 import { McpHost, McpServer, ServedServer, ToolCall } from "./mcp";
 import {
   InitializeRequest,
@@ -443,8 +443,24 @@ export class Proxy {
       this.open(r, method, Side.Agent, env, inner, id);
       r.envelopeMeta = envelopeMeta;
       if (isMcp && host!.handle(method, r, env.objAt(inner))) return;
+      if (method == "elicitation/create") this.scopeToPredecessor(r);
       this.onAgentRequest(r);
     }
+  }
+
+  /**
+   * A request-scoped `elicitation/create` names, in `params.requestId`, the request it belongs to by
+   * the id this proxy gave it when forwarding it; toward the predecessor it must name it by the id
+   * the proxy received it under (ids are per hop, like `$/cancel_request`'s).
+   */
+  private scopeToPredecessor(r: Request): void {
+    const n = getNumber(r.readParams(), "requestId");
+    if (isNaN(n) || n != Math.floor(n)) return; // not one of this proxy's (numeric) ids
+    const ours = <i64>n;
+    if (!this.pending.has(ours)) return;
+    const forwarded = this.pending.get(ours).request;
+    if (forwarded == null) return;
+    r.params.set<JSON.Raw>("requestId", JSON.Raw.from(forwarded.id));
   }
 
   private open(r: Request, method: string, from: Side, obj: RawObject, pi: i32, id: string): void {

@@ -43,6 +43,18 @@ describe("ids and routing", () => {
     }
   });
 
+  it("maps a request-scoped elicitation's requestId from its own id back to the id it received the request under", async () => {
+    const p = await proxyUnderTest(plain);
+    const [forwarded] = p.deliver({ jsonrpc: "2.0", id: "client-auth-9", method: "authenticate", params: { methodId: "x" } });
+    const ours = forwarded.id;
+    const [up] = p.deliver(fromAgent({ method: "elicitation/create", params: { requestId: ours, message: "key?", mode: "form", requestedSchema: {} } }, 41));
+    expect(up.method).toBe("elicitation/create");
+    expect(up.params).toEqual({ requestId: "client-auth-9", message: "key?", mode: "form", requestedSchema: {} });
+    // An id that is not one of its own forwarded requests is left alone.
+    const [other] = p.deliver(fromAgent({ method: "elicitation/create", params: { requestId: 999, message: "m" } }, 42));
+    expect(other.params).toEqual({ requestId: 999, message: "m" });
+  });
+
   it("treats the same conductor id on the two sides as two requests", async () => {
     const p = await proxyUnderTest(plain);
     const [a] = p.deliver({ jsonrpc: "2.0", id: 7, method: "session/new", params: {} });
