@@ -19,6 +19,10 @@ const STEPS: { prompt: string; explain: string }[] = [
   { prompt: "think checking the build\ntool Run tests", explain: "thoughts and a tool call with its updates pass through unchanged" },
   { prompt: "permission Delete build cache", explain: "tool-guard finds no deny pattern, so the client is asked (and allows)" },
   { prompt: "permission rm -rf /", explain: "tool-guard matches 'rm -rf*' and rejects on the user's behalf: the client is never asked" },
+  {
+    prompt: 'use tool workspace::recall {"query":"secret"}',
+    explain: "the agent calls an MCP tool that the workspace-tools proxy serves from inside its sandbox (bridged to the agent over stdio): recall searches this session's earlier turns",
+  },
 ];
 
 let contextShown = false;
@@ -44,8 +48,10 @@ function describeEvent(event: ClientEvent): string | null {
       return u.content.type === "text" ? dim(`  thought: ${u.content.text.trimEnd()}`) : null;
     case "tool_call":
       return `  tool call: ${u.title} (${u.status ?? "pending"})`;
-    case "tool_call_update":
-      return `  tool update: ${u.toolCallId} → ${u.status ?? "…"}`;
+    case "tool_call_update": {
+      const text = (u.content ?? []).flatMap((c) => (c.type === "content" && c.content.type === "text" ? [c.content.text.trimEnd()] : [])).join(" | ");
+      return `  tool update: ${u.toolCallId} → ${u.status ?? "…"}${text && u.status === "completed" ? `: ${text.replace(/\n/g, "\n         ")}` : ""}`;
+    }
     default:
       return dim(`  ${u.sessionUpdate}`);
   }
@@ -55,8 +61,8 @@ export async function demo(): Promise<number> {
   const config = `${root}examples/demo-chain.json`;
   const cordon = `${root}bin/cordon.js`;
   const args = [cordon, "run", "--config", config, "--", process.execPath, cordon, "reference-agent"];
-  console.log(bold("Cordon demo: an ACP session through four WebAssembly proxies"));
-  console.log(`chain: client → context → redact → tool-guard → arrow → reference agent   (${dim("examples/demo-chain.json")})`);
+  console.log(bold("Cordon demo: an ACP session through five WebAssembly proxies"));
+  console.log(`chain: client → context → redact → tool-guard → workspace-tools → arrow → reference agent   (${dim("examples/demo-chain.json")})`);
   console.log(dim(`$ cordon run --config examples/demo-chain.json -- cordon reference-agent\n`));
   const proxyLogs: string[] = [];
   const agent = new SpawnedAgent({
@@ -85,7 +91,7 @@ export async function demo(): Promise<number> {
       for (const line of proxyLogs.slice(logsBefore)) console.log(dim(`  log ${line.replace(/^\[cordon\]\s*/, "")}`));
       console.log(`  → stopReason: ${response.stopReason}\n`);
     }
-    console.log(`${bold("[6] prompt:")} "wait", then session/cancel`);
+    console.log(`${bold(`[${STEPS.length + 1}] prompt:`)} "wait", then session/cancel`);
     const waiting = agent.prompt(session, "wait");
     await new Promise((r) => setTimeout(r, 200));
     await agent.agent.notify("session/cancel", { sessionId: session });
