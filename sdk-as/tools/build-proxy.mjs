@@ -196,75 +196,6 @@ function leb128(n) {
   return out;
 }
 
-function readLeb(bytes, pos) {
-  let value = 0;
-  let shift = 0;
-  for (;;) {
-    const b = bytes[pos++];
-    value += (b & 0x7f) * 2 ** shift;
-    if ((b & 0x80) === 0) return [value, pos];
-    shift += 7;
-  }
-}
-
-/**
- * Gives every `canon lower` without a string-encoding option an explicit `utf16` one (0x01).
- *
- * wit-component writes the option only for functions that pass strings, so in a `proxy-wasi`
- * component the WASI lowers (no strings) carry none, which readers take as the default, utf8 —
- * and Cordon's loader wants one encoding for all lowers. For a function without strings the option
- * changes nothing; it only states the component's encoding everywhere.
- */
-export function withExplicitUtf16Lowers(component) {
-  const bytes = Buffer.from(component);
-  const parts = [bytes.subarray(0, 8)];
-  let pos = 8;
-  while (pos < bytes.length) {
-    const id = bytes[pos];
-    const [size, body] = readLeb(bytes, pos + 1);
-    const end = body + size;
-    if (id !== 8) {
-      parts.push(bytes.subarray(pos, end));
-      pos = end;
-      continue;
-    }
-    const out = [];
-    let r = body;
-    const [count, afterCount] = readLeb(bytes, r);
-    out.push(bytes.subarray(r, afterCount));
-    r = afterCount;
-    for (let i = 0; i < count; i++) {
-      const kind = bytes[r];
-      const start = r;
-      if (kind !== 0x00 && kind !== 0x01) return component; // other built-ins: leave the binary alone
-      r += 2; // kind, 0x00
-      [, r] = readLeb(bytes, r); // function index
-      const optionsAt = r;
-      const [n, first] = readLeb(bytes, r);
-      let q = first;
-      let hasEncoding = false;
-      for (let k = 0; k < n; k++) {
-        const opt = bytes[q++];
-        if (opt <= 0x02) hasEncoding = true;
-        else if (opt === 0x03 || opt === 0x04 || opt === 0x05 || opt === 0x07) [, q] = readLeb(bytes, q);
-        else return component; // an option this tool does not know: leave the binary alone
-      }
-      let tail = q;
-      if (kind === 0x00) [, tail] = readLeb(bytes, tail); // lift: type index
-      if (kind === 0x01 && !hasEncoding) {
-        out.push(bytes.subarray(start, optionsAt), Buffer.from(leb128(n + 1)), bytes.subarray(first, q), Buffer.from([0x01]), bytes.subarray(q, tail));
-      } else {
-        out.push(bytes.subarray(start, tail));
-      }
-      r = tail;
-    }
-    const section = Buffer.concat(out);
-    parts.push(Buffer.from([8, ...leb128(section.length)]), section);
-    pos = end;
-  }
-  return new Uint8Array(Buffer.concat(parts));
-}
-
 /** Appends a top-level custom section to a component (or module) binary. */
 export function withCustomSection(binary, name, payload) {
   const nameBytes = Buffer.from(name, "utf8");
@@ -419,8 +350,7 @@ export async function componentize(name, core, world = "proxy") {
       world,
       stringEncoding: "utf16",
     });
-    const component = await wasmTools.componentNew(embedded, []);
-    return world === "proxy" ? component : withExplicitUtf16Lowers(component);
+    return await wasmTools.componentNew(embedded, []);
   } catch (error) {
     throw new BuildError(`${name}: could not make a component for the ${world === "proxy" ? "cordon:proxy" : `SDK's ${world}`} world: ${firstLine(error)}`);
   }
