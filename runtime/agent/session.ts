@@ -216,8 +216,8 @@ export class ActiveSessions {
 
   constructor(readonly store: SessionStore) {}
 
-  /** A new session (`session/new`), stored at once. */
-  create(setup: SessionSetup): AgentSession {
+  /** A fresh record with a new id for `setup`; `from` gives a fork its source's counters and state. */
+  private newRecord(setup: SessionSetup, from?: StoredSession): StoredSession {
     const now = new Date().toISOString();
     const record: StoredSession = {
       format: STORE_FORMAT,
@@ -226,9 +226,16 @@ export class ActiveSessions {
       additionalDirectories: setup.additionalDirectories,
       createdAt: now,
       updatedAt: now,
-      toolCalls: 0,
-      state: initialState(),
+      toolCalls: from ? from.toolCalls : 0,
+      state: from ? { ...from.state } : initialState(),
     };
+    if (from) record.forkedFrom = from.sessionId;
+    return record;
+  }
+
+  /** A new session (`session/new`), stored at once. */
+  create(setup: SessionSetup): AgentSession {
+    const record = this.newRecord(setup);
     this.store.create(record);
     return this.add(new AgentSession(this.store, record, setup.mcpServers));
   }
@@ -247,18 +254,7 @@ export class ActiveSessions {
   /** Copies a stored session into a new active one (`session/fork`); the source is not changed. */
   fork(sourceId: string, setup: SessionSetup): AgentSession {
     const source = this.stored(sourceId);
-    const now = new Date().toISOString();
-    const record: StoredSession = {
-      format: STORE_FORMAT,
-      sessionId: `sess-${randomUUID()}`,
-      cwd: setup.cwd,
-      additionalDirectories: setup.additionalDirectories,
-      createdAt: now,
-      updatedAt: now,
-      toolCalls: source.toolCalls,
-      state: { ...source.state },
-      forkedFrom: source.sessionId,
-    };
+    const record = this.newRecord(setup, source);
     this.store.fork(source.sessionId, record);
     return this.add(new AgentSession(this.store, record, setup.mcpServers));
   }

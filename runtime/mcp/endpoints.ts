@@ -3,6 +3,7 @@
  * declaration, guarded by the secret of the session setup request it was made for.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import type { AddressInfo, Server } from "node:net";
 import type { Logger } from "../log.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import type { McpLink } from "./link.js";
@@ -35,4 +36,16 @@ export const newEndpointId = (): string => randomUUID();
 export function sameSecret(given: string, expected: string): boolean {
   const digest = (s: string) => createHash("sha256").update(s).digest();
   return timingSafeEqual(digest(given), digest(expected));
+}
+
+/** Starts `server` on an ephemeral port of the loopback interface only; resolves with the port. */
+export async function listenOnLoopback(server: Server): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return (server.address() as AddressInfo).port;
 }

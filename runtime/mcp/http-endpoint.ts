@@ -20,10 +20,9 @@
  * (`$/cancel_request`): without resumable streams nobody could receive the answer.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { classify, ErrorCodes, type JsonRpcMessage, type JsonRpcResponse } from "../protocol/json-rpc.js";
-import { sameSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { listenOnLoopback, sameSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
 import type { McpLink } from "./link.js";
 
 /** Largest request body accepted. */
@@ -53,14 +52,7 @@ export class HttpEndpoint {
   }
 
   async listen(): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once("error", reject);
-      this.server.listen(0, "127.0.0.1", () => {
-        this.server.off("error", reject);
-        resolve();
-      });
-    });
-    this.port = (this.server.address() as AddressInfo).port;
+    this.port = await listenOnLoopback(this.server);
   }
 
   url(endpoint: Endpoint): string {

@@ -12,10 +12,9 @@
  * is answered with a `-32700` error, one that is not JSON-RPC with `-32600`; the connection stays.
  */
 import { createServer, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
 import { LineBuffer } from "../protocol/line-buffer.js";
 import { classify, ErrorCodes, errorResponse, type JsonRpcMessage } from "../protocol/json-rpc.js";
-import { sameSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { listenOnLoopback, sameSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
 import type { McpLink } from "./link.js";
 
 const HELLO_TIMEOUT_MS = 5000;
@@ -32,14 +31,7 @@ export class TcpEndpoint {
   }
 
   async listen(): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once("error", reject);
-      this.server.listen(0, "127.0.0.1", () => {
-        this.server.off("error", reject);
-        resolve();
-      });
-    });
-    this.port = (this.server.address() as AddressInfo).port;
+    this.port = await listenOnLoopback(this.server);
   }
 
   /** Closes every bridge connection of an endpoint that is going away. */
