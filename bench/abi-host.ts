@@ -22,12 +22,11 @@ const big = JSON.stringify({
   params: { sessionId: "s1", prompt: [{ type: "text", text: 'x"ü\n'.repeat(25_000) }] },
 });
 
-function perCall(label: string, fn: (msg: string) => unknown, msg: string, n: number): number {
+function perCall(fn: (msg: string) => unknown, msg: string, n: number): number {
   for (let i = 0; i < Math.min(n, 2000); i++) fn(msg);
   const t = performance.now();
   for (let i = 0; i < n; i++) fn(msg);
-  const us = ((performance.now() - t) * 1000) / n;
-  return us;
+  return ((performance.now() - t) * 1000) / n;
 }
 
 async function jcoGlue(bytes: Uint8Array, onSend: (m: string) => void): Promise<(m: string) => void> {
@@ -53,8 +52,8 @@ export async function abiHostBench(componentPath: string): Promise<void> {
   glue(JSON.stringify({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "bench", config: {} } }));
 
   const rows: [string, number, number][] = [];
-  rows.push(["Cordon canonical host (in-thread)", perCall("raw small", (m) => raw.receive(m), small, 50_000), perCall("raw big", (m) => raw.receive(m), big, 300)]);
-  rows.push(["jco 0.15 generated glue (in-thread)", perCall("jco small", glue, small, 50_000), perCall("jco big", glue, big, 300)]);
+  rows.push(["Cordon canonical host (in-thread)", perCall((m) => raw.receive(m), small, 50_000), perCall((m) => raw.receive(m), big, 300)]);
+  rows.push(["jco 0.15 generated glue (in-thread)", perCall(glue, small, 50_000), perCall(glue, big, 300)]);
   if (sent === 0) throw new Error("jco glue path produced no output");
 
   // The worker boundary: one message in flight at a time, then many in flight.

@@ -24,8 +24,6 @@ import {
   idFromKey,
   idKey,
   paramsObject,
-  type JsonRpcId,
-  type JsonRpcMessage,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
@@ -36,7 +34,7 @@ import { promptCapabilitiesOf, unsupportedContent, type PromptCapabilities } fro
 import { isRequest, stripId, unwrap, wrap, type Call } from "./envelope.js";
 import { grantFor, type Grant } from "./grants.js";
 import { ParentAsSuccessor } from "./parent-successor.js";
-import { Hop, type Dialect, type FailurePolicy, type Incoming } from "./hop.js";
+import { Hop, type FailurePolicy, type Incoming } from "./hop.js";
 import type { Peer } from "./peer.js";
 import { sessionOf, type Tracer } from "./trace.js";
 
@@ -63,13 +61,11 @@ export interface ConductorOptions {
   grants?: Grant[][];
 }
 
-
 /** How long proxies get to relay the agent's death to the client before the conductor answers for them. */
 const AGENT_DEATH_GRACE_MS = 250;
 /** Restarts of one proxy before Cordon gives up on it, and the first backoff (doubling each time). */
 export const MAX_RESTARTS = 5;
 const FIRST_BACKOFF_MS = 100;
-
 
 export class Conductor {
   private readonly client: Hop;
