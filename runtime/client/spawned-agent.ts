@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { endChild } from "./end-child.js";
 
 export type PermissionPolicy = (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
 
@@ -112,10 +113,6 @@ export class SpawnedAgent {
   /** Closes stdin (as an editor does) and waits for the process to end. */
   async close(timeoutMs = 5000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     this.connection.close();
-    this.child.stdin!.end();
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
-    const result = await this.exited;
-    clearTimeout(timer);
-    return result;
+    return endChild(this.child, this.exited, timeoutMs);
   }
 }

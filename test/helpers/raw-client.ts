@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { LineBuffer } from "../../runtime/protocol/line-buffer.js";
+import { endChild } from "../../runtime/client/end-child.js";
 
 export type Json = Record<string, any>;
 
@@ -63,10 +64,6 @@ export class RawClient {
   }
 
   async close(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    this.child.stdin!.end();
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), 5000);
-    const result = await this.exited;
-    clearTimeout(timer);
-    return result;
+    return endChild(this.child, this.exited);
   }
 }

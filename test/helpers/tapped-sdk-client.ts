@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import { endChild } from "../../runtime/client/end-child.js";
 
 export type Json = Record<string, any>;
 
@@ -147,11 +148,7 @@ export class TappedSdkClient {
   /** Closes stdin (as an editor does) and waits for the process to end (SIGKILL after `timeoutMs`). */
   async close(timeoutMs = 5000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     this.connection.close();
-    this.child.stdin!.end();
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
-    const result = await this.exited;
-    clearTimeout(timer);
-    return result;
+    return endChild(this.child, this.exited, timeoutMs);
   }
 }
 
