@@ -6,7 +6,10 @@
 // - answers `proxy/initialize` by forwarding `initialize` to the successor and replying with its
 //   (optionally edited) result;
 // - translates `$/cancel_request` to its own ids for requests it forwarded;
-// - takes `_cordon/configure` into `this.config`, and sends `_cordon/log` for `this.log(...)`;
+// - takes `_cordon/configure` into `this.config` — only when it is the very first message the host
+//   delivers; a later one (only a forger — the client, another proxy — could send it) is ignored
+//   with a warning, as is every other `_cordon/*` message from either side (the namespace is the
+//   host's; a request is answered with an error) — and sends `_cordon/log` for `this.log(...)`;
 // - declares and serves the proxy's MCP servers (`addMcpServer`, mcp.ts) over MCP-over-ACP.
 //
 // Hook defaults forward unchanged, so an empty subclass is a transparent pass-through.
@@ -49,6 +52,11 @@ export namespace LogLevel {
 }
 
 const HEAD = '{"jsonrpc":"2.0"';
+
+/** Methods only the host (Cordon) may originate. */
+const RESERVED_PREFIX = "_cordon/";
+/** Refused reserved-method attempts logged one by one; after that only a final note. */
+const MAX_RESERVED_WARNINGS = 20;
 
 /**
  * Members scanned in the one pass over each received message: the envelope's params, the inner
@@ -101,6 +109,10 @@ export class Proxy {
   private pending: Map<i64, Pending> = new Map<i64, Pending>();
   /** The MCP servers the proxy provides (null until `addMcpServer`). */
   _mcp: McpEngine | null = null;
+  /** No message has arrived yet: only the first one may be the host's `_cordon/configure`. */
+  private fresh: bool = true;
+  /** Reserved-method attempts refused so far (for bounding the warnings). */
+  private refusedReserved: i32 = 0;
 
   /** The proxy's name in the chain ("" until configured). */
   get name(): string {
@@ -352,6 +364,8 @@ export class Proxy {
 
   /** Entry point for every message from the conductor (installed by `register`). */
   receive(text: string): void {
+    const first = this.fresh;
+    this.fresh = false;
     const msg = RawObject.parse(text, SCAN_PATH);
     if (msg == null) {
       this.log(LogLevel.Error, "dropped a message that is not a JSON object");
@@ -372,14 +386,17 @@ export class Proxy {
     const method = decodeString(msg.valueStart(mi), msg.valueEnd(mi));
     const pi = msg.indexOf("params");
 
+    if (method.startsWith(RESERVED_PREFIX)) {
+      if (first && idi < 0 && method == "_cordon/configure") this.configure(msg);
+      else this.refuseReserved(method, Side.Client, idi >= 0, id);
+      return;
+    }
     if (method == "proxy/successor" || method == "_proxy/successor") {
       this.fromSuccessor(msg, idi >= 0, id, pi);
       return;
     }
     if (idi < 0) {
-      if (method == "_cordon/configure") {
-        this.configure(msg);
-      } else if (method == "$/cancel_request") {
+      if (method == "$/cancel_request") {
         this.cancelled(Side.Client, msg, pi);
       } else {
         const n = new Notification();
@@ -413,6 +430,10 @@ export class Proxy {
       return;
     }
     const method = decodeString(env.valueStart(mi), env.valueEnd(mi));
+    if (method.startsWith(RESERVED_PREFIX)) {
+      this.refuseReserved(method, Side.Agent, isRequest, id);
+      return;
+    }
     const inner = env.indexOf("params");
     let meta = env.indexOf("_meta");
     if (meta < 0) meta = env.indexOf("meta"); // the Rust SDK's older spelling
@@ -472,6 +493,24 @@ export class Proxy {
   private finish(request: Request): void {
     request.answered = true;
     this.incoming.delete(key(request.from, request.id));
+  }
+
+  /**
+   * A `_cordon/*` message the host did not send (a late `_cordon/configure`, or any other from
+   * either side): never handed to a hook nor forwarded; a request is answered with an error. Logged
+   * as a warning naming the attempt (the first {@link MAX_RESERVED_WARNINGS}, then one final note).
+   */
+  private refuseReserved(method: string, from: Side, isRequest: bool, id: string): void {
+    const side = from == Side.Client ? "client" : "agent";
+    const why = method == "_cordon/configure" ? "configuration is accepted only as the host's first message" : "the _cordon/ namespace is reserved for the host";
+    const shown = method.length > 80 ? method.substring(0, 80) + "…" : method;
+    const n = ++this.refusedReserved;
+    if (n <= MAX_RESERVED_WARNINGS) {
+      const what = isRequest ? `request ${shown} (id ${id.length > 40 ? id.substring(0, 40) + "…" : id})` : `notification ${shown}`;
+      this.log(LogLevel.Warn, `ignored a forged ${what} from the ${side} side: ${why}`);
+      if (n == MAX_RESERVED_WARNINGS) this.log(LogLevel.Warn, "further forged _cordon/ messages are ignored without a warning");
+    }
+    if (isRequest) send(errorResponse(id, ErrorCode.InvalidRequest, `refused ${shown}: ${why}`, ""));
   }
 
   private configure(msg: RawObject): void {
