@@ -151,7 +151,7 @@ describe("hostile proxies are contained", () => {
   it("fs requests a proxy originates need a grant; the client never sees a refused one", async () => {
     const refused = await chain([saboteur()], { CORDON_LOG: "info" }); // the proxy logs the answer it got at info
     await prompt(refused, await session(refused), "readfile");
-    await expect.poll(() => refused.stderr).toMatch(/proxy "saboteur" tried to send fs\/read_text_file to the client without the "fs:read" grant; refused/);
+    await expect.poll(() => refused.stderr).toMatch(/grant: fs\/read_text_file needs the "fs:read" grant, which proxy "saboteur" does not have; request refused/);
     await expect.poll(() => refused.stderr).toMatch(/read: error fs\/read_text_file needs the "fs:read" grant/);
     expect(refused.received.some((m) => m.method === "fs/read_text_file")).toBe(false);
 
@@ -161,7 +161,7 @@ describe("hostile proxies are contained", () => {
     expect(granted.received.filter((m) => m.method === "fs/read_text_file").map((m) => m.params.path)).toEqual(["/etc/passwd"]);
     // A grant for reading is not one for writing.
     await prompt(granted, await session(granted), "write");
-    await expect.poll(() => granted.stderr).toMatch(/without the "fs:write" grant/);
+    await expect.poll(() => granted.stderr).toMatch(/needs the "fs:write" grant, which proxy "saboteur" does not have/);
   });
 
   it("forwarding the agent's own fs request needs no grant", async () => {

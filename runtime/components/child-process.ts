@@ -69,6 +69,7 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       this.channel = new NdjsonChannel(child.stdout!, child.stdin!, {
         message: (value) => sink.message(value),
         malformed: (detail) => sink.malformed(detail),
+        congested: (congested) => sink.congested?.(congested),
         end: () => {
           stdoutDone = true;
           report();

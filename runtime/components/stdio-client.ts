@@ -19,6 +19,7 @@ export class StdioClient extends ChannelPeer implements Peer {
       message: (value) => sink.message(value),
       malformed: (detail) => sink.malformed(detail),
       end: (error) => sink.closed(error ? `input failed: ${error.message}` : "closed its input"),
+      congested: (congested) => sink.congested?.(congested),
     });
   }
 

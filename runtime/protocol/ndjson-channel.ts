@@ -6,6 +6,11 @@
  * decides whether to answer them (the client gets a -32700) or log them (a misbehaving agent).
  * Writing serialises one message per line; `JSON.stringify` escapes newlines inside strings,
  * so a message can never break the framing.
+ *
+ * Backpressure: writes are never refused (a message the router accepted is not dropped), but once
+ * more than `OUTPUT_HIGH_WATER` bytes wait for a peer that is not reading, the channel reports
+ * itself congested, and clear again when the OS has taken everything ('drain'). The router then
+ * stops producing work for it, so the buffer stays near the mark instead of growing without bound.
  */
 import type { Readable, Writable } from "node:stream";
 import { LineBuffer } from "./line-buffer.js";
@@ -16,17 +21,23 @@ export interface NdjsonHandlers {
   malformed(detail: string): void;
   /** The input ended (EOF or error). */
   end(error?: Error): void;
+  /** The peer is not reading what is written to it (true), or has caught up (false). */
+  congested?(congested: boolean): void;
 }
+
+/** Bytes queued for a peer that is not reading, above which the channel reports congestion. */
+export const OUTPUT_HIGH_WATER = 1024 * 1024;
 
 export class NdjsonChannel {
   private readonly lines: LineBuffer;
   private ended = false;
   private writable = true;
+  private congested = false;
 
   constructor(
     private readonly input: Readable,
     private readonly output: Writable,
-    handlers: NdjsonHandlers,
+    private readonly handlers: NdjsonHandlers,
     maxLineBytes?: number,
   ) {
     this.lines = new LineBuffer(maxLineBytes);
@@ -65,6 +76,14 @@ export class NdjsonChannel {
   write(message: object): void {
     if (!this.writable) return;
     this.output.write(JSON.stringify(message) + "\n");
+    if (!this.congested && this.output.writableLength > OUTPUT_HIGH_WATER) {
+      this.congested = true;
+      this.handlers.congested?.(true);
+      this.output.once("drain", () => {
+        this.congested = false;
+        this.handlers.congested?.(false);
+      });
+    }
   }
 
   /** Resolves once everything written so far has been handed to the OS. */

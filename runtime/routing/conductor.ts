@@ -29,12 +29,15 @@ import {
   type JsonRpcResponse,
 } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
-import { isLevel, type Logger } from "../log.js";
+import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
+import { isLevel, sanitizeForLog, type Logger } from "../log.js";
 import { promptCapabilitiesOf, unsupportedContent, type PromptCapabilities } from "./capabilities.js";
 import { isRequest, stripId, unwrap, wrap, type Call } from "./envelope.js";
+import { check, Gates, successorInit, type Refusal } from "./gates/index.js";
 import { grantFor, type Grant } from "./grants.js";
 import { ParentAsSuccessor } from "./parent-successor.js";
 import { Hop, type FailurePolicy, type Incoming } from "./hop.js";
+import { Supervisor } from "./supervisor.js";
 import type { Peer } from "./peer.js";
 import { sessionOf, type Tracer } from "./trace.js";
 
@@ -63,9 +66,17 @@ export interface ConductorOptions {
 
 /** How long proxies get to relay the agent's death to the client before the conductor answers for them. */
 const AGENT_DEATH_GRACE_MS = 250;
-/** Restarts of one proxy before Cordon gives up on it, and the first backoff (doubling each time). */
-export const MAX_RESTARTS = 5;
-const FIRST_BACKOFF_MS = 100;
+/**
+ * Requests one peer may have waiting inside the chain at once. A proxy can mint requests ten
+ * thousand per delivery; each costs a pending entry on two hops until answered, so the count is
+ * bounded, generously for the client and the agent, tighter for a proxy.
+ */
+export const MAX_IN_FLIGHT = { proxy: 4_096, peer: 65_536 } as const;
+/** Client messages kept while the chain starts, after which the client is not read until it is up. */
+const MAX_BACKLOG = 1_000;
+/** Deliveries held for a restarting proxy (policy `restart`) before further ones are refused. */
+export const MAX_HELD = 10_000;
+export { MAX_RESTARTS } from "./supervisor.js";
 
 export class Conductor {
   private readonly client: Hop;
@@ -84,6 +95,7 @@ export class Conductor {
 
   private readonly proxyMode: boolean;
   private readonly trace: Tracer | null;
+  private readonly supervisor: Supervisor;
 
   constructor(private readonly options: ConductorOptions) {
     this.log = options.log;
@@ -104,6 +116,12 @@ export class Conductor {
       if (!options.agent) throw new Error("an agent is required outside proxy mode");
       this.agent = new Hop(options.agent, { role: "agent" });
     }
+    this.supervisor = new Supervisor({
+      open: (hop) => this.open(hop),
+      restarted: (hop) => this.restarted(hop),
+      notice: (level, hop, message) => this.notice(level, hop, message),
+      stopping: () => this.exiting,
+    });
   }
 
   /**
@@ -123,7 +141,8 @@ export class Conductor {
     this.ready = true;
     const backlog = this.backlog;
     this.backlog = [];
-    for (const value of backlog) this.fromClient(value);
+    for (const value of backlog) this.receive(this.client, value);
+    if (backlog.length >= MAX_BACKLOG && !this.client.paused) this.client.peer.resumeInput?.();
   }
 
   private open(hop: Hop): Promise<void> {
@@ -139,29 +158,77 @@ export class Conductor {
   }
 
   /**
-   * Backpressure: while any proxy has more deliveries queued than it can take, Cordon stops
-   * reading from the client and the agent — the only sources of new work — so queues stay
-   * bounded and nothing is dropped. Reading resumes when every queue has drained.
+   * Backpressure: while any peer cannot keep up — a proxy with more deliveries queued than it can
+   * take, or a client or agent not reading what Cordon writes — Cordon stops reading from the
+   * client and the agent (the sources of new work) and stops running the proxies that would feed
+   * it, so every queue stays bounded and nothing accepted is dropped. All resume once every peer
+   * has caught up.
    */
   private readonly congested = new Set<Hop>();
   private congestion(hop: Hop, congested: boolean): void {
-    const before = this.congested.size > 0;
+    if (congested === this.congested.has(hop)) return;
     if (congested) this.congested.add(hop);
     else this.congested.delete(hop);
-    const after = this.congested.size > 0;
-    if (before === after) return;
-    for (const source of [this.client, this.agent]) {
-      if (after) source.peer.pauseInput?.();
+    if (congested) this.log.debug(`${hop.label} is congested: pausing input`);
+    else if (this.congested.size === 0) this.log.debug("congestion cleared: resuming input");
+    // A congested peer itself is still read: it may be blocked writing to us, and reading it is what unblocks it.
+    for (const source of [this.client, this.agent, ...this.proxies]) {
+      const pause = this.congested.size > 0 && !this.congested.has(source);
+      if (pause === source.paused) continue;
+      source.paused = pause;
+      if (pause) source.peer.pauseInput?.();
       else source.peer.resumeInput?.();
     }
-    this.log.debug(after ? `${hop.label} is congested: pausing input` : "congestion cleared: resuming input");
   }
 
   // ---- input -----------------------------------------------------------------------------
 
+  /**
+   * Every message from every peer enters here. This is the exception boundary: a bug anywhere in
+   * routing fails the one message that hit it (a request is answered with an error), never the
+   * process and never the other sessions.
+   */
   private receive(hop: Hop, value: unknown): void {
-    if (hop === this.client) return this.fromClient(value);
-    if (!hop.alive) return;
+    try {
+      if (nestsDeeperThan(value)) return this.tooDeep(hop, value);
+      if (hop === this.client) return this.fromClient(value);
+      if (!hop.alive) return;
+      this.fromComponent(hop, value);
+    } catch (error) {
+      this.internalFault(hop, value, error);
+    }
+  }
+
+  /** A message nesting deeper than the limit is refused whole; an answer becomes an error answer. */
+  private tooDeep(hop: Hop, value: unknown): void {
+    const msg = value as Record<string, unknown>;
+    const id = typeof msg.id === "string" || typeof msg.id === "number" ? msg.id : null;
+    const why = `nests deeper than ${MAX_NESTING_DEPTH} levels (Cordon's limit for any message)`;
+    if (typeof msg.method === "string" || id === null) {
+      const method = typeof msg.method === "string" ? sanitizeForLog(msg.method, 80) : "message";
+      this.log.warn(`${hop.label} sent a ${method} that ${why}; refused`);
+      if (id !== null) hop.peer.send(errorResponse(id, ErrorCodes.invalidRequest, `Invalid request: the message ${why}`));
+      return;
+    }
+    // An answer too deep to forward still answers its request: with an error saying why.
+    this.receive(hop, errorResponse(id, ErrorCodes.internalError, `${hop.label} answered with a result that ${why}`));
+  }
+
+  /** A bug in Cordon met this message: answer it with an error and carry on. */
+  private internalFault(hop: Hop, value: unknown, error: unknown): void {
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    this.log.error(`internal error while routing a message from ${hop.label}: ${sanitizeForLog(detail, 2000)}`);
+    try {
+      const c = classify(value);
+      if (c.kind === "request" && hop.alive) {
+        hop.peer.send(errorResponse(c.message.id, ErrorCodes.internalError, `Cordon failed to route ${sanitizeForLog(c.message.method, 80)}: ${(error as Error)?.message ?? error}`));
+      }
+    } catch {
+      // Nothing more can be said about this message.
+    }
+  }
+
+  private fromComponent(hop: Hop, value: unknown): void {
     const c = classify(value);
     switch (c.kind) {
       case "response":
@@ -177,7 +244,8 @@ export class Conductor {
 
   private fromClient(value: unknown): void {
     if (!this.ready) {
-      this.backlog.push(value);
+      // Until the chain is up the client's messages wait in order; a client that floods meanwhile is paused.
+      if (this.backlog.push(value) === MAX_BACKLOG) this.client.peer.pauseInput?.();
       return;
     }
     const c = classify(value);
@@ -199,11 +267,15 @@ export class Conductor {
     const inner = unwrap(envelope);
     if (typeof inner === "string") return this.refuse(envelope, ErrorCodes.invalidRequest, inner);
     if (!this.initialized) return this.refuse(envelope, ErrorCodes.invalidRequest, `expected "proxy/initialize" before "${inner.method}"`);
+    const refusal = check(Gates.fromAgent, inner, this.agent);
+    if (refusal) return this.refuseGated(envelope, refusal, this.client);
     this.call(this.agent, inner);
   }
 
   private fromClientCall(message: Call): void {
     const { method } = message;
+    const refusal = check(Gates.fromClient, message, this.client);
+    if (refusal) return this.refuseGated(message, refusal, this.client);
     if (this.startFailure !== null) {
       if (isRequest(message)) {
         this.client.peer.send(errorResponse(message.id, ErrorCodes.internalError, `Cordon could not start the chain: ${this.startFailure}`));
@@ -265,36 +337,41 @@ export class Conductor {
     }
   }
 
+  /** A request or notification from a proxy or the agent. */
   private call(hop: Hop, message: Call): void {
     const pos = hop.position;
     const { method } = message;
     if (method === Methods.cancelRequest) return this.cancel(hop, message.params);
-    if (method === Methods.elicitationCreate) message = this.scopeToHop(hop, message);
-    if (pos.role === "agent") return this.backward(hop, message, this.proxies.length - 1);
+    if (pos.role === "agent") {
+      const refusal = check(Gates.fromAgent, message, hop);
+      if (refusal) return this.refuseGated(message, refusal, hop);
+      if (method === Methods.elicitationCreate) message = this.scopeToHop(hop, message);
+      return this.backward(hop, message, this.proxies.length - 1);
+    }
     if (pos.role !== "proxy") return;
-    if (method === Methods.cordonLog) return this.proxyLog(hop, message.params);
+    if (method === Methods.cordonLog) return this.proxyLog(hop, message);
     if (!isProxySuccessor(method)) {
-      if (method === Methods.initialize || isProxyInitialize(method)) {
-        return this.refuse(message, ErrorCodes.invalidRequest, `a proxy cannot send ${method}; only the conductor initializes components`, hop);
-      }
-      const grant = grantFor(method);
-      if (grant && isRequest(message) && !hop.forwardable.take(method, message.params) && !hop.grants.has(grant)) {
-        this.log.warn(`${hop.label} tried to send ${method} to the client without the "${grant}" grant; refused`);
-        return this.refuse(message, ErrorCodes.invalidRequest, `${method} needs the "${grant}" grant, which this proxy does not have`, hop);
-      }
+      const refusal = check(Gates.proxyToPredecessor, message, hop);
+      if (refusal) return this.refuseGated(message, refusal, hop);
+      if (method === Methods.elicitationCreate) message = this.scopeToHop(hop, message);
       return this.backward(hop, message, pos.index - 1);
     }
     if (method === Methods.legacyProxySuccessor) hop.dialect = "rust";
     const inner = unwrap(message);
     if (typeof inner === "string") return this.refuse(message, ErrorCodes.invalidRequest, inner, hop);
     if (inner.method === Methods.cancelRequest) return this.cancel(hop, inner.params);
-    if (isProxyInitialize(inner.method)) {
-      return this.refuse(message, ErrorCodes.invalidRequest, "proxy/initialize is only sent by the conductor", hop);
-    }
-    if (inner.method === Methods.initialize && hop.successorInit) {
-      // Its successor is initialized already: a restarted proxy gets the answer it got the first time.
-      if (isRequest(inner)) hop.peer.send({ ...hop.successorInit, id: inner.id });
-      return;
+    const refusal = check(Gates.proxyToSuccessor, inner, hop);
+    if (refusal) return this.refuseGated(message, refusal, hop);
+    if (inner.method === Methods.initialize) {
+      const verdict = successorInit(hop);
+      if (verdict.kind === "refuse") return this.refuseGated(message, verdict.refusal, hop);
+      if (verdict.kind === "replay") {
+        // A restarted proxy gets the answer its first instance got; the successor is not asked twice.
+        hop.successorInit = { ...hop.successorInit, generation: hop.generation } as typeof hop.successorInit;
+        if (isRequest(inner)) hop.peer.send({ ...verdict.answer, id: inner.id });
+        return;
+      }
+      if (isRequest(inner)) hop.successorInit = { kind: "pending" };
     }
     this.toward(hop, inner, pos.index + 1);
   }
@@ -320,12 +397,15 @@ export class Conductor {
     while (index >= 0 && this.proxies[index].bypassed) index--;
     if (index < 0) return this.deliver(from, message, this.client, message, false);
     const target = this.proxies[index];
-    if (isRequest(message) && grantFor(message.method)) target.forwardable.add(message.method, message.params);
+    if (grantFor(message.method)) target.forwardable.add(message.method, message.params);
     this.deliver(from, message, target, wrap(message, target.dialect), true);
   }
 
   private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean, retry?: () => void): void {
     if (to.restarting && to.policy === "restart") {
+      if (to.held.length >= MAX_HELD) {
+        return this.refuse(original, ErrorCodes.internalError, `${to.label} is restarting and already holds ${MAX_HELD} messages; try again shortly`, from);
+      }
       to.held.push(() => this.deliver(from, original, to, outgoing, enveloped, retry));
       return;
     }
@@ -346,6 +426,14 @@ export class Conductor {
     if (!to.alive) {
       return this.refuse(original, ErrorCodes.internalError, `${to.label} is not running: it ${to.failure}`, from);
     }
+    const fromKey = idKey(original.id);
+    if (from.incoming.has(fromKey)) {
+      return this.refuse(original, ErrorCodes.invalidRequest, `request id ${sanitizeForLog(JSON.stringify(original.id), 80)} is already in use by a request still in flight`, from);
+    }
+    const limit = from.position.role === "proxy" ? MAX_IN_FLIGHT.proxy : MAX_IN_FLIGHT.peer;
+    if (from.incoming.size >= limit) {
+      return this.refuse(original, ErrorCodes.internalError, `${from === this.client ? "the client has" : `${from.label} has`} ${limit} requests in flight already (Cordon's limit); wait for answers`, from);
+    }
     const id = to.issueId();
     this.trace?.({
       type: "request",
@@ -358,8 +446,8 @@ export class Conductor {
       params: original.params ?? null,
     });
     const sessionId = original.method === Methods.requestPermission ? (sessionOf(original.params) ?? undefined) : undefined;
-    to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, method: original.method, sessionId, retry });
-    from.incoming.set(idKey(original.id), { id: original.id, to, toId: id, enveloped });
+    to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, fromGeneration: from.generation, method: original.method, sessionId, retry });
+    from.incoming.set(fromKey, { id: original.id, to, toId: id, enveloped });
     to.peer.send({ ...outgoing, id } as JsonRpcRequest);
   }
 
@@ -368,12 +456,15 @@ export class Conductor {
     const pending = key === null ? undefined : hop.outgoing.get(key);
     if (key !== null && hop.settled.delete(key)) return; // already answered on its behalf
     if (!pending || key === null) {
-      this.log.warn(`${hop.label} answered a request it was never sent (id ${JSON.stringify(message.id)}); dropped`);
+      this.log.warn(`${hop.label} answered a request it was never sent (id ${sanitizeForLog(JSON.stringify(message.id), 80)}); dropped`);
       return;
     }
     hop.outgoing.delete(key);
     if (pending.kind === "own") return pending.answer(message);
-    if (pending.retry && message.error?.code === ErrorCodes.methodNotFound) return pending.retry();
+    if (pending.retry && message.error?.code === ErrorCodes.methodNotFound) {
+      pending.from.incoming.delete(idKey(pending.fromId)); // the retry forwards the same request again
+      return pending.retry();
+    }
     this.trace?.({
       type: "response",
       from: participant(hop),
@@ -382,11 +473,18 @@ export class Conductor {
       is_error: message.error !== undefined,
       payload: message.error ?? message.result ?? null,
     });
-    pending.from.incoming.delete(idKey(pending.fromId));
     if (pending.method === Methods.initialize) {
       if (pending.from === this.client) this.promptCapabilities = promptCapabilitiesOf(message.result);
-      else if (pending.from.position.role === "proxy") pending.from.successorInit = { jsonrpc: "2.0", id: null, ...pick(message) };
+      else if (pending.from.position.role === "proxy") {
+        // An error answer lets the proxy try again; a result is replayed to its restarted instances.
+        pending.from.successorInit = message.error
+          ? { kind: "none" }
+          : { kind: "answered", answer: { jsonrpc: "2.0", id: null, ...pick(message) }, generation: pending.fromGeneration };
+      }
     }
+    // The instance that asked is gone: its successor instance may reuse the id for another request.
+    if (pending.fromGeneration !== pending.from.generation) return;
+    pending.from.incoming.delete(idKey(pending.fromId));
     if (pending.from.alive) pending.from.peer.send({ ...message, id: pending.fromId });
   }
 
@@ -421,15 +519,24 @@ export class Conductor {
   /** Answers a request with an error on behalf of the chain (notifications are only logged). */
   private refuse(message: Call, code: number, text: string, to: Hop = this.client): void {
     if (isRequest(message)) to.peer.send(errorResponse(message.id, code, text));
-    else this.log.warn(`${to.label}: ${text} (notification ${message.method} dropped)`);
+    else this.log.warn(`${to.label}: ${sanitizeForLog(text)} (notification ${sanitizeForLog(message.method, 80)} dropped)`);
   }
 
-  private proxyLog(hop: Hop, params: unknown): void {
-    const p = paramsObject(params);
+  /** A gate refused `message` from `from`: the sender is told (requests), the operator always. */
+  private refuseGated(message: Call, refusal: Refusal, from: Hop): void {
+    const what = isRequest(message) ? "request refused" : "notification dropped";
+    this.log.warn(`${refusal.gate}: ${sanitizeForLog(refusal.message)}; ${what}`);
+    if (isRequest(message) && from.alive) from.peer.send(errorResponse(message.id, refusal.code, refusal.message));
+  }
+
+  /** `_cordon/log` from a proxy: one line on stderr (control characters escaped), and the trace. */
+  private proxyLog(hop: Hop, message: Call): void {
+    const p = paramsObject(message.params);
     const level = isLevel(p?.level) ? p.level : "info";
-    const text = typeof p?.message === "string" ? p.message : JSON.stringify(p ?? null);
+    const text = sanitizeForLog(typeof p?.message === "string" ? p.message : JSON.stringify(p ?? null));
     this.log[level](`${hop.label}: ${text}`);
     this.trace?.({ type: "trace", component: participant(hop), level, message: text });
+    if (isRequest(message)) hop.peer.send(errorResponse(message.id, ErrorCodes.invalidRequest, `${Methods.cordonLog} is a notification`));
   }
 
   // ---- failure ---------------------------------------------------------------------------
@@ -440,8 +547,7 @@ export class Conductor {
    * leaving ends it with a non-zero status after the errors are written.
    */
   private closed(hop: Hop, reason: string, detail?: unknown): void {
-    if (!hop.alive) return;
-    hop.failure = reason;
+    if (!hop.fail(reason)) return;
     if (hop === this.client) {
       this.log.debug(`${this.proxyMode ? "parent conductor" : "client"} closed the connection`);
       this.exit(0);
@@ -452,51 +558,24 @@ export class Conductor {
       hop.outgoing.delete(key);
       const error = errorResponse(null, ErrorCodes.internalError, `${hop.label} ${reason}`, detail);
       if (pending.kind === "own") pending.answer(error);
-      else {
+      else if (pending.fromGeneration === pending.from.generation) {
         this.trace?.({ type: "response", from: participant(hop), to: participant(pending.from), id: idFromKey(key), is_error: true, payload: error.error });
         pending.from.incoming.delete(idKey(pending.fromId));
         if (pending.from.alive) pending.from.peer.send({ ...error, id: pending.fromId });
       }
     }
+    // What it had asked of others is settled now: cancelled downstream, and a late answer is
+    // dropped there instead of reaching a restarted instance that reuses the id.
     for (const [key, record] of hop.incoming) {
       hop.incoming.delete(key);
-      this.cancelAbandoned(record);
+      this.settle(record);
     }
     if (hop === this.agent) this.afterAgentDeath(`${hop.label} ${reason}`, detail);
-    else if (hop.position.role === "proxy" && !this.exiting) this.recover(hop, reason);
+    else if (hop.position.role === "proxy") this.supervisor.failed(hop, reason);
   }
 
-  /** Applies the proxy's failure policy: bypass it, or restart it with backoff until the cap. */
-  private recover(hop: Hop, reason: string): void {
-    if (hop.policy === "bypass") {
-      hop.bypassed = true;
-      return this.notice("warn", hop, `${hop.label} ${reason}; it is bypassed from now on (policy bypass): messages skip it`);
-    }
-    if (hop.restarts >= MAX_RESTARTS) {
-      hop.failure = `${reason}, and it has failed ${hop.restarts + 1} times, so Cordon stopped restarting it; restart the session to try again`;
-      for (const held of hop.held.splice(0)) held();
-      return this.notice("error", hop, `${hop.label} ${hop.failure}`);
-    }
-    const delay = FIRST_BACKOFF_MS * 2 ** hop.restarts;
-    hop.restarts++;
-    hop.restarting = true;
-    hop.failure = `${reason}; it is restarting (attempt ${hop.restarts} of ${MAX_RESTARTS})`;
-    this.notice("warn", hop, `${hop.label} ${reason}; restarting it in ${delay} ms (attempt ${hop.restarts} of ${MAX_RESTARTS}); state it kept per session is lost`);
-    setTimeout(() => void this.restart(hop), delay);
-  }
-
-  /** Starts a failed proxy again and replays its initialization; its successor is not re-initialized. */
-  private async restart(hop: Hop): Promise<void> {
-    if (this.exiting) return;
-    try {
-      await this.open(hop);
-    } catch (error) {
-      hop.restarting = false;
-      return this.recover(hop, `could not be restarted: ${(error as Error).message}`);
-    }
-    hop.failure = null;
-    hop.restarting = false;
-    hop.forwardable.clear();
+  /** A restarted proxy is up: replay its initialization (its successor is not re-initialized), release held deliveries. */
+  private restarted(hop: Hop): void {
     if (this.initialized) {
       const id = hop.issueId();
       const method = hop.dialect === "rust" ? Methods.legacyProxyInitialize : Methods.proxyInitialize;
@@ -504,7 +583,7 @@ export class Conductor {
         kind: "own",
         method: Methods.initialize,
         answer: (response) => {
-          if (response.error) this.log.error(`${hop.label} restarted but refused initialization: ${response.error.message}`);
+          if (response.error) this.log.error(`${hop.label} restarted but refused initialization: ${sanitizeForLog(response.error.message)}`);
           else this.log.info(`${hop.label} restarted`);
         },
       });
@@ -541,8 +620,10 @@ export class Conductor {
     finish();
   }
 
-  /** A request whose asker died: tell the hop now holding it that nobody is waiting. */
-  private cancelAbandoned(record: Incoming): void {
+  /** A request whose asker died: nobody waits for its answer any more, so cancel it where it is. */
+  private settle(record: Incoming): void {
+    const key = idKey(record.toId);
+    if (record.to.outgoing.delete(key)) record.to.settled.add(key);
     if (!record.to.alive) return;
     const cancel: JsonRpcNotification = { jsonrpc: "2.0", method: Methods.cancelRequest, params: { requestId: record.toId } };
     record.to.peer.send(record.enveloped ? wrap(cancel, record.to.dialect) : cancel);

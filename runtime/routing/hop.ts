@@ -20,7 +20,16 @@ export type Outgoing =
    * Forwarded on behalf of `from`, whose own id for it was `fromId`. `retry`, when set, is tried
    * instead of relaying a method-not-found answer (a proxy that only knows `_proxy/initialize`).
    */
-  | { kind: "forward"; from: Hop; fromId: JsonRpcId; method: string; sessionId?: string; retry?: () => void }
+  | {
+      kind: "forward";
+      from: Hop;
+      fromId: JsonRpcId;
+      /** The instance of `from` that asked: an answer outliving it must not reach its successor instance. */
+      fromGeneration: number;
+      method: string;
+      sessionId?: string;
+      retry?: () => void;
+    }
   /** Sent by the conductor itself. */
   | { kind: "own"; method: string; answer: (response: JsonRpcResponse) => void };
 
@@ -46,6 +55,13 @@ export type Dialect = "rfd" | "rust";
  */
 export type FailurePolicy = "fail-closed" | "restart" | "bypass";
 
+/** Where this proxy is with initializing its successor (see gates/successor-init.ts). */
+export type SuccessorInitState =
+  | { kind: "none" }
+  | { kind: "pending" }
+  /** `generation`: the instance that last got this answer (the first, or a restarted one by replay). */
+  | { kind: "answered"; answer: JsonRpcResponse; generation: number };
+
 export class Hop {
   readonly outgoing = new Map<string, Outgoing>();
   readonly incoming = new Map<string, Incoming>();
@@ -59,6 +75,8 @@ export class Hop {
   policy: FailurePolicy = "fail-closed";
   /** Routing skips this proxy (policy `bypass`, after a failure). */
   bypassed = false;
+  /** The conductor stopped reading this peer (backpressure elsewhere). */
+  paused = false;
   /** A restart is scheduled or under way. */
   restarting = false;
   restarts = 0;
@@ -68,8 +86,14 @@ export class Hop {
   grants = new Set<Grant>();
   /** Gated requests it was handed by its successor, which it may forward without a grant. */
   readonly forwardable = new Forwardable();
-  /** The successor's answer to this proxy's `initialize`, replayed to it after a restart. */
-  successorInit: JsonRpcResponse | null = null;
+  /** Its `initialize` toward its successor: once per instance, replayed after a restart. */
+  successorInit: SuccessorInitState = { kind: "none" };
+  /**
+   * Which instance of the peer this is: bumped by `revive()`. Requests an instance sent are
+   * recorded with its generation, so an answer that outlives it is dropped instead of reaching
+   * the new instance's request that happens to reuse the same id.
+   */
+  generation = 0;
 
   /**
    * @param idPrefix when two hops share one connection (a nested conductor's parent is both its
@@ -92,6 +116,40 @@ export class Hop {
 
   get alive(): boolean {
     return this.failure === null;
+  }
+
+  /** The peer is gone (first reason wins); returns false when it was gone already. */
+  fail(reason: string): boolean {
+    if (this.failure !== null) return false;
+    this.failure = reason;
+    return true;
+  }
+
+  /** Policy `bypass`: routing skips it from now on. */
+  bypass(): void {
+    this.bypassed = true;
+  }
+
+  /** A restart is scheduled; `failure` says so to whoever tries to reach it meanwhile. */
+  scheduleRestart(failure: string): void {
+    this.restarts++;
+    this.restarting = true;
+    this.failure = failure;
+  }
+
+  /** No more restarts: it stays down, and deliveries held for it are released (to fail). */
+  giveUp(failure: string): void {
+    this.restarting = false;
+    this.failure = failure;
+    for (const held of this.held.splice(0)) held();
+  }
+
+  /** A new instance of the peer is up: it starts with nothing forwardable and a new generation. */
+  revive(): void {
+    this.failure = null;
+    this.restarting = false;
+    this.generation++;
+    this.forwardable.clear();
   }
 
   issueId(): JsonRpcId {

@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { MAX_NESTING_DEPTH, nestsDeeperThan } from "./nesting.js";
+
+const nested = (depth: number): unknown => JSON.parse("[".repeat(depth) + "]".repeat(depth));
+
+describe("nestsDeeperThan", () => {
+  it("counts the message itself as level 1", () => {
+    expect(nestsDeeperThan({ a: 1 }, 1)).toBe(false);
+    expect(nestsDeeperThan({ a: {} }, 1)).toBe(true);
+    expect(nestsDeeperThan("scalar", 0)).toBe(false);
+  });
+
+  it("accepts exactly the limit and refuses one more, through arrays and objects alike", () => {
+    expect(nestsDeeperThan(nested(MAX_NESTING_DEPTH))).toBe(false);
+    expect(nestsDeeperThan(nested(MAX_NESTING_DEPTH + 1))).toBe(true);
+    const objects = JSON.parse('{"a":'.repeat(MAX_NESTING_DEPTH + 1) + "1" + "}".repeat(MAX_NESTING_DEPTH + 1));
+    expect(nestsDeeperThan(objects)).toBe(true);
+  });
+
+  it("survives a value far deeper than the stack (what used to crash re-serialisation)", () => {
+    const deep = nested(1_000_000);
+    expect(() => JSON.stringify(deep)).toThrow(RangeError);
+    expect(nestsDeeperThan(deep)).toBe(true);
+  });
+
+  it("finds a deep branch beside shallow ones, and ignores prototype-looking keys", () => {
+    const value = JSON.parse(`{"__proto__":{"x":1},"wide":[1,2,3],"deep":${"[".repeat(200)}${"]".repeat(200)}}`);
+    expect(nestsDeeperThan(value)).toBe(true);
+    expect(nestsDeeperThan(JSON.parse('{"__proto__":{"constructor":{}}}'))).toBe(false);
+  });
+});

@@ -1,0 +1,33 @@
+/**
+ * Bounds how deeply a peer's JSON may nest.
+ *
+ * `JSON.parse` is iterative in V8, so a 10 KB line of `[[[[…` parses fine — but everything that
+ * walks the value afterwards recursively (`JSON.stringify` when the message is forwarded, the grant
+ * tracker's canonical form, a trace write) overflows the stack on it. So every message is measured
+ * once, right after parsing and before anything else touches it, and one that nests deeper than
+ * the limit is refused whole.
+ *
+ * Cost: one visit per container node, none per byte — a 10 MB string is one node. The walk itself
+ * recurses at most `max` frames deep, so it cannot overflow on the input it is guarding against.
+ */
+
+/** Deepest nesting Cordon forwards. ACP's own shapes nest about 10 deep; tool inputs rarely 30. */
+export const MAX_NESTING_DEPTH = 128;
+
+/** Whether `value` nests objects/arrays more than `max` levels deep (the message itself is level 1). */
+export function nestsDeeperThan(value: unknown, max: number = MAX_NESTING_DEPTH): boolean {
+  return exceeds(value, max);
+}
+
+function exceeds(value: unknown, budget: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (budget === 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (exceeds(item, budget - 1)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (exceeds((value as Record<string, unknown>)[key], budget - 1)) return true;
+  }
+  return false;
+}
