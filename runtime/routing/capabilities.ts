@@ -17,7 +17,11 @@ export function promptCapabilitiesOf(result: unknown): PromptCapabilities {
 }
 
 /** Content the client was not told the agent accepts (text and resource links always are). */
-const GATED: Record<string, keyof PromptCapabilities> = { image: "image", audio: "audio", resource: "embeddedContext" };
+const GATED = new Map<string, keyof PromptCapabilities>([
+  ["image", "image"],
+  ["audio", "audio"],
+  ["resource", "embeddedContext"],
+]);
 
 /** Why a prompt carries content the chain did not advertise, or null when it does not. */
 export function unsupportedContent(params: unknown, caps: PromptCapabilities): string | null {
@@ -25,7 +29,7 @@ export function unsupportedContent(params: unknown, caps: PromptCapabilities): s
   if (!Array.isArray(prompt)) return null;
   for (const [i, block] of prompt.entries()) {
     const type = paramsObject(block)?.type;
-    const gate = typeof type === "string" ? GATED[type] : undefined;
+    const gate = typeof type === "string" ? GATED.get(type) : undefined;
     if (gate && !caps[gate]) {
       const what = type === "resource" ? "embedded resource" : type;
       return `prompt block ${i} is an ${what}, but the agent did not advertise promptCapabilities.${gate}; nothing was sent`;
