@@ -16,6 +16,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { GRANTS } from "../routing/grants.js";
 import { WASI_GRANTS } from "../sandbox/wasi-grants.js";
+import { ISOLATIONS } from "../sandbox/sandbox-factory.js";
 
 const limits = z
   .object({
@@ -24,6 +25,14 @@ const limits = z
     maxMessageUnits: z.number().int().positive().optional(),
     maxSendsPerReceive: z.number().int().positive().optional(),
     maxMemoryMiB: z.number().int().positive().max(4096).optional(),
+    // What one delivery, and the proxy over a window, may use (runtime/sandbox/sandbox.ts has the defaults).
+    maxOutputUnitsPerDelivery: z.number().int().positive().optional(),
+    maxTableElements: z.number().int().positive().max(10_000_000).optional(),
+    cpuWindowMs: z.number().int().positive().optional(),
+    maxCpuMsPerWindow: z.number().int().positive().optional(),
+    outputWindowMs: z.number().int().positive().optional(),
+    maxOutputMessagesPerWindow: z.number().int().positive().optional(),
+    maxOutputUnitsPerWindow: z.number().int().positive().optional(),
   })
   .strict();
 
@@ -44,6 +53,8 @@ const wasmProxy = z
     grants: z.array(z.enum([...GRANTS, ...WASI_GRANTS])).default([]),
     config: z.unknown().optional(),
     limits: limits.optional(),
+    /** Where the guest runs: "thread" (the conductor's, fuel-metered) or "worker" (its own thread); default: --isolation. */
+    isolation: z.enum(ISOLATIONS).optional(),
   })
   .strict();
 

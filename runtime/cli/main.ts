@@ -15,7 +15,9 @@ Usage:
       Be a proxy in another conductor's chain (expects proxy/initialize): runs its own proxies
       and hands their successor traffic back to the parent, so conductors nest.
 
-  Both take --trace <file.jsonl>: every message at every hop, in the Rust conductor's trace format.
+  Both take --trace <file.jsonl>: every message at every hop, in the Rust conductor's trace format,
+  and --isolation thread|worker: where WASM proxies run unless their config entry says (default
+  thread: in Cordon's thread with fuel metering; worker: a worker thread each; env CORDON_ISOLATION).
   cordon inspect <proxy.wasm> [--json]
       Show a proxy's manifest, imports, exports, string encoding, memory and SHA-256.
   cordon demo
@@ -93,6 +95,7 @@ async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<numb
         proxy: { type: "string", short: "p", multiple: true },
         "proxy-cmd": { type: "string", multiple: true },
         trace: { type: "string" },
+        isolation: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -122,6 +125,11 @@ async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<numb
       }
     }
   }
+  const isolation = parsed.values.isolation;
+  if (isolation !== undefined && isolation !== "thread" && isolation !== "worker") {
+    process.stderr.write(`${name}: --isolation must be thread or worker, not ${JSON.stringify(isolation)}\n`);
+    return 2;
+  }
   const { run } = await import("./run.js");
-  return run({ mode, config: parsed.values.config, proxies, agent, trace: parsed.values.trace });
+  return run({ mode, config: parsed.values.config, proxies, agent, trace: parsed.values.trace, isolation });
 }

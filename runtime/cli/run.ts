@@ -14,6 +14,7 @@ import { GRANTS, type Grant } from "../routing/grants.js";
 import { TraceFile } from "../routing/trace.js";
 import { ConfigError, isNativeProxy, readChainConfig, type AgentEntry, type ProxyEntry } from "./chain-config.js";
 import { McpBridgePeer } from "../mcp/bridge.js";
+import { defaultIsolation, sandboxFactory, type Isolation } from "../sandbox/sandbox-factory.js";
 
 export interface RunOptions {
   mode: "agent" | "proxy";
@@ -24,6 +25,8 @@ export interface RunOptions {
   agent: string[];
   /** Write every message at every hop to this file. */
   trace?: string;
+  /** Sandbox for WASM proxies whose config entry does not choose one (default: `defaultIsolation()`). */
+  isolation?: Isolation;
 }
 
 export async function run(options: RunOptions): Promise<number> {
@@ -52,7 +55,7 @@ export async function run(options: RunOptions): Promise<number> {
 
   const client = new StdioClient();
   const trace = options.trace ? new TraceFile(options.trace) : null;
-  const peers = buildProxies(proxies, log);
+  const peers = buildProxies(proxies, log, options.isolation ?? defaultIsolation());
   // MCP-over-ACP: the bridge sits right before the agent (in proxy mode the outermost conductor bridges).
   if (options.mode === "agent") peers.push(new McpBridgePeer({ log }));
   const agentPeer = agent && new ChildProcessPeer({ command: agent.command, args: agent.args, env: agent.env, cwd: agent.cwd }, "agent");
@@ -92,7 +95,7 @@ export async function run(options: RunOptions): Promise<number> {
 }
 
 /** One peer per entry: WASM components in sandboxes, trusted native proxies as child processes. */
-function buildProxies(entries: ProxyEntry[], log: Logger): Peer[] {
+function buildProxies(entries: ProxyEntry[], log: Logger, isolation: Isolation): Peer[] {
   const seen = new Map<string, number>();
   return entries.map((entry) => {
     const base = entry.name ?? (isNativeProxy(entry) ? basename(entry.command) : basename(entry.wasm).replace(/\.wasm$/, ""));
@@ -107,6 +110,7 @@ function buildProxies(entries: ProxyEntry[], log: Logger): Peer[] {
     return new WasmProxyPeer(
       { name, path: entry.wasm, config: entry.config ?? {}, limits: sandboxLimits, sha256: entry.sha256, grants: entry.grants },
       { progress: (line) => log.info(line), warn: (line) => log.warn(line) },
+      sandboxFactory(entry.isolation ?? isolation, (line) => log.warn(line)),
     );
   });
 }

@@ -10,7 +10,7 @@ import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { DEFAULT_LIMITS, type ProxySandbox, type SandboxLimits } from "../sandbox/sandbox.js";
-import { WorkerSandbox } from "../sandbox/worker-sandbox.js";
+import { sandboxFactory, type SandboxFactory } from "../sandbox/sandbox-factory.js";
 
 export interface WasmProxySpec {
   /** Name in the chain (logs, errors, the configure notification). */
@@ -32,6 +32,8 @@ export class WasmProxyPeer implements Peer {
   constructor(
     private readonly spec: WasmProxySpec,
     private readonly loadOptions: LoadOptions & { warn?: (line: string) => void } = {},
+    /** Which sandbox runs the guest (`sandbox-factory.ts`: in-thread with fuel, or a worker). */
+    private readonly createSandbox: SandboxFactory = sandboxFactory(undefined, loadOptions.warn),
   ) {
     this.label = `proxy "${spec.name}"`;
   }
@@ -53,7 +55,7 @@ export class WasmProxyPeer implements Peer {
     if (missing.length > 0) {
       this.loadOptions.warn?.(`${this.label} asks for ${missing.join(", ")}, which the chain config does not grant; those requests will be refused`);
     }
-    const sandbox = new WorkerSandbox(component, { ...DEFAULT_LIMITS, ...this.spec.limits }, this.spec.grants ?? []);
+    const sandbox = this.createSandbox(component, { ...DEFAULT_LIMITS, ...this.spec.limits }, this.spec.grants ?? []);
     this.sandbox = sandbox;
     const fail = (reason: string) => {
       if (this.dead) return;
@@ -76,7 +78,8 @@ export class WasmProxyPeer implements Peer {
           }
         },
         congested: (congested) => sink.congested?.(congested),
-        failed: (failure) => fail(failure.kind === "timeout" ? `was stopped: ${failure.message}` : `failed (${failure.kind}): ${failure.message}`),
+        failed: (failure) =>
+          fail(failure.kind === "timeout" || failure.kind === "budget" ? `was stopped: ${failure.message}` : `failed (${failure.kind}): ${failure.message}`),
       })
       .catch((error: Error) => {
         throw new Error(`${this.label} (${this.spec.path}) failed to start: ${error.message}`);

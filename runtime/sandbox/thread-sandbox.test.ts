@@ -1,0 +1,120 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
+import { loadComponentBytes } from "./component-loader.js";
+import { DEFAULT_LIMITS, QUEUE_HIGH_WATER, type SandboxFailure } from "./sandbox.js";
+import { sandboxFactory } from "./sandbox-factory.js";
+import { ThreadSandbox } from "./thread-sandbox.js";
+import { WorkerSandbox } from "./worker-sandbox.js";
+
+const cacheDir = mkdtempSync(join(tmpdir(), "cordon-thread-"));
+const WORLD = `world guest { import cordon:proxy/channel@0.1.0; export cordon:proxy/handler@0.1.0; }`;
+const IMPORT = `(import "cordon:proxy/channel@0.1.0" "send" (func $send (param i32 i32)))`;
+
+async function sandboxFor(bytes: Uint8Array, limits = {}) {
+  const component = await loadComponentBytes("guest.wasm", bytes, { cacheDir });
+  const outputs: string[] = [];
+  const congestion: boolean[] = [];
+  let failure: SandboxFailure | null = null;
+  let failed: () => void = () => {};
+  const died = new Promise<void>((resolve) => (failed = resolve));
+  const sandbox = new ThreadSandbox(component, { ...DEFAULT_LIMITS, ...limits });
+  const started = sandbox.start({
+    output: (messages) => outputs.push(...messages),
+    congested: (c) => congestion.push(c),
+    failed: (f) => {
+      failure = f;
+      failed();
+    },
+  });
+  return { sandbox, outputs, congestion, started, died, failure: () => failure };
+}
+
+const loopInReceive = () =>
+  buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "(loop $spin (br $spin))")})`, wit: WORLD });
+
+describe("ThreadSandbox", () => {
+  it("delivers in order, asynchronously (never inside deliver), and returns every output", async () => {
+    const s = await sandboxFor(await echoComponent("utf16"));
+    await s.started;
+    for (let i = 0; i < 200; i++) s.sandbox.deliver(`{"n":${i}}`);
+    expect(s.outputs).toEqual([]); // nothing ran yet: the router is never re-entered from deliver
+    await expect.poll(() => s.outputs.length).toBe(200);
+    expect(s.outputs).toEqual(Array.from({ length: 200 }, (_, i) => `{"n":${i}}`));
+    await s.sandbox.stop();
+  });
+
+  it("a delivery made from an output handler runs after the current one, in order", async () => {
+    const component = await loadComponentBytes("echo.wasm", await echoComponent("utf8"), { cacheDir });
+    const seen: string[] = [];
+    const sandbox = new ThreadSandbox(component, DEFAULT_LIMITS);
+    await sandbox.start({
+      output: (messages) => {
+        seen.push(...messages);
+        if (messages[0] === `"a"`) sandbox.deliver(`"c"`); // as the router may do while routing output
+      },
+      failed: () => {},
+    });
+    sandbox.deliver(`"a"`);
+    sandbox.deliver(`"b"`);
+    await expect.poll(() => seen.length).toBe(3);
+    expect(seen).toEqual([`"a"`, `"b"`, `"c"`]);
+  });
+
+  it("stops a guest that loops forever in receive with its fuel, reported as a timeout", async () => {
+    const s = await sandboxFor(await loopInReceive(), { receiveTimeoutMs: 300 });
+    await s.started;
+    const t = Date.now();
+    s.sandbox.deliver("{}");
+    s.sandbox.deliver("{}");
+    await s.died;
+    expect(Date.now() - t).toBeLessThan(5_000);
+    expect(s.failure()?.kind).toBe("timeout");
+    expect(s.failure()?.message).toMatch(/^receive used its fuel budget of 1500000000 units on one message \(≈ 300 ms of work; it ran \d+ ms\)$/);
+  });
+
+  it("refuses to start a guest that loops forever in its start function", async () => {
+    const loop = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY} (func $start (loop $spin (br $spin))) (start $start))`, wit: WORLD });
+    const s = await sandboxFor(loop, { startTimeoutMs: 200 });
+    await expect(s.started).rejects.toThrow(/^instantiation used its fuel budget of 1000000000 units/);
+  });
+
+  it("reports a trap as a trap (not a timeout), once", async () => {
+    const trap = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "unreachable")})`, wit: WORLD });
+    const s = await sandboxFor(trap);
+    await s.started;
+    s.sandbox.deliver("{}");
+    s.sandbox.deliver("{}");
+    await s.died;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(s.failure()).toEqual({ kind: "trap", message: "unreachable" });
+  });
+
+  it("signals congestion past the high-water mark and clears it as the queue drains", async () => {
+    const s = await sandboxFor(await echoComponent("utf8"));
+    await s.started;
+    for (let i = 0; i < QUEUE_HIGH_WATER + 10; i++) s.sandbox.deliver(`${i}`);
+    expect(s.congestion).toEqual([true]);
+    await expect.poll(() => s.outputs.length).toBe(QUEUE_HIGH_WATER + 10);
+    expect(s.congestion).toEqual([true, false]);
+  });
+
+  it("the memory cap holds: a guest that starts above it is refused at start", async () => {
+    const big = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY.replace("(memory (export \"memory\") 16)", "(memory (export \"memory\") 64)")})`, wit: WORLD });
+    const s = await sandboxFor(big, { maxMemoryPages: 32 });
+    await expect(s.started).rejects.toThrow(/above the cap of 32 pages/);
+  });
+
+  it("the factory falls back to a worker for a module it cannot meter, and says so", async () => {
+    const component = await loadComponentBytes("echo.wasm", await echoComponent("utf8"), { cacheDir });
+    const warnings: string[] = [];
+    const weird = { ...component, coreBytes: component.coreBytes.slice(0, 8), sha256: "x".repeat(64) }; // no sections to meter
+    const sandbox = sandboxFactory("thread", (w) => warnings.push(w))(weird, DEFAULT_LIMITS, []);
+    expect(sandbox).toBeInstanceOf(WorkerSandbox);
+    expect(warnings[0]).toMatch(/cannot be fuel-metered .* running it in a worker thread instead/);
+    expect(sandboxFactory("thread")(component, DEFAULT_LIMITS, [])).toBeInstanceOf(ThreadSandbox);
+    expect(sandboxFactory("worker")(component, DEFAULT_LIMITS, [])).toBeInstanceOf(WorkerSandbox);
+  });
+});

@@ -1,0 +1,198 @@
+/**
+ * Runs a proxy guest in the conductor's own thread: no worker, no extra V8 isolate, no
+ * `postMessage` hop per message. What makes this safe is fuel (`fuel.ts`): the guest's code is
+ * rewritten at load so that it traps when it has run its budget, so a guest that never returns
+ * stops itself in the same thread. Memory is capped by the same module rewrite as in a worker.
+ *
+ * Budgets: `receiveTimeoutMs` and `startTimeoutMs` are turned into fuel at `FUEL_PER_MS` units
+ * per millisecond — about the rate of a tight loop on a 2-core development machine, so ordinary
+ * code gets at least the time the worker watchdog would give it (slower, memory-heavy code gets
+ * more wall time for the same fuel). Each delivery starts with a full budget; the start function
+ * has the start budget. A guest that uses it up is reported as a `timeout` failure.
+ *
+ * Order and re-entry: `deliver` only queues; the queue is drained from a microtask, one delivery
+ * at a time, and each delivery's output is handed to the conductor after `receive` returns —
+ * so the router is never re-entered synchronously and output keeps delivery order, as with the
+ * worker. A drain yields to the event loop (`setImmediate`) after `SLICE_MS`, so I/O goes on while
+ * a slow guest works through its queue and the queue's high/low-water marks apply as before.
+ *
+ * The trade: a guest's `receive` runs on the conductor's thread, so while it runs (at most its
+ * fuel budget) nothing else is routed. The worker sandbox does not have that cost and stays
+ * selectable per proxy (`"isolation": "worker"`).
+ */
+import { CanonicalHost, describe, GuestFault, RECEIVE_EXPORT } from "./canonical-host.js";
+import type { LoadedComponent } from "./component-loader.js";
+import { FuelUnsupported, instrumentFuel, isFuelTrap } from "./fuel.js";
+import { capMemory } from "./memory-cap.js";
+import { QUEUE_HIGH_WATER, QUEUE_LOW_WATER, type ProxySandbox, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
+
+/** Fuel units per millisecond of a limit (a tight wasm loop runs ~3–6 M/ms on the reference machine). */
+export const FUEL_PER_MS = 5_000_000;
+/** Longest a drain runs before yielding to the event loop. */
+export const SLICE_MS = 4;
+
+export interface ThreadSandboxOptions {
+  /** Fuel per delivery; default `receiveTimeoutMs × FUEL_PER_MS`. */
+  maxFuelPerDelivery?: bigint;
+  /** Fuel for the start function; default `startTimeoutMs × FUEL_PER_MS`. */
+  maxFuelAtStart?: bigint;
+}
+
+interface Prepared {
+  module: WebAssembly.Module;
+  outOfFuel: number;
+}
+
+/** Metered, capped, compiled modules by component hash and budgets: a restart reuses its module. */
+const prepared = new Map<string, Prepared>();
+
+export class ThreadSandbox implements ProxySandbox {
+  private readonly prepared: Prepared;
+  private startError: Error | null = null;
+  private readonly deliveryFuel: bigint;
+  private readonly startFuel: bigint;
+  private host: CanonicalHost | null = null;
+  private handlers: SandboxHandlers | null = null;
+  private readonly queue: string[] = [];
+  private head = 0;
+  private scheduled = false;
+  private congested = false;
+  private dead = false;
+  /** Milliseconds the guest has run in this thread (start and deliveries). */
+  cpuMs = 0;
+
+  /**
+   * Meters and compiles the module now, so an unsupported one is known before anything starts:
+   * throws `FuelUnsupported` (the factory then uses a worker), or `MemoryCapError` as the worker would.
+   */
+  constructor(
+    private readonly component: LoadedComponent,
+    private readonly limits: SandboxLimits,
+    private readonly grants: readonly string[] = [],
+    options: ThreadSandboxOptions = {},
+  ) {
+    this.deliveryFuel = options.maxFuelPerDelivery ?? BigInt(limits.receiveTimeoutMs) * BigInt(FUEL_PER_MS);
+    this.startFuel = options.maxFuelAtStart ?? BigInt(limits.startTimeoutMs) * BigInt(FUEL_PER_MS);
+    const key = `${component.sha256}:${limits.maxMemoryPages}:${this.startFuel}:${this.deliveryFuel}`;
+    let entry = prepared.get(key);
+    if (!entry) {
+      let capped: Uint8Array;
+      try {
+        capped = capMemory(component.coreBytes, limits.maxMemoryPages);
+      } catch (error) {
+        // Reported by start(), as the worker sandbox does.
+        this.startError = error as Error;
+        this.prepared = { module: null as never, outOfFuel: -1 };
+        return;
+      }
+      const fuel = instrumentFuel(capped, { startFuel: this.startFuel, deliveryFuel: this.deliveryFuel, refillOn: [RECEIVE_EXPORT, "cabi_realloc"] });
+      let module: WebAssembly.Module;
+      try {
+        module = new WebAssembly.Module(fuel.bytes as Uint8Array<ArrayBuffer>);
+      } catch (error) {
+        throw new FuelUnsupported(`the metered module does not validate (${describe(error)})`);
+      }
+      entry = { module, outOfFuel: fuel.outOfFuelFunction };
+      prepared.set(key, entry);
+    }
+    this.prepared = entry;
+  }
+
+  start(handlers: SandboxHandlers): Promise<void> {
+    this.handlers = handlers;
+    if (this.dead) return Promise.reject(new Error("the sandbox was stopped"));
+    if (this.startError) {
+      this.dead = true;
+      return Promise.reject(this.startError);
+    }
+    const t = performance.now();
+    try {
+      this.host = new CanonicalHost(this.prepared.module, {
+        encodings: this.component.encodings,
+        maxMessageUnits: this.limits.maxMessageUnits,
+        maxSendsPerReceive: this.limits.maxSendsPerReceive,
+        grants: this.grants,
+      });
+    } catch (error) {
+      this.dead = true;
+      const failure = this.failureOf(error, "instantiation", this.startFuel, this.limits.startTimeoutMs, performance.now() - t);
+      return Promise.reject(new Error(failure.message));
+    } finally {
+      this.cpuMs += performance.now() - t;
+    }
+    return Promise.resolve();
+  }
+
+  deliver(message: string): void {
+    if (this.dead || !this.host) return;
+    this.queue.push(message);
+    if (!this.congested && this.queue.length - this.head >= QUEUE_HIGH_WATER) {
+      this.congested = true;
+      this.handlers?.congested?.(true);
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(this.drain);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.dead = true;
+    this.host = null;
+    this.queue.length = 0;
+    this.head = 0;
+  }
+
+  private readonly drain = (): void => {
+    this.scheduled = false;
+    const until = performance.now() + SLICE_MS;
+    while (!this.dead && this.head < this.queue.length) {
+      const message = this.queue[this.head++];
+      if (this.head === this.queue.length) {
+        this.queue.length = 0;
+        this.head = 0;
+      }
+      const host = this.host!;
+      const t = performance.now();
+      let output: string[];
+      try {
+        output = host.receive(message);
+      } catch (error) {
+        const now = performance.now();
+        this.cpuMs += now - t;
+        return this.fail(this.failureOf(error, "receive", this.deliveryFuel, this.limits.receiveTimeoutMs, now - t));
+      }
+      const now = performance.now();
+      this.cpuMs += now - t;
+      if (this.congested && this.queue.length - this.head <= QUEUE_LOW_WATER) {
+        this.congested = false;
+        this.handlers?.congested?.(false);
+      }
+      if (output.length > 0) this.handlers?.output(output);
+      if (now >= until && this.head < this.queue.length && !this.dead) {
+        this.scheduled = true;
+        setImmediate(this.drain);
+        return;
+      }
+    }
+  };
+
+  private failureOf(error: unknown, what: string, fuel: bigint, limitMs: number, ranMs: number): SandboxFailure {
+    if (isFuelTrap(error, this.prepared.outOfFuel)) {
+      return {
+        kind: "timeout",
+        message: `${what} used its fuel budget of ${fuel} units${what === "receive" ? " on one message" : ""} (≈ ${limitMs} ms of work; it ran ${Math.round(ranMs)} ms)`,
+      };
+    }
+    return { kind: error instanceof GuestFault ? "fault" : "trap", message: describe(error) };
+  }
+
+  private fail(failure: SandboxFailure): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.host = null;
+    this.queue.length = 0;
+    this.head = 0;
+    this.handlers?.failed(failure);
+  }
+}
