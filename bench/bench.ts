@@ -1,94 +1,320 @@
 /**
- * `make bench`: what a chain costs, measured in one run against a baseline from the same run.
+ * `make bench`: what a chain costs, measured in one run, each figure against its baseline from the
+ * same run (absolute numbers vary with the machine; the ratios are the point). Progress goes to
+ * stderr, the tables to stdout.
  *
- * Each configuration is a real client (the official SDK) talking over stdio to a real process
- * tree: the reference agent directly (the baseline), then Cordon with 0, 1 and 3 pass-through
- * WASM proxies in front of it. For each: time to the `initialize` answer, the prompt round trip
- * (request → its updates → response) over many sequential prompts, and resident memory of the
- * whole tree afterwards. Ratios are against the baseline; absolute numbers vary with the machine.
+ * Peers are minimal raw NDJSON programs (`raw-agent.ts`, `raw-proxy.ts`) and the client is a raw
+ * NDJSON writer, so what shows is the conductor's own cost.
+ *
+ *   P1  prompt round trip (request → one update → response) over BENCH_PROMPTS sequential prompts:
+ *       direct; Cordon with 0, 1 and 3 pass-through WASM proxies under each isolation mode;
+ *       `@thinkwell/conductor` 0.5.7 with 0 and 3 pass-through process proxies. Conductor RSS is
+ *       the process tree without the agent (thinkwell's proxy processes included).
+ *   P2  BENCH_CHUNKS streamed `agent_message_chunk`s through 3 pass-through proxies, % of direct.
+ *   P3  a 100 KB prompt through `context.wasm` vs the same edit in plain JS, in this process.
+ *   P4  cold start to the first `initialize` answer with 3 proxies (warm compile cache) vs direct.
+ *   P5  RSS per added proxy.
+ *
+ * Env: BENCH_PROMPTS (2000), BENCH_CHUNKS (100000), BENCH_STARTS (5), BENCH_P3 (300), BENCH_ABI=1
+ * adds the canonical-host vs jco-glue table.
  */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SpawnedAgent } from "../runtime/client/spawned-agent.js";
+import { loadComponent } from "../runtime/sandbox/component-loader.js";
+import { DEFAULT_LIMITS, type ProxySandbox } from "../runtime/sandbox/sandbox.js";
+import { DEFAULT_ISOLATION, ISOLATIONS, sandboxFactory, type Isolation } from "../runtime/sandbox/sandbox-factory.js";
+import { readLines } from "./ndjson.js";
 import { treeRssMiB } from "./process-tree.js";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const cordon = `${root}bin/cordon.js`;
-const passthrough = `${root}proxies/dist/passthrough.wasm`;
-const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 1000);
-const WARMUP = Math.min(100, Math.ceil(PROMPTS / 10));
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-interface Result {
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const node = process.execPath;
+const cordon = `${root}bin/cordon.js`;
+const here = `${root}dist/bench`;
+const rawAgent = [node, `${here}/raw-agent.js`];
+const passthrough = `${root}proxies/dist/passthrough.wasm`;
+const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 2000);
+const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100_000);
+const STARTS = Number(process.env.BENCH_STARTS ?? 5);
+const P3_ROUNDS = Number(process.env.BENCH_P3 ?? 300);
+const WARMUP = Math.min(200, Math.ceil(PROMPTS / 10));
+// Each run gets its own compile cache (warmed by the first start), not the user's.
+const cacheDir = mkdtempSync(join(tmpdir(), "cordon-bench-cache-"));
+const env = { CORDON_LOG: "warn", CORDON_CACHE_DIR: cacheDir };
+
+const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const median = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.5);
+
+/** A raw NDJSON client on a spawned chain. */
+class Chain {
+  readonly child: ChildProcess;
+  private next = 1;
+  private readonly waiting = new Map<number, (m: Json) => void>();
+  updates = 0;
+  private readonly exited: Promise<void>;
+
+  constructor(argv: string[]) {
+    this.child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, ...env } });
+    this.exited = new Promise((resolve) => this.child.once("exit", () => resolve()));
+    readLines(this.child.stdout!, (line) => {
+      const m = JSON.parse(line);
+      if (m.method === "session/update") this.updates++;
+      else if (m.method === undefined) this.waiting.get(m.id)?.(m);
+      else if (m.id !== undefined) this.child.stdin!.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no" } }) + "\n");
+    });
+  }
+
+  request(method: string, params: Json): Promise<Json> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, (m) => {
+        this.waiting.delete(id);
+        if (m.error) reject(new Error(`${method}: ${m.error.message}`));
+        else resolve(m.result);
+      });
+      this.child.stdin!.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+    });
+  }
+
+  prompt(sessionId: string, text: string): Promise<Json> {
+    return this.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+  }
+
+  async close(): Promise<void> {
+    this.child.stdin!.end();
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), 3000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+interface Config {
   name: string;
+  argv: string[];
+  kind: "direct" | "cordon" | "thinkwell";
+  proxies: number;
+  isolation?: Isolation;
+}
+
+const cordonArgs = (n: number, isolation: Isolation, extra: string[] = []) => [
+  node,
+  cordon,
+  "run",
+  "--isolation",
+  isolation,
+  ...extra,
+  ...Array.from({ length: n }, () => ["--proxy", passthrough]).flat(),
+  "--",
+  ...rawAgent,
+];
+const thinkwellArgs = (n: number) => [node, `${here}/thinkwell.js`, ...Array.from({ length: n }, () => `${node} ${here}/raw-proxy.js`), "--", rawAgent.join(" ")];
+
+const configs: Config[] = [
+  { name: "direct: client → raw agent", argv: rawAgent, kind: "direct", proxies: 0 },
+  { name: "cordon, 0 proxies", argv: cordonArgs(0, DEFAULT_ISOLATION), kind: "cordon", proxies: 0 },
+  ...ISOLATIONS.flatMap((isolation) =>
+    [1, 3].map((n): Config => ({ name: `cordon, ${n} WASM proxies (${isolation})`, argv: cordonArgs(n, isolation), kind: "cordon", proxies: n, isolation })),
+  ),
+  { name: "thinkwell 0.5.7, 0 proxies", argv: thinkwellArgs(0), kind: "thinkwell", proxies: 0 },
+  { name: "thinkwell 0.5.7, 3 process proxies", argv: thinkwellArgs(3), kind: "thinkwell", proxies: 3 },
+];
+
+interface RttResult {
+  config: Config;
   startMs: number;
   mean: number;
   p50: number;
   p95: number;
-  p99: number;
   rssMiB: number;
 }
 
-const agentArgs = [cordon, "reference-agent"];
-const configs: { name: string; args: string[] }[] = [
-  { name: "direct: client → reference agent", args: agentArgs },
-  { name: "cordon, 0 proxies", args: [cordon, "run", "--", process.execPath, ...agentArgs] },
-  { name: "cordon, 1 pass-through proxy", args: [cordon, "run", "--proxy", passthrough, "--", process.execPath, ...agentArgs] },
-  {
-    name: "cordon, 3 pass-through proxies",
-    args: [cordon, "run", ...Array(3).fill(["--proxy", passthrough]).flat(), "--", process.execPath, ...agentArgs],
-  },
-];
+const notAgent = (cmd: string) => cmd.includes("raw-agent.js") && !cmd.includes("thinkwell.js") && !cmd.includes("cordon.js");
 
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-
-async function measure(name: string, args: string[]): Promise<Result> {
-  const started = performance.now();
-  const agent = new SpawnedAgent({ command: process.execPath, args, env: { CORDON_LOG: "warn" } });
-  await agent.initialize();
-  const startMs = performance.now() - started;
-  const session = await agent.newSession();
-  for (let i = 0; i < WARMUP; i++) await agent.prompt(session, `warm ${i}`);
-  const times: number[] = [];
-  const before = agent.events.length;
-  for (let i = 0; i < PROMPTS; i++) {
-    const t = performance.now();
-    await agent.prompt(session, `hello ${i}`);
-    times.push(performance.now() - t);
-  }
-  const updates = agent.events.length - before;
-  if (updates < PROMPTS) throw new Error(`${name}: expected at least ${PROMPTS} updates, got ${updates}`);
-  const rssMiB = treeRssMiB(agent.child.pid!);
-  await agent.close();
-  times.sort((a, b) => a - b);
-  return {
-    name,
-    startMs,
-    mean: times.reduce((a, b) => a + b, 0) / times.length,
-    p50: quantile(times, 0.5),
-    p95: quantile(times, 0.95),
-    p99: quantile(times, 0.99),
-    rssMiB,
-  };
+async function open(argv: string[]): Promise<{ chain: Chain; startMs: number; session: string }> {
+  const t = performance.now();
+  const chain = new Chain(argv);
+  await chain.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+  const startMs = performance.now() - t;
+  const { sessionId } = await chain.request("session/new", { cwd: "/tmp", mcpServers: [] });
+  return { chain, startMs, session: sessionId };
 }
 
-async function main() {
-  process.stderr.write(`bench: ${PROMPTS} sequential prompts per configuration (+${WARMUP} warm-up), Node ${process.version}\n`);
-  const results: Result[] = [];
-  for (const { name, args } of configs) {
-    process.stderr.write(`  measuring ${name}…\n`);
-    results.push(await measure(name, args));
+async function rtt(config: Config): Promise<RttResult> {
+  const { chain, startMs, session } = await open(config.argv);
+  for (let i = 0; i < WARMUP; i++) await chain.prompt(session, `warm ${i}`);
+  const before = chain.updates;
+  const times: number[] = [];
+  for (let i = 0; i < PROMPTS; i++) {
+    const t = performance.now();
+    await chain.prompt(session, `hello ${i}`);
+    times.push(performance.now() - t);
   }
-  const base = results[0];
-  const ratio = (v: number, b: number) => `${(v / b).toFixed(2)}×`;
-  console.log("\nprompt round trip (ms) and memory of the whole process tree");
-  console.log("| configuration | start (ms) | mean | p50 | p95 | p99 | mean vs direct | RSS (MiB) | RSS vs direct |");
+  if (chain.updates - before !== PROMPTS) throw new Error(`${config.name}: ${chain.updates - before} updates for ${PROMPTS} prompts`);
+  const rssMiB = config.kind === "direct" ? treeRssMiB(chain.child.pid!) : treeRssMiB(chain.child.pid!, notAgent);
+  await chain.close();
+  times.sort((a, b) => a - b);
+  return { config, startMs, mean: mean(times), p50: quantile(times, 0.5), p95: quantile(times, 0.95), rssMiB };
+}
+
+/** Chunks per second for one `stream N` prompt. */
+async function stream(argv: string[]): Promise<number> {
+  const { chain, session } = await open(argv);
+  await chain.prompt(session, "stream 1000"); // warm-up
+  const before = chain.updates;
+  const t = performance.now();
+  await chain.prompt(session, `stream ${CHUNKS}`);
+  const seconds = (performance.now() - t) / 1000;
+  if (chain.updates - before !== CHUNKS) throw new Error(`stream: ${chain.updates - before} of ${CHUNKS} chunks`);
+  await chain.close();
+  return CHUNKS / seconds;
+}
+
+/** Median time to the first `initialize` answer over STARTS cold starts. */
+async function coldStart(argv: string[]): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < STARTS; i++) {
+    const { chain, startMs } = await open(argv);
+    times.push(startMs);
+    await chain.close();
+  }
+  return median(times);
+}
+
+/** P3: µs per 100 KB prompt through context.wasm in each sandbox, and the same edit in plain JS. */
+async function contextEdit(): Promise<{ name: string; us: number }[]> {
+  const RULES = "Project rules (AGENTS.md): answer briefly.";
+  const prompt = (id: number) =>
+    JSON.stringify({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId: "s1", prompt: [{ type: "text", text: 'x"ü\n'.repeat(25_000) }] } });
+  const component = await loadComponent(`${root}proxies/dist/context.wasm`, { cacheDir });
+  const rows: { name: string; us: number }[] = [];
+  const sample = prompt(1);
+  const jsEdit = (text: string) => {
+    const m = JSON.parse(text);
+    m.params.prompt.unshift({ type: "text", text: RULES });
+    return JSON.stringify({ jsonrpc: "2.0", id: 1, method: "proxy/successor", params: m });
+  };
+  const time = async (run: (text: string) => Promise<unknown> | unknown) => {
+    for (let i = 0; i < Math.min(50, P3_ROUNDS); i++) await run(prompt(i + 1_000_000));
+    const t = performance.now();
+    for (let i = 0; i < P3_ROUNDS; i++) await run(prompt(i + 1));
+    return ((performance.now() - t) * 1000) / P3_ROUNDS;
+  };
+  const parseCost = await time((text) => text.length); // building the prompt text itself, subtracted from each row
+  rows.push({ name: "plain JS in the conductor (parse, prepend, stringify)", us: (await time(jsEdit)) - parseCost });
+  for (const isolation of ISOLATIONS) {
+    const sandbox: ProxySandbox = sandboxFactory(isolation)(component, DEFAULT_LIMITS, []);
+    let resolveOut: (m: string[]) => void = () => {};
+    await sandbox.start({ output: (m) => resolveOut(m), failed: (f) => progress(`context.wasm failed: ${f.message}`) });
+    sandbox.deliver(JSON.stringify({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "context", config: { text: RULES } } }));
+    const through = (text: string) =>
+      new Promise<string[]>((resolve) => {
+        resolveOut = resolve;
+        sandbox.deliver(text);
+      });
+    const check = await through(sample);
+    if (!check.some((m) => m.includes(RULES))) throw new Error(`context.wasm did not prepend the rules: ${check.map((m) => m.slice(0, 120)).join(" | ")}`);
+    rows.push({ name: `context.wasm, ${isolation} sandbox (text in, text out)`, us: (await time(through)) - parseCost });
+    await sandbox.stop();
+  }
+  return rows;
+}
+
+const f = (n: number, d = 3) => n.toFixed(d);
+const x = (v: number, b: number) => `${(v / b).toFixed(2)}×`;
+const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
+
+async function main() {
+  progress(`Node ${process.version}; ${PROMPTS} prompts per configuration (+${WARMUP} warm-up), ${CHUNKS} streamed chunks, ${STARTS} cold starts`);
+  // Warm the compile cache (P4 measures starts with a warm cache).
+  await (await open(cordonArgs(1, "worker"))).chain.close();
+
+  const results: RttResult[] = [];
+  for (const config of configs) {
+    progress(`P1 ${config.name}`);
+    results.push(await rtt(config));
+  }
+  const by = (pred: (c: Config) => boolean) => results.find((r) => pred(r.config))!;
+  const cordon0 = by((c) => c.kind === "cordon" && c.proxies === 0);
+  const think0 = by((c) => c.kind === "thinkwell" && c.proxies === 0);
+  const think3 = by((c) => c.kind === "thinkwell" && c.proxies === 3);
+
+  console.log(`\nP1 — prompt round trip (ms) with one update, ${PROMPTS} sequential prompts; conductor RSS = process tree without the agent`);
+  console.log("| configuration | start (ms) | mean | p50 | p95 | mean vs direct | mean vs cordon 0 | mean vs thinkwell 3 | RSS (MiB) |");
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const r of results) {
-    console.log(
-      `| ${r.name} | ${r.startMs.toFixed(0)} | ${r.mean.toFixed(3)} | ${r.p50.toFixed(3)} | ${r.p95.toFixed(3)} | ${r.p99.toFixed(3)} | ${ratio(r.mean, base.mean)} | ${r.rssMiB.toFixed(0)} | ${ratio(r.rssMiB, base.rssMiB)} |`,
-    );
+    const rss = r.config.kind === "direct" ? `${f(r.rssMiB, 0)} (agent)` : f(r.rssMiB, 0);
+    console.log(`| ${r.config.name} | ${f(r.startMs, 0)} | ${f(r.mean)} | ${f(r.p50)} | ${f(r.p95)} | ${x(r.mean, results[0].mean)} | ${x(r.mean, cordon0.mean)} | ${x(r.mean, think3.mean)} | ${rss} |`);
   }
-  const { abiHostBench } = await import("./abi-host.js");
-  await abiHostBench(passthrough);
+
+  progress("P2 streaming");
+  const streams: { name: string; rate: number }[] = [{ name: "direct", rate: await stream(rawAgent) }];
+  for (const isolation of ISOLATIONS) {
+    progress(`P2 cordon, 3 proxies (${isolation})`);
+    streams.push({ name: `cordon, 3 WASM proxies (${isolation})`, rate: await stream(cordonArgs(3, isolation)) });
+  }
+  progress("P2 thinkwell, 3 proxies");
+  streams.push({ name: "thinkwell 0.5.7, 3 process proxies", rate: await stream(thinkwellArgs(3)) });
+
+  progress("P3 100 KB prompt through context.wasm");
+  const p3 = await contextEdit();
+
+  progress("P4 cold starts");
+  const starts: { name: string; ms: number }[] = [{ name: "direct", ms: await coldStart(rawAgent) }];
+  for (const isolation of ISOLATIONS) starts.push({ name: `cordon, 3 WASM proxies (${isolation})`, ms: await coldStart(cordonArgs(3, isolation)) });
+  starts.push({ name: "thinkwell 0.5.7, 3 process proxies", ms: await coldStart(thinkwellArgs(3)) });
+
+  console.log(`\nP2 — ${CHUNKS} agent_message_chunk updates streamed in one turn through 3 pass-through proxies`);
+  console.log("| path | chunks/s | % of direct |");
+  console.log("|---|---|---|");
+  for (const s of streams) console.log(`| ${s.name} | ${f(s.rate, 0)} | ${f((100 * s.rate) / streams[0].rate, 0)} % |`);
+
+  console.log("\nP3 — one 100 KB prompt, prepend a text block (µs per message)");
+  console.log("| path | µs | vs plain JS |");
+  console.log("|---|---|---|");
+  for (const r of p3) console.log(`| ${r.name} | ${f(r.us, 0)} | ${x(r.us, p3[0].us)} |`);
+
+  console.log(`\nP4 — cold start to the first initialize answer (median of ${STARTS}, warm compile cache)`);
+  console.log("| path | ms | vs direct |");
+  console.log("|---|---|---|");
+  for (const s of starts) console.log(`| ${s.name} | ${f(s.ms, 0)} | ${s === starts[0] ? "—" : `+${f(s.ms - starts[0].ms, 0)} ms`} |`);
+
+  console.log("\nP5 — conductor RSS per added proxy (3 proxies vs 0, from P1)");
+  console.log("| path | MiB per proxy |");
+  console.log("|---|---|");
+  const perProxy: Record<string, number> = {};
+  for (const isolation of ISOLATIONS) {
+    const three = by((c) => c.kind === "cordon" && c.proxies === 3 && c.isolation === isolation);
+    perProxy[isolation] = (three.rssMiB - cordon0.rssMiB) / 3;
+    console.log(`| cordon (${isolation}) | ${f(perProxy[isolation], 1)} |`);
+  }
+  console.log(`| thinkwell 0.5.7 (process proxies) | ${f((think3.rssMiB - think0.rssMiB) / 3, 1)} |`);
+
+  console.log(`\nGoals, default isolation "${DEFAULT_ISOLATION}"`);
+  const d3 = by((c) => c.kind === "cordon" && c.proxies === 3 && c.isolation === DEFAULT_ISOLATION);
+  const dStream = streams.find((s) => s.name.includes(`(${DEFAULT_ISOLATION})`))!;
+  const dP3 = p3.find((r) => r.name.includes(`${DEFAULT_ISOLATION} sandbox`))!;
+  const dStart = starts.find((s) => s.name.includes(`(${DEFAULT_ISOLATION})`))!;
+  console.log(`| goal | measured | |`);
+  console.log("|---|---|---|");
+  console.log(`| P1 3 proxies ≤ 1.3× cordon 0 | ${x(d3.mean, cordon0.mean)} | ${verdict(d3.mean <= 1.3 * cordon0.mean)} |`);
+  console.log(`| P1 3 proxies ≤ 0.5× thinkwell 3 | ${x(d3.mean, think3.mean)} | ${verdict(d3.mean <= 0.5 * think3.mean)} |`);
+  console.log(`| P1 cordon 0 ≤ thinkwell 0 | ${x(cordon0.mean, think0.mean)} | ${verdict(cordon0.mean <= think0.mean)} |`);
+  console.log(`| P2 streaming ≥ 50 % of direct | ${f((100 * dStream.rate) / streams[0].rate, 0)} % | ${verdict(dStream.rate >= 0.5 * streams[0].rate)} |`);
+  console.log(`| P2 ≥ 85 % with interest filters | not built | NOT met |`);
+  console.log(`| P3 ≤ 1.3× plain JS | ${x(dP3.us, p3[0].us)} | ${verdict(dP3.us <= 1.3 * p3[0].us)} |`);
+  console.log(`| P4 ≤ direct + 60 ms | +${f(dStart.ms - starts[0].ms, 0)} ms | ${verdict(dStart.ms <= starts[0].ms + 60)} |`);
+  console.log(`| P5 ≤ 8 MiB per proxy | ${f(perProxy[DEFAULT_ISOLATION], 1)} MiB | ${verdict(perProxy[DEFAULT_ISOLATION] <= 8)} |`);
+
+  if (process.env.BENCH_ABI === "1") {
+    const { abiHostBench } = await import("./abi-host.js");
+    await abiHostBench(passthrough);
+  }
 }
 
 await main();

@@ -27,13 +27,25 @@ function rssKiB(pid: number): number {
   }
 }
 
-/** Sum of VmRSS over `pid` and its descendants, in MiB. */
-export function treeRssMiB(pid: number): number {
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Sum of VmRSS over `pid` and its descendants, in MiB. `exclude(commandLine)` leaves a process
+ * and its own descendants out (the benchmark leaves out the agent, to show the conductor's cost).
+ */
+export function treeRssMiB(pid: number, exclude?: (commandLine: string) => boolean): number {
   const tree = children();
   let total = 0;
   const stack = [pid];
   while (stack.length > 0) {
     const p = stack.pop()!;
+    if (exclude && p !== pid && exclude(commandLine(p))) continue;
     total += rssKiB(p);
     stack.push(...(tree.get(p) ?? []));
   }

@@ -19,6 +19,10 @@ import { LineBuffer } from "../protocol/line-buffer.js";
 
 const CONNECT_TRIES = 8;
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** The conductor's answer to the hello is one short line; nothing longer is buffered before it. */
+const MAX_ANSWER_BYTES = 4096;
+/** What the agent may write before the conductor accepted the hello; then stdin waits. */
+const MAX_EARLY_BYTES = 1024 * 1024;
 
 const USAGE = "usage: cordon mcp-bridge --port <port> --endpoint <id>   (the secret in $CORDON_BRIDGE_TOKEN)\n";
 
@@ -38,15 +42,21 @@ export async function runBridgeCommand(argv: string[]): Promise<number> {
   return new Bridge(port, endpoint, token).run();
 }
 
+/** How one connection attempt ended. */
+type Attempt = { kind: "accepted"; socket: Socket; rest: Buffer } | { kind: "retry"; reason: string } | { kind: "refused"; reason: string };
+
 class Bridge {
   /** Requests from the agent's client not answered yet, by their id as JSON. */
   private readonly waiting = new Map<string, unknown>();
   private readonly early: string[] = [];
+  private earlyBytes = 0;
   private socket: Socket | null = null;
   private accepted = false;
   private finish!: (code: number) => void;
   private readonly done = new Promise<number>((resolve) => (this.finish = resolve));
   private stdinEnded = false;
+  /** Why stdin is paused (the early buffer is full, the socket is congested); read again when none. */
+  private readonly stdinHolds = new Set<"early" | "socket">();
 
   constructor(
     private readonly port: number,
@@ -71,17 +81,34 @@ class Bridge {
     return code;
   }
 
+  private hold(why: "early" | "socket", on: boolean): void {
+    if (on) this.stdinHolds.add(why);
+    else this.stdinHolds.delete(why);
+    if (this.stdinHolds.size > 0) process.stdin.pause();
+    else if (!this.stdinEnded) process.stdin.resume();
+  }
+
   private fromAgent(text: string): void {
     this.track(text);
-    if (this.accepted) this.socket!.write(text + "\n");
-    else this.early.push(text);
+    if (this.accepted) return this.toConductor(text);
+    this.early.push(text);
+    this.earlyBytes += text.length;
+    if (this.earlyBytes > MAX_EARLY_BYTES) this.hold("early", true);
+  }
+
+  private toConductor(text: string): void {
+    const socket = this.socket!;
+    if (!socket.write(text + "\n") && !this.stdinHolds.has("socket")) {
+      this.hold("socket", true);
+      socket.once("drain", () => this.hold("socket", false));
+    }
   }
 
   /** Remembers requests so they can be answered if the conductor goes away. */
   private track(text: string): void {
     try {
-      const m = JSON.parse(text) as { id?: unknown; method?: unknown };
-      if (typeof m.method === "string" && (typeof m.id === "string" || typeof m.id === "number")) this.waiting.set(JSON.stringify(m.id), m.id);
+      const m = JSON.parse(text) as { id?: unknown; method?: unknown } | null;
+      if (typeof m?.method === "string" && (typeof m.id === "string" || typeof m.id === "number")) this.waiting.set(JSON.stringify(m.id), m.id);
     } catch {
       // Not JSON: the conductor answers it.
     }
@@ -89,12 +116,16 @@ class Bridge {
 
   private toAgent(text: string): void {
     try {
-      const m = JSON.parse(text) as { id?: unknown; method?: unknown };
-      if (m.method === undefined && m.id !== undefined) this.waiting.delete(JSON.stringify(m.id));
+      const m = JSON.parse(text) as { id?: unknown; method?: unknown } | null;
+      if (m?.method === undefined && (typeof m?.id === "string" || typeof m?.id === "number")) this.waiting.delete(JSON.stringify(m.id));
     } catch {
       // Relayed as is.
     }
-    process.stdout.write(text + "\n");
+    if (!process.stdout.write(text + "\n") && this.socket && !this.socket.isPaused()) {
+      const socket = this.socket;
+      socket.pause();
+      process.stdout.once("drain", () => socket.resume());
+    }
   }
 
   /** Answers every waiting request with an error and ends. */
@@ -109,43 +140,77 @@ class Bridge {
     this.finish(1);
   }
 
+  /**
+   * Connects and says hello, trying again (with backoff) while the conductor cannot be reached or
+   * is busy (too many connections waiting to authenticate — someone may be flooding the port).
+   */
   private async connect(): Promise<void> {
-    let socket: Socket | null = null;
-    for (let attempt = 0; attempt < CONNECT_TRIES && !socket; attempt++) {
-      socket = await new Promise<Socket | null>((resolve) => {
-        const s = connect({ host: "127.0.0.1", port: this.port });
-        s.once("connect", () => resolve(s));
-        s.once("error", () => resolve(null));
-      });
-      if (!socket) await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 1000)));
+    let last = "";
+    for (let attempt = 0; attempt < CONNECT_TRIES; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 1000)));
+      const outcome = await this.attempt();
+      if (outcome.kind === "refused") return this.fail(`the conductor refused the bridge connection (${outcome.reason})`);
+      if (outcome.kind === "retry") {
+        last = outcome.reason;
+        continue;
+      }
+      return this.relay(outcome.socket, outcome.rest);
     }
-    if (!socket) return this.fail(`cannot reach the conductor on 127.0.0.1:${this.port}`);
-    this.socket = socket;
-    const lines = new LineBuffer(MAX_LINE_BYTES);
-    socket.on("data", (chunk: Buffer) => {
-      for (const line of lines.push(chunk)) {
-        if (line.kind !== "line" || line.text.trim() === "") continue;
-        if (this.accepted) {
-          this.toAgent(line.text);
-          continue;
+    this.fail(last);
+  }
+
+  private attempt(): Promise<Attempt> {
+    return new Promise<Attempt>((resolve) => {
+      const socket = connect({ host: "127.0.0.1", port: this.port });
+      let answer: Buffer = Buffer.alloc(0);
+      let settled = false;
+      const settle = (outcome: Attempt) => {
+        if (settled) return;
+        settled = true;
+        socket.removeListener("data", data);
+        if (outcome.kind !== "accepted") socket.destroy();
+        resolve(outcome);
+      };
+      const data = (chunk: Buffer) => {
+        answer = Buffer.concat([answer, chunk]);
+        const nl = answer.indexOf(0x0a);
+        if (nl < 0) {
+          if (answer.length > MAX_ANSWER_BYTES) settle({ kind: "refused", reason: "an answer to the hello that is not one" });
+          return;
         }
-        let hello: { cordonBridge?: unknown; reason?: unknown } = {};
+        type Hello = { cordonBridge?: unknown; reason?: unknown } | null;
+        let hello: Hello = null;
         try {
-          hello = JSON.parse(line.text) as typeof hello;
+          hello = JSON.parse(answer.subarray(0, nl).toString("utf8")) as Hello;
         } catch {
           // Treated as a refusal.
         }
-        if (hello.cordonBridge !== "ok") {
-          socket.destroy();
-          return this.fail(`the conductor refused the bridge connection (${typeof hello.reason === "string" ? hello.reason : "no reason given"})`);
-        }
-        this.accepted = true;
-        for (const text of this.early.splice(0)) socket.write(text + "\n");
-        if (this.stdinEnded) socket.end();
-      }
+        const reason = typeof hello?.reason === "string" ? hello.reason : "no reason given";
+        if (hello?.cordonBridge === "ok") settle({ kind: "accepted", socket, rest: answer.subarray(nl + 1) });
+        else if (hello?.cordonBridge === "busy") settle({ kind: "retry", reason: `the conductor is busy (${reason})` });
+        else settle({ kind: "refused", reason });
+      };
+      socket.once("connect", () => socket.write(JSON.stringify({ cordonBridge: 1, endpoint: this.endpoint, token: this.token }) + "\n"));
+      socket.on("data", data);
+      socket.on("error", () => {}); // reported as close
+      socket.once("close", () => settle({ kind: "retry", reason: `cannot reach the conductor on 127.0.0.1:${this.port}` }));
     });
-    socket.on("error", () => {}); // reported as close
-    socket.once("close", () => this.fail(this.accepted ? "the connection to the conductor closed" : "the conductor closed the connection before accepting it"));
-    socket.write(JSON.stringify({ cordonBridge: 1, endpoint: this.endpoint, token: this.token }) + "\n");
+  }
+
+  /** The hello was accepted: relay both ways until either side ends. */
+  private relay(socket: Socket, rest: Buffer): void {
+    this.socket = socket;
+    const lines = new LineBuffer(MAX_LINE_BYTES);
+    const data = (chunk: Buffer) => {
+      for (const line of lines.push(chunk)) if (line.kind === "line" && line.text.trim() !== "") this.toAgent(line.text);
+    };
+    socket.on("data", data);
+    socket.once("close", () => this.fail("the connection to the conductor closed"));
+    this.accepted = true;
+    for (const text of this.early.splice(0)) this.toConductor(text);
+    this.earlyBytes = 0;
+    this.hold("early", false);
+    if (this.stdinEnded) socket.end();
+    if (rest.length > 0) data(rest);
   }
 }

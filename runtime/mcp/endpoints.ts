@@ -49,3 +49,22 @@ export async function listenOnLoopback(server: Server): Promise<number> {
   });
   return (server.address() as AddressInfo).port;
 }
+
+/**
+ * A warning that may be provoked from outside (a flood of bad connections): the first is logged at
+ * once, then at most one line per `intervalMs`, saying how many were left out meanwhile.
+ */
+export function throttledWarn(log: Logger, intervalMs = 5000): (message: string) => void {
+  let last = -Infinity;
+  let skipped = 0;
+  return (message) => {
+    const now = performance.now();
+    if (now - last < intervalMs) {
+      skipped++;
+      return;
+    }
+    last = now;
+    log.warn(skipped > 0 ? `${message} (and ${skipped} more like it since the last report)` : message);
+    skipped = 0;
+  };
+}

@@ -1,0 +1,232 @@
+/**
+ * What a stranger on the machine can make the bridge's loopback listeners hold (issue 8, hole 9):
+ * before authenticating, a connection buffers a few KiB at most, must authenticate quickly, and only
+ * a few may wait at once — so a flood of junk connections is closed early and memory stays flat,
+ * while the agent's authenticated traffic still flows. Endpoints run in process against a fake host.
+ */
+import { spawn } from "node:child_process";
+import { connect, type Socket } from "node:net";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { createLogger } from "../log.js";
+import type { JsonRpcMessage } from "../protocol/json-rpc.js";
+import { newEndpointId, newSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { HttpEndpoint } from "./http-endpoint.js";
+import type { McpLink } from "./link.js";
+import { MAX_HELLO_BYTES, TcpEndpoint } from "./tcp-endpoint.js";
+
+type Json = Record<string, any>;
+
+/** A host with one endpoint whose links echo every request's params back as its result. */
+function fakeHost(): EndpointHost & { endpoints: Map<string, Endpoint>; warnings: string[]; one: Endpoint } {
+  const warnings: string[] = [];
+  const endpoints = new Map<string, Endpoint>();
+  const one: Endpoint = { id: newEndpointId(), serverId: "srv", name: "tools", secret: newSecret(), sessionId: "s1", links: new Set() };
+  endpoints.set(one.id, one);
+  return {
+    endpoints,
+    warnings,
+    one,
+    log: createLogger("warn", (line) => warnings.push(line)),
+    endpoint: (id) => endpoints.get(id),
+    openLink(endpoint, toClient) {
+      const link = {
+        fromClient(message: JsonRpcMessage, reply: (r: unknown) => void = () => {}) {
+          const m = message as Json;
+          if (m.method === "_test/notify") toClient({ jsonrpc: "2.0", method: "notifications/message", params: m.params });
+          if ("id" in m && "method" in m) reply({ jsonrpc: "2.0", id: m.id, result: { echo: m.params ?? null } });
+        },
+        abandon() {},
+        close() {
+          endpoint.links.delete(link as unknown as McpLink);
+        },
+        connectionId: "k1",
+      };
+      endpoint.links.add(link as unknown as McpLink);
+      return link as unknown as McpLink;
+    },
+  };
+}
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((c) => c()));
+});
+
+const JUNK = Buffer.alloc(64 * 1024, "A"); // one shared chunk: the test's own writes cost no memory
+
+/** Writes `total` bytes of junk (no newline) as fast as the socket takes them; resolves with what was written when it is closed or done. */
+function flood(socket: Socket, total: number): Promise<number> {
+  return new Promise((resolve) => {
+    let written = 0;
+    const pump = () => {
+      while (written < total && !socket.destroyed) {
+        written += JUNK.length;
+        if (!socket.write(JUNK)) return socket.once("drain", pump);
+      }
+      if (written >= total) resolve(written);
+    };
+    socket.on("error", () => {});
+    socket.once("close", () => resolve(written));
+    socket.once("connect", pump);
+  });
+}
+
+function lines(socket: Socket): { next(): Promise<Json>; closed: Promise<void> } {
+  const got: Json[] = [];
+  const waiters: ((m: Json) => void)[] = [];
+  let buffer = "";
+  socket.setEncoding("utf8").on("data", (chunk: string) => {
+    buffer += chunk;
+    for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+      const m = JSON.parse(buffer.slice(0, nl)) as Json;
+      buffer = buffer.slice(nl + 1);
+      const w = waiters.shift();
+      if (w) w(m);
+      else got.push(m);
+    }
+  });
+  socket.on("error", () => {});
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  return { closed, next: () => (got.length ? Promise.resolve(got.shift()!) : new Promise((resolve) => waiters.push(resolve))) };
+}
+
+async function tcpEndpoint(limits = {}) {
+  const host = fakeHost();
+  const tcp = new TcpEndpoint(host, limits);
+  await tcp.listen();
+  closers.push(() => tcp.close());
+  return { host, tcp };
+}
+
+const settle = async () => {
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+  (globalThis as { gc?: () => void }).gc?.();
+};
+const heldBytes = () => {
+  const m = process.memoryUsage();
+  return m.arrayBuffers + m.heapUsed;
+};
+
+describe("the stdio bridge's TCP listener before authentication", () => {
+  it("closes connections that send megabytes of junk instead of a hello, holding a few KiB of each; memory stays flat", async () => {
+    const { tcp } = await tcpEndpoint();
+    await settle();
+    const before = heldBytes();
+    const started = performance.now();
+    const sockets = Array.from({ length: 12 }, () => connect({ host: "127.0.0.1", port: tcp.port }));
+    const written = await Promise.all(sockets.map((s) => flood(s, 16 * 1024 * 1024)));
+    const elapsed = performance.now() - started;
+    await settle();
+    const grown = heldBytes() - before;
+    // 12 × 16 MiB of junk left the process holding next to nothing (the old bound: 64 MiB each)…
+    expect(grown).toBeLessThan(24 * 1024 * 1024);
+    // …because each was cut off long before its 16 MiB (and long before any hello timeout).
+    for (const w of written) expect(w).toBeLessThan(16 * 1024 * 1024);
+    expect(elapsed).toBeLessThan(2500);
+    expect(tcp.stats).toEqual({ open: 0, unauthenticated: 0 });
+  });
+
+  it("refuses a hello line longer than the bound at once, naming it", async () => {
+    const { tcp } = await tcpEndpoint();
+    const socket = connect({ host: "127.0.0.1", port: tcp.port });
+    const l = lines(socket);
+    socket.write(`{"cordonBridge":1,"endpoint":"${"x".repeat(MAX_HELLO_BYTES)}"`);
+    expect(await l.next()).toEqual({ cordonBridge: "refused", reason: `hello longer than ${MAX_HELLO_BYTES} bytes` });
+    await l.closed;
+  });
+
+  it("closes a connection that says nothing, after the hello timeout", async () => {
+    const { tcp } = await tcpEndpoint({ helloTimeoutMs: 200 });
+    const socket = connect({ host: "127.0.0.1", port: tcp.port });
+    const l = lines(socket);
+    const started = performance.now();
+    expect(await l.next()).toEqual({ cordonBridge: "refused", reason: "no hello in time" });
+    await l.closed;
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it("lets only a few connections wait to authenticate; one more is told busy without being read, and the agent's bridge gets in once a slot frees", async () => {
+    const { host, tcp } = await tcpEndpoint({ maxUnauthenticated: 4, helloTimeoutMs: 400 });
+    const idle = Array.from({ length: 4 }, () => connect({ host: "127.0.0.1", port: tcp.port }));
+    for (const s of idle) s.on("error", () => {});
+    await new Promise((r) => setTimeout(r, 50));
+    expect(tcp.stats.unauthenticated).toBe(4);
+    const extra = connect({ host: "127.0.0.1", port: tcp.port });
+    const l = lines(extra);
+    extra.write(JUNK);
+    expect(await l.next()).toEqual({ cordonBridge: "busy", reason: "too many connections waiting to authenticate; try again" });
+    await l.closed;
+    expect(host.warnings.filter((w) => w.includes("waiting to authenticate"))).toHaveLength(1);
+    // The idle ones time out; then a real hello is accepted and traffic flows.
+    await new Promise((r) => setTimeout(r, 600));
+    const agent = connect({ host: "127.0.0.1", port: tcp.port });
+    const a = lines(agent);
+    agent.write(JSON.stringify({ cordonBridge: 1, endpoint: host.one.id, token: host.one.secret }) + "\n");
+    expect(await a.next()).toEqual({ cordonBridge: "ok" });
+    agent.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { x: 1 } }) + "\n");
+    expect(await a.next()).toEqual({ jsonrpc: "2.0", id: 1, result: { echo: { x: 1 } } });
+    agent.destroy();
+  });
+
+  it("after the hello the per-message limits apply as before: a line of several MiB is relayed, even in the hello's packet", async () => {
+    const { host, tcp } = await tcpEndpoint();
+    const agent = connect({ host: "127.0.0.1", port: tcp.port });
+    const a = lines(agent);
+    const big = "y".repeat(5 * 1024 * 1024);
+    agent.write(
+      JSON.stringify({ cordonBridge: 1, endpoint: host.one.id, token: host.one.secret }) +
+        "\n" +
+        JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { big } }) +
+        "\n",
+    );
+    expect(await a.next()).toEqual({ cordonBridge: "ok" });
+    expect((await a.next()).result.echo.big).toHaveLength(big.length);
+    agent.destroy();
+  });
+
+  it("answers a message nested deeper than the framing bound with an error and goes on", async () => {
+    const { host, tcp } = await tcpEndpoint();
+    const agent = connect({ host: "127.0.0.1", port: tcp.port });
+    const a = lines(agent);
+    agent.write(JSON.stringify({ cordonBridge: 1, endpoint: host.one.id, token: host.one.secret }) + "\n");
+    expect(await a.next()).toEqual({ cordonBridge: "ok" });
+    agent.write(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":${"[".repeat(100_000)}${"]".repeat(100_000)}}\n`);
+    expect(await a.next()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.stringMatching(/nests deeper than \d+ levels/) } });
+    agent.write(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "ping" }) + "\n");
+    expect(await a.next()).toEqual({ jsonrpc: "2.0", id: 4, result: { echo: null } });
+    agent.destroy();
+  });
+
+  it("prototype names are not endpoints", async () => {
+    const { tcp } = await tcpEndpoint();
+    for (const endpoint of ["__proto__", "constructor", "toString", "hasOwnProperty"]) {
+      const socket = connect({ host: "127.0.0.1", port: tcp.port });
+      const l = lines(socket);
+      socket.write(JSON.stringify({ cordonBridge: 1, endpoint, token: "x" }) + "\n");
+      expect(await l.next()).toEqual({ cordonBridge: "refused", reason: "unknown endpoint or wrong token" });
+      await l.closed;
+    }
+  });
+});
+
+describe("cordon mcp-bridge against a busy listener", () => {
+  it("tries again while the listener is busy (someone flooding it) and gets in once a slot frees", async () => {
+    const { host, tcp } = await tcpEndpoint({ maxUnauthenticated: 1, helloTimeoutMs: 300 });
+    const squatter = connect({ host: "127.0.0.1", port: tcp.port });
+    squatter.on("error", () => {});
+    await new Promise((r) => setTimeout(r, 50));
+    const cordon = fileURLToPath(new URL("../../bin/cordon.js", import.meta.url));
+    const command = spawn(process.execPath, [cordon, "mcp-bridge", "--port", String(tcp.port), "--endpoint", host.one.id], {
+      env: { ...process.env, CORDON_BRIDGE_TOKEN: host.one.secret },
+    });
+    let out = "";
+    command.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
+    command.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { n: 1 } }) + "\n");
+    for (let i = 0; i < 400 && !out.includes("\n"); i++) await new Promise((r) => setTimeout(r, 10));
+    command.stdin.end();
+    expect(await new Promise((resolve) => command.once("exit", resolve))).toBe(0);
+    expect(JSON.parse(out.trim())).toEqual({ jsonrpc: "2.0", id: 1, result: { echo: { n: 1 } } });
+    expect(host.warnings.some((w) => w.includes("waiting to authenticate"))).toBe(true);
+  });
+});
