@@ -15,8 +15,8 @@
  * instance can read what is left.
  *
  * Units: each check charges the number of instructions in the straight-line code it guards (the
- * function's body outside loops, or the loop's body outside nested loops), so fuel tracks executed
- * instructions approximately. Functions without loops and calls are not checked: they run a
+ * function's body outside loops, or the loop's body outside nested loops, plus the check's own
+ * nine), so fuel tracks executed instructions approximately. Functions without loops and calls are not checked: they run a
  * bounded number of instructions, charged to their caller.
  *
  * Every instruction is decoded (MVP, sign extension, non-trapping float-to-int, bulk memory,
@@ -208,6 +208,9 @@ function skipInstruction(bytes: Uint8Array, pos: number, end: number): number {
   }
 }
 
+/** Instructions of the injected check itself, charged with what it guards. */
+const CHECK_COST = 9;
+
 /** A check to insert right before byte `at` of a function body, charging `cost`. */
 interface Insertion {
   at: number;
@@ -260,7 +263,7 @@ function analyseBody(bytes: Uint8Array, start: number, end: number): Analysed {
   }
   if (frames.length !== 0) throw new FuelUnsupported("function body is not terminated by end");
   const insertions = unbounded ? [entry, ...loops] : [];
-  for (const i of insertions) i.cost = Math.max(1, i.cost);
+  for (const i of insertions) i.cost += CHECK_COST;
   return { codeStart, insertions };
 }
 

@@ -39,7 +39,8 @@ export interface ThreadSandboxOptions {
 }
 
 interface Prepared {
-  module: WebAssembly.Module;
+  /** Compiled off the main thread (`WebAssembly.compile`), so several proxies and the agent start in parallel. */
+  module: Promise<WebAssembly.Module>;
   outOfFuel: number;
 }
 
@@ -82,32 +83,32 @@ export class ThreadSandbox implements ProxySandbox {
       } catch (error) {
         // Reported by start(), as the worker sandbox does.
         this.startError = error as Error;
-        this.prepared = { module: null as never, outOfFuel: -1 };
+        this.prepared = { module: Promise.resolve(null as never), outOfFuel: -1 };
         return;
       }
       const fuel = instrumentFuel(capped, { startFuel: this.startFuel, deliveryFuel: this.deliveryFuel, refillOn: [RECEIVE_EXPORT, "cabi_realloc"] });
-      let module: WebAssembly.Module;
-      try {
-        module = new WebAssembly.Module(fuel.bytes as Uint8Array<ArrayBuffer>);
-      } catch (error) {
-        throw new FuelUnsupported(`the metered module does not validate (${describe(error)})`);
-      }
+      const bytes = fuel.bytes as Uint8Array<ArrayBuffer>;
+      if (!WebAssembly.validate(bytes)) throw new FuelUnsupported("the metered module does not validate");
+      const module = WebAssembly.compile(bytes);
+      module.catch(() => prepared.delete(key));
       entry = { module, outOfFuel: fuel.outOfFuelFunction };
       prepared.set(key, entry);
     }
     this.prepared = entry;
   }
 
-  start(handlers: SandboxHandlers): Promise<void> {
+  async start(handlers: SandboxHandlers): Promise<void> {
     this.handlers = handlers;
-    if (this.dead) return Promise.reject(new Error("the sandbox was stopped"));
+    if (this.dead) throw new Error("the sandbox was stopped");
     if (this.startError) {
       this.dead = true;
-      return Promise.reject(this.startError);
+      throw this.startError;
     }
+    const module = await this.prepared.module;
+    if (this.dead) throw new Error("the sandbox was stopped");
     const t = performance.now();
     try {
-      this.host = new CanonicalHost(this.prepared.module, {
+      this.host = new CanonicalHost(module, {
         encodings: this.component.encodings,
         maxMessageUnits: this.limits.maxMessageUnits,
         maxSendsPerReceive: this.limits.maxSendsPerReceive,
@@ -116,11 +117,10 @@ export class ThreadSandbox implements ProxySandbox {
     } catch (error) {
       this.dead = true;
       const failure = this.failureOf(error, "instantiation", this.startFuel, this.limits.startTimeoutMs, performance.now() - t);
-      return Promise.reject(new Error(failure.message));
+      throw new Error(failure.message);
     } finally {
       this.cpuMs += performance.now() - t;
     }
-    return Promise.resolve();
   }
 
   deliver(message: string): void {
