@@ -142,14 +142,19 @@ describe("instrumentFuel on the real AssemblyScript proxies", () => {
       plain: new CanonicalHost(component.module, { encodings: component.encodings }),
       metered: new CanonicalHost(new WebAssembly.Module(fuel.bytes as Uint8Array<ArrayBuffer>), { encodings: component.encodings }),
     };
-    const per: Record<string, number> = {};
-    for (const [name, host] of Object.entries(hosts)) {
+    const per: Record<string, number> = { plain: Infinity, metered: Infinity };
+    const m = update("hello");
+    for (const host of Object.values(hosts)) {
       host.receive(script[0]);
-      const m = update("hello");
-      for (let i = 0; i < 5000; i++) host.receive(m);
-      const t = performance.now();
-      for (let i = 0; i < 20_000; i++) host.receive(m);
-      per[name] = ((performance.now() - t) * 1000) / 20_000;
+      for (let i = 0; i < 20_000; i++) host.receive(m); // past tier-up
+    }
+    // Alternating rounds, best of each: the machine is shared, so take what each can do.
+    for (let round = 0; round < 5; round++) {
+      for (const [name, host] of Object.entries(hosts)) {
+        const t = performance.now();
+        for (let i = 0; i < 10_000; i++) host.receive(m);
+        per[name] = Math.min(per[name], ((performance.now() - t) * 1000) / 10_000);
+      }
     }
     console.log(`fuel overhead, passthrough receive: plain ${per.plain.toFixed(2)} µs, metered ${per.metered.toFixed(2)} µs (${(per.metered / per.plain).toFixed(2)}×)`);
     expect(per.metered / per.plain).toBeLessThan(3);
