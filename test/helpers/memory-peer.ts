@@ -104,7 +104,7 @@ export const agentScript: Script = (m, peer) => {
       peer.emit({
         jsonrpc: "2.0",
         method: "session/update",
-        params: { sessionId: m.params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" } } },
+        params: { sessionId: m.params?.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" } } },
       });
       return answer({ stopReason: "end_turn" });
     default:

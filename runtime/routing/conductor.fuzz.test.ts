@@ -1,0 +1,120 @@
+/**
+ * Routing fuzzer, in-process: every side (client, each proxy, the agent) throws mutated messages
+ * at the conductor — nested envelopes, `_cordon/*` methods, deep nesting, prototype keys, forged
+ * and reused ids — while proxies die and restart, and real prompts run between the storms.
+ * Invariants: no routing bug is hit (the exception boundary never fires), the client never sees
+ * a file, terminal or host-reserved message a peer had no right to send, and every real prompt is
+ * answered exactly once, with its own answer.
+ */
+import { describe, expect, it } from "vitest";
+import { agentScript, MemoryPeer, passThrough, type Json } from "../../test/helpers/memory-peer.js";
+import { createLogger } from "../log.js";
+import { Conductor } from "./conductor.js";
+
+describe("routing fuzzer", () => {
+  it("50k hostile messages from every side, with restarts, break no rule", async () => {
+    // mulberry32: a plain LCG's low bits repeat in short cycles, so picks made back to back would correlate.
+    let seed = 20261130;
+    const rand = (n: number) => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * n | 0;
+    };
+    const pick = <T>(list: readonly T[]): T => list[rand(list.length)];
+
+    const client = new MemoryPeer("client");
+    client.script = (m, peer) => {
+      // The client answers whatever reaches it, as an editor would.
+      if ("method" in m && "id" in m) peer.emit({ jsonrpc: "2.0", id: m.id, result: { ok: true } });
+    };
+    const proxies = [0, 1, 2].map((i) => new MemoryPeer(`proxy "p${i}"`, passThrough));
+    const agent = new MemoryPeer('agent "memory"', agentScript);
+    const lines: string[] = [];
+    const conductor = new Conductor({
+      client,
+      proxies,
+      agent,
+      log: createLogger("warn", (line) => lines.push(line)),
+      onExit: () => {},
+      failurePolicies: ["restart", "fail-closed", "restart"],
+      grants: [[], ["fs:read"], []],
+    });
+    await conductor.start();
+    client.emit({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: 1 } });
+    await client.waitFor((m) => m.id === "init");
+
+    const sid = "s-fuzz";
+    const deep = (n: number) => JSON.parse("[".repeat(n) + "]".repeat(n));
+    const methods = [
+      "session/prompt", "session/update", "session/cancel", "fs/read_text_file", "fs/write_text_file", "terminal/create",
+      "proxy/successor", "_proxy/successor", "proxy/initialize", "_proxy/initialize", "initialize", "_cordon/configure",
+      "_cordon/notice", "_cordon/log", "$/cancel_request", "__proto__", "constructor", "hasOwnProperty", "toString",
+      "session/request_permission", "elicitation/create", "_x/ext", "",
+    ] as const;
+    const ids = [1, 2, 3, "1", "__proto__", "constructor", 0, -1, 1.5, 2 ** 53, "x".repeat(200)];
+    const params = (): unknown => {
+      switch (rand(8)) {
+        case 0: return deep(200 + rand(5000));
+        case 1: return { sessionId: sid, path: "/etc/passwd" };
+        case 2: return { method: pick(methods), params: { method: pick(methods), params: { sessionId: sid, path: "/etc/shadow" } } };
+        case 3: return { requestId: pick(ids) };
+        case 4: return JSON.parse('{"__proto__":{"polluted":true},"level":"__proto__","message":"x\\u001b[2J"}');
+        case 5: return { sessionId: sid, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "u" } } };
+        case 6: return null;
+        default: return { sessionId: sid, prompt: [{ type: pick(["text", "image", "__proto__", "resource"]) }] };
+      }
+    };
+    // Proxies send well-formed JSON-RPC only: a malformed one is a fault that stops the proxy, which
+    // would end the fuzzing of everything behind it after a few restarts.
+    const message = (wellFormed: boolean): unknown => {
+      switch (wellFormed ? pick([0, 1, 2, 4]) : rand(5)) {
+        case 0: return { jsonrpc: "2.0", id: pick(ids), result: { fuzz: true } };
+        case 1: return { jsonrpc: "2.0", id: pick(ids), error: { code: pick([-32601, -32603, 1]), message: "e" } };
+        case 2: return { jsonrpc: "2.0", method: pick(methods), params: params() };
+        case 3: return [{ jsonrpc: "2.0" }, "string", 7, null, { jsonrpc: "1.0", method: "x" }][rand(5)];
+        default: return { jsonrpc: "2.0", id: pick(ids), method: pick(methods), params: params() };
+      }
+    };
+
+    const real: Promise<Json>[] = [];
+    const senders = [client, ...proxies, agent];
+    // What may legitimately reach the client: the agent's own fs/terminal calls, and p1's reads (it holds fs:read).
+    const legitimate = new Set<string>();
+    const key = (m: Json) => {
+      try {
+        return JSON.stringify([m?.method, m?.params]);
+      } catch {
+        return "too deep to forward";
+      }
+    };
+    for (let round = 0; round < 50; round++) {
+      for (let i = 0; i < 1_000; i++) {
+        const from = pick(senders);
+        const m = message(proxies.includes(from)) as Json;
+        if (from === agent || (from === proxies[1] && m?.method === "fs/read_text_file")) legitimate.add(key(m));
+        from.emit(m);
+      }
+      if (round % 10 === 5) pick(proxies).die("failed (trap): fuzzed to death");
+      const id = `real-${round}`;
+      client.emit({ jsonrpc: "2.0", id, method: "session/new", params: { cwd: "/", mcpServers: [] } });
+      real.push(client.waitFor((m) => m.id === id && !("method" in m), 10_000));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const answers = await Promise.all(real);
+    // Each real request got one answer of its own: a session, or an error naming a proxy that was down.
+    for (const [i, a] of answers.entries()) {
+      expect(client.received.filter((m) => m.id === `real-${i}` && !("method" in m))).toHaveLength(1);
+      if (!a.result) expect(a.error.message).toMatch(/^proxy "p\d" /);
+      else expect(a.result.sessionId).toMatch(/^s\d+$/);
+    }
+    expect(lines.filter((l) => l.includes("internal error"))).toEqual([]);
+    const gated = client.received.filter((m) => typeof m.method === "string" && /^(fs|terminal)\//.test(m.method));
+    expect(gated.filter((m) => !legitimate.has(key(m)))).toEqual([]);
+    expect(gated.length).toBeGreaterThan(0); // the fuzz did reach the gate with real traffic
+    expect(client.received.filter((m) => typeof m.method === "string" && /^_cordon\/(?!notice$)/.test(m.method))).toEqual([]);
+    // Notices reaching the client are Cordon's own: they name a proxy of the chain.
+    for (const notice of client.received.filter((m) => m.method === "_cordon/notice")) expect(notice.params.component).toMatch(/^proxy "p\d"$/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  }, 60_000);
+});
