@@ -5,6 +5,7 @@
  * while the agent's authenticated traffic still flows. Endpoints run in process against a fake host.
  */
 import { spawn } from "node:child_process";
+import { request as httpRequest } from "node:http";
 import { connect, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -228,5 +229,114 @@ describe("cordon mcp-bridge against a busy listener", () => {
     expect(await new Promise((resolve) => command.once("exit", resolve))).toBe(0);
     expect(JSON.parse(out.trim())).toEqual({ jsonrpc: "2.0", id: 1, result: { echo: { n: 1 } } });
     expect(host.warnings.some((w) => w.includes("waiting to authenticate"))).toBe(true);
+  });
+});
+
+async function httpEndpoint(limits = {}) {
+  const host = fakeHost();
+  const http = new HttpEndpoint(host, limits);
+  await http.listen();
+  closers.push(() => http.close());
+  return { host, http, path: `/mcp/${host.one.id}`, auth: `Bearer ${host.one.secret}` };
+}
+
+/** A raw HTTP/1.1 request whose body is `bodyBytes` of junk; resolves with the status line and how much of the body went out before the connection closed. */
+function rawPost(port: number, path: string, bodyBytes: number, headers: Record<string, string> = {}): Promise<{ status: number; written: number; answer: string }> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    let answer = "";
+    socket.setEncoding("utf8").on("data", (c: string) => (answer += c));
+    const head = [`POST ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, "Content-Type: application/json", `Content-Length: ${bodyBytes}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)].join("\r\n");
+    socket.once("connect", () => socket.write(head + "\r\n\r\n"));
+    const sent = flood(socket, bodyBytes);
+    socket.once("close", async () => resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(answer)?.[1] ?? 0), written: await sent, answer }));
+  });
+}
+
+/** An HTTP request with a JSON body through node:http; resolves with status and parsed body. */
+function post(port: number, path: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path, method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (c: string) => (text += c));
+      res.once("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
+    });
+    req.once("error", reject);
+    req.end(body);
+  });
+}
+
+describe("the HTTP bridge listener's bounds", () => {
+  it("answers unauthorized requests without reading their bodies and closes them; a flood of 12 × 16 MiB leaves memory flat", async () => {
+    const { http, path } = await httpEndpoint();
+    await settle();
+    const before = heldBytes();
+    const results = await Promise.all([
+      ...Array.from({ length: 8 }, () => rawPost(http.port, path, 16 * 1024 * 1024)),
+      ...Array.from({ length: 2 }, () => rawPost(http.port, "/mcp/nope", 16 * 1024 * 1024)),
+      ...Array.from({ length: 2 }, () => rawPost(http.port, path, 16 * 1024 * 1024, { Authorization: "Bearer wrong" })),
+    ]);
+    await settle();
+    expect(heldBytes() - before).toBeLessThan(24 * 1024 * 1024);
+    expect(results.map((r) => r.status)).toEqual([401, 401, 401, 401, 401, 401, 401, 401, 404, 404, 401, 401]);
+    for (const r of results) expect(r.written).toBeLessThan(16 * 1024 * 1024);
+    expect(http.bodiesBeingRead).toBe(0);
+  });
+
+  it("cuts an authorized body off at the per-request limit (413) instead of reading it to the end", async () => {
+    const { http, path, auth } = await httpEndpoint({ maxBodyBytes: 1024 * 1024 });
+    const r = await rawPost(http.port, path, 16 * 1024 * 1024, { Authorization: auth });
+    expect(r.status).toBe(413);
+    expect(r.answer).toContain("Payload Too Large: more than 1048576 bytes");
+    expect(r.written).toBeLessThan(16 * 1024 * 1024);
+    expect(http.bodiesBeingRead).toBe(0);
+  });
+
+  it("bodies being read at once share a budget: one more is refused with 503 while they are pending", async () => {
+    const { http, path, auth } = await httpEndpoint({ maxBodyBytes: 4 * 1024 * 1024, maxBodiesBytes: 5 * 1024 * 1024 });
+    // Two slow bodies that announce 4 MiB and send 2 MiB each, then wait.
+    const slow = [0, 1].map(() => {
+      const socket = connect({ host: "127.0.0.1", port: http.port });
+      socket.on("error", () => {});
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${http.port}\r\nAuthorization: ${auth}\r\nContent-Length: ${4 * 1024 * 1024}\r\n\r\n`);
+      for (let i = 0; i < 32; i++) socket.write(JUNK);
+      return socket;
+    });
+    for (let i = 0; i < 200 && http.bodiesBeingRead < 4 * 1024 * 1024; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(http.bodiesBeingRead).toBe(4 * 1024 * 1024);
+    const third = await rawPost(http.port, path, 4 * 1024 * 1024, { Authorization: auth });
+    expect(third.status).toBe(503);
+    for (const s of slow) s.destroy();
+    for (let i = 0; i < 200 && http.bodiesBeingRead > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(http.bodiesBeingRead).toBe(0);
+    // and then an ordinary request goes through
+    const ok = await post(http.port, path, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { x: 1 } }), { Authorization: auth });
+    expect(ok).toEqual({ status: 200, body: { jsonrpc: "2.0", id: 1, result: { echo: { x: 1 } } } });
+  });
+
+  it("accepts a bounded number of connections", async () => {
+    const { http, path, auth } = await httpEndpoint({ maxConnections: 3 });
+    const idle = Array.from({ length: 3 }, () => connect({ host: "127.0.0.1", port: http.port }));
+    for (const s of idle) s.on("error", () => {});
+    await new Promise((r) => setTimeout(r, 50));
+    const extra = connect({ host: "127.0.0.1", port: http.port });
+    extra.on("error", () => {});
+    await new Promise<void>((resolve) => extra.once("close", () => resolve()));
+    for (const s of idle) s.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    const ok = await post(http.port, path, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize" }), { Authorization: auth });
+    expect(ok.status).toBe(200);
+  });
+
+  it("refuses deep nesting and huge batches with 400, and a malformed %-escape with 404 (not 500)", async () => {
+    const { http, path, auth } = await httpEndpoint();
+    const deep = await post(http.port, path, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":${"[".repeat(50_000)}${"]".repeat(50_000)}}`, { Authorization: auth });
+    expect(deep).toEqual({ status: 400, body: { jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.stringMatching(/nests deeper than \d+ levels/) } } });
+    const batch = await post(http.port, path, JSON.stringify(Array.from({ length: 1001 }, (_, i) => ({ jsonrpc: "2.0", method: "notifications/x", params: { i } }))), { Authorization: auth });
+    expect(batch.status).toBe(400);
+    expect(batch.body.error.message).toMatch(/batch of more than 1000/);
+    const escape = await post(http.port, "/mcp/%E0%A4%A", "{}", { Authorization: auth });
+    expect(escape.status).toBe(404);
+    for (const name of ["__proto__", "constructor", "toString"]) expect((await post(http.port, `/mcp/${name}`, "{}", { Authorization: auth })).status).toBe(404);
   });
 });

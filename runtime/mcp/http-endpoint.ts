@@ -18,37 +18,88 @@
  *
  * A `POST` whose client goes away before its answer withdraws the call upstream
  * (`$/cancel_request`): without resumable streams nobody could receive the answer.
+ *
+ * Bounds (anyone on the machine can connect to a loopback port): at most {@link MAX_CONNECTIONS}
+ * connections; headers within Node's 16 KiB and {@link HEADERS_TIMEOUT_MS}; nothing of a body is
+ * read before the request is authorized, and a refused request's connection is closed (so its body
+ * is never streamed in); an authorized body is cut off at {@link MAX_BODY_BYTES} (413) and all bodies
+ * being read at once share {@link MAX_BODIES_BYTES} (503 beyond); a batch holds at most
+ * {@link MAX_BATCH} messages; a message nested deeper than {@link MAX_NESTING_DEPTH} is refused (400).
+ * What waits for an SSE stream (none open, or the open one not reading) is bounded in bytes.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import { classify, ErrorCodes, type JsonRpcMessage, type JsonRpcResponse } from "../protocol/json-rpc.js";
-import { listenOnLoopback, sameSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
+import { listenOnLoopback, sameSecret, throttledWarn, type Endpoint, type EndpointHost } from "./endpoints.js";
 import type { McpLink } from "./link.js";
 
 /** Largest request body accepted. */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
-/** Messages kept for a session while it has no SSE stream open. */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** All request bodies being read at one time. */
+export const MAX_BODIES_BYTES = 64 * 1024 * 1024;
+/** Open connections (beyond, the listener accepts none until one closes). */
+export const MAX_CONNECTIONS = 64;
+/** Time for a request's headers to arrive. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** Time for a whole request (headers and body) to arrive; an SSE response may then last forever. */
+const REQUEST_TIMEOUT_MS = 60_000;
+/** Messages in one batch. */
+export const MAX_BATCH = 1000;
+/** Messages kept for a session while it has no SSE stream open, or while the open one does not read. */
 const MAX_QUEUED = 1000;
+const MAX_QUEUED_CHARS = 32 * 1024 * 1024;
+/** Bytes an SSE stream may have unsent before messages wait in the queue instead. */
+const STREAM_HIGH_WATER = 8 * 1024 * 1024;
+
+export interface HttpEndpointLimits {
+  maxConnections?: number;
+  maxBodyBytes?: number;
+  maxBodiesBytes?: number;
+}
 
 interface HttpSession {
   readonly id: string;
   readonly endpoint: Endpoint;
   readonly link: McpLink;
   stream: ServerResponse | null;
-  readonly queue: JsonRpcMessage[];
+  /** Serialized SSE events waiting for a stream that reads. */
+  readonly queue: string[];
+  queuedChars: number;
 }
 
 export class HttpEndpoint {
   private readonly server: Server;
   private readonly sessions = new Map<string, HttpSession>();
+  private readonly limits: Required<HttpEndpointLimits>;
+  /** Bytes of request bodies being read now. */
+  private reading = 0;
+  private readonly warnRefused: (message: string) => void;
   port = 0;
 
-  constructor(private readonly host: EndpointHost) {
+  constructor(
+    private readonly host: EndpointHost,
+    limits: HttpEndpointLimits = {},
+  ) {
+    this.limits = {
+      maxConnections: limits.maxConnections ?? MAX_CONNECTIONS,
+      maxBodyBytes: limits.maxBodyBytes ?? MAX_BODY_BYTES,
+      maxBodiesBytes: limits.maxBodiesBytes ?? MAX_BODIES_BYTES,
+    };
+    this.warnRefused = throttledWarn(host.log);
     this.server = createServer((req, res) => void this.handle(req, res).catch((error: Error) => {
-      this.host.log.warn(`MCP bridge: HTTP request failed: ${error.message}`);
+      this.host.log.warn(`MCP bridge: HTTP request failed: ${error?.message ?? String(error)}`);
       if (!res.headersSent) reply(res, 500, rpcError(ErrorCodes.internalError, "Internal error"));
       else res.destroy();
     }));
+    this.server.maxConnections = this.limits.maxConnections;
+    this.server.headersTimeout = HEADERS_TIMEOUT_MS;
+    this.server.requestTimeout = REQUEST_TIMEOUT_MS;
+  }
+
+  /** Bytes of request bodies being read now (for tests and diagnostics). */
+  get bodiesBeingRead(): number {
+    return this.reading;
   }
 
   async listen(): Promise<void> {
@@ -77,17 +128,36 @@ export class HttpEndpoint {
     session.link.close(reason);
   }
 
+  /** Answers a request that is not let in, and closes its connection: its body is never read. */
+  private refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string): void {
+    this.warnRefused(`MCP bridge: refused an HTTP request (${status}): ${message}`);
+    const socket = req.socket;
+    socket.pause(); // what follows (the body) stays in the kernel until the connection is closed
+    res.setHeader("Connection", "close");
+    reply(res, status, rpcError(-32000, message));
+    res.once("finish", () => {
+      socket.end();
+      setTimeout(() => socket.destroy(), 200).unref();
+    });
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const loopback = [`127.0.0.1:${this.port}`, `localhost:${this.port}`];
-    if (!loopback.includes(req.headers.host ?? "")) return reply(res, 403, rpcError(-32000, "Forbidden: not a loopback Host"));
+    if (!loopback.includes(req.headers.host ?? "")) return this.refuse(req, res, 403, "Forbidden: not a loopback Host");
     const origin = req.headers.origin;
-    if (origin !== undefined && !loopback.some((h) => origin === `http://${h}`)) return reply(res, 403, rpcError(-32000, "Forbidden: foreign Origin"));
+    if (origin !== undefined && !loopback.some((h) => origin === `http://${h}`)) return this.refuse(req, res, 403, "Forbidden: foreign Origin");
     const match = /^\/mcp\/([^/?#]+)(?:[?#].*)?$/.exec(req.url ?? "");
-    const endpoint = match ? this.host.endpoint(decodeURIComponent(match[1])) : undefined;
-    if (!endpoint) return reply(res, 404, rpcError(-32000, "Not Found: no such MCP endpoint"));
+    let id: string | null = null;
+    try {
+      id = match ? decodeURIComponent(match[1]) : null;
+    } catch {
+      // A malformed %-escape names no endpoint.
+    }
+    const endpoint = id === null ? undefined : this.host.endpoint(id);
+    if (!endpoint) return this.refuse(req, res, 404, "Not Found: no such MCP endpoint");
     if (!authorized(req, endpoint)) {
       res.setHeader("WWW-Authenticate", 'Bearer realm="cordon-mcp-bridge"');
-      return reply(res, 401, rpcError(-32000, "Unauthorized: this endpoint needs the bearer secret it was declared with"));
+      return this.refuse(req, res, 401, "Unauthorized: this endpoint needs the bearer secret it was declared with");
     }
     switch (req.method) {
       case "POST":
@@ -122,16 +192,18 @@ export class HttpEndpoint {
   }
 
   private async post(req: IncomingMessage, res: ServerResponse, endpoint: Endpoint): Promise<void> {
-    const body = await readBody(req);
-    if (body === null) return reply(res, 413, rpcError(-32000, `Payload Too Large: more than ${MAX_BODY_BYTES} bytes`));
+    const body = await this.readBody(req);
+    if (typeof body !== "string") return this.refuse(req, res, body.status, body.message);
     let value: unknown;
     try {
       value = JSON.parse(body);
     } catch (error) {
       return reply(res, 400, rpcError(ErrorCodes.parseError, `Parse error: ${(error as Error).message}`));
     }
+    if (nestsDeeperThan(value)) return reply(res, 400, rpcError(ErrorCodes.invalidRequest, `Invalid Request: nests deeper than ${MAX_NESTING_DEPTH} levels`));
     const batch = Array.isArray(value);
     const items = batch ? (value as unknown[]) : [value];
+    if (items.length > MAX_BATCH) return reply(res, 400, rpcError(ErrorCodes.invalidRequest, `Invalid Request: a batch of more than ${MAX_BATCH} messages`));
     const messages: JsonRpcMessage[] = [];
     for (const item of items) {
       const c = classify(item);
@@ -150,10 +222,11 @@ export class HttpEndpoint {
       if (!session) return;
     }
 
-    const requests = messages.filter((m) => "method" in m && "id" in m);
+    const isCall = (m: JsonRpcMessage) => "method" in m && "id" in m;
+    const requests = messages.filter(isCall);
     const answers = messages.map((m) => new Promise<JsonRpcResponse | null>((resolve) => {
       session!.link.fromClient(m, resolve);
-      if (!requests.includes(m)) resolve(null);
+      if (!isCall(m)) resolve(null);
     }));
     if (requests.length === 0) {
       res.writeHead(202).end();
@@ -181,23 +254,49 @@ export class HttpEndpoint {
 
   private open(endpoint: Endpoint): HttpSession {
     const id = randomUUID();
-    const queue: JsonRpcMessage[] = [];
     const session: HttpSession = {
       id,
       endpoint,
-      queue,
+      queue: [],
+      queuedChars: 0,
       stream: null,
-      link: this.host.openLink(endpoint, (message) => {
-        if (session.stream) return writeEvent(session.stream, message);
-        if (queue.length >= MAX_QUEUED) {
-          queue.shift();
-          this.host.log.warn(`MCP bridge: server "${endpoint.name}" sends faster than the agent opens its SSE stream; dropped the oldest message`);
-        }
-        queue.push(message);
-      }),
+      link: this.host.openLink(endpoint, (message) => this.toStream(session, message)),
     };
     this.sessions.set(id, session);
     return session;
+  }
+
+  /**
+   * A message for the agent's SSE stream: written when a stream is open and reading, else queued
+   * (bounded in count and size: the oldest is dropped, with a warning).
+   */
+  private toStream(session: HttpSession, message: JsonRpcMessage): void {
+    const event = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+    const stream = session.stream;
+    if (stream && session.queue.length === 0 && stream.writableLength < STREAM_HIGH_WATER) {
+      stream.write(event);
+      return;
+    }
+    session.queue.push(event);
+    session.queuedChars += event.length;
+    let dropped = 0;
+    while (session.queue.length > 1 && (session.queue.length > MAX_QUEUED || session.queuedChars > MAX_QUEUED_CHARS)) {
+      session.queuedChars -= session.queue.shift()!.length;
+      dropped++;
+    }
+    if (dropped > 0) this.host.log.warn(`MCP bridge: server "${session.endpoint.name}" sends faster than the agent reads its SSE stream; dropped the oldest message${dropped > 1 ? `s (${dropped})` : ""}`);
+    if (stream) this.flush(session);
+  }
+
+  /** Writes what waits for the session's stream while the stream takes it. */
+  private flush(session: HttpSession): void {
+    const stream = session.stream;
+    if (!stream) return;
+    while (session.queue.length > 0 && stream.writableLength < STREAM_HIGH_WATER) {
+      const event = session.queue.shift()!;
+      session.queuedChars -= event.length;
+      stream.write(event);
+    }
   }
 
   private get(req: IncomingMessage, res: ServerResponse, endpoint: Endpoint): void {
@@ -209,10 +308,48 @@ export class HttpEndpoint {
     res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive", "Mcp-Session-Id": session.id });
     res.flushHeaders();
     session.stream = res;
+    res.on("drain", () => this.flush(session));
     res.once("close", () => {
       if (session.stream === res) session.stream = null;
     });
-    for (const message of session.queue.splice(0)) writeEvent(res, message);
+    this.flush(session);
+  }
+
+  /**
+   * The body as text, or why not: over the per-request limit (413), or over what all bodies being
+   * read at once may take (503). Reading stops at the first byte too many.
+   */
+  private readBody(req: IncomingMessage): Promise<string | { status: number; message: string }> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let done = false;
+      const finish = (outcome: string | { status: number; message: string }) => {
+        if (done) return;
+        done = true;
+        this.reading -= size;
+        req.removeListener("data", data);
+        if (typeof outcome !== "string") req.pause();
+        resolve(outcome);
+      };
+      const data = (chunk: Buffer) => {
+        if (size + chunk.length > this.limits.maxBodyBytes) return finish({ status: 413, message: `Payload Too Large: more than ${this.limits.maxBodyBytes} bytes` });
+        if (this.reading + chunk.length > this.limits.maxBodiesBytes) return finish({ status: 503, message: "Service Unavailable: too many request bodies being read at once; try again" });
+        size += chunk.length;
+        this.reading += chunk.length;
+        chunks.push(chunk);
+      };
+      req.on("data", data);
+      req.once("end", () => finish(Buffer.concat(chunks, size).toString("utf8")));
+      req.once("error", (error) => {
+        if (!done) {
+          done = true;
+          this.reading -= size;
+          reject(error);
+        }
+      });
+      req.once("close", () => finish({ status: 400, message: "Bad Request: the body was cut short" }));
+    });
   }
 }
 
@@ -220,22 +357,6 @@ function authorized(req: IncomingMessage, endpoint: Endpoint): boolean {
   const header = req.headers.authorization;
   const match = typeof header === "string" ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   return match !== null && sameSecret(match[1], endpoint.secret);
-}
-
-/** The body as text, or null when it is larger than {@link MAX_BODY_BYTES}. */
-function readBody(req: IncomingMessage): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) tooLarge = true;
-      else chunks.push(chunk);
-    });
-    req.once("end", () => resolve(tooLarge ? null : Buffer.concat(chunks).toString("utf8")));
-    req.once("error", reject);
-  });
 }
 
 function rpcError(code: number, message: string, id: string | number | null = null): JsonRpcResponse {
@@ -250,8 +371,4 @@ function reply(res: ServerResponse, status: number, body?: unknown): void {
   }
   const text = JSON.stringify(body);
   res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) }).end(text);
-}
-
-function writeEvent(res: ServerResponse, message: JsonRpcMessage): void {
-  res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
 }
