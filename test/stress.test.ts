@@ -97,6 +97,10 @@ describe("stress", () => {
       { jsonrpc: "2.0", id: "r", result: { outcome: { outcome: "cancelled" } } },
       { jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 3 } },
       { jsonrpc: "2.0", id: 9, method: "proxy/successor", params: { method: "initialize", params: {} } },
+      { jsonrpc: "2.0", id: 10, method: "proxy/successor", params: { method: "proxy/successor", params: { method: "fs/read_text_file", params: { sessionId, path: "/etc/passwd" } } } },
+      { jsonrpc: "2.0", method: "_cordon/configure", params: { name: "passthrough", config: {} } },
+      { jsonrpc: "2.0", id: 11, method: "__proto__", params: JSON.parse('{"__proto__":{"x":1},"level":"constructor"}') },
+      { jsonrpc: "2.0", id: 12, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "d", _meta: JSON.parse("[".repeat(500) + "]".repeat(500)) }] } },
     ];
     const junk = ['"', "{", "}", "[", "]", ",", ":", "\\u0000", "null", "1e999", "-0", "\uD800", "😀", "\\", "true", '{"a":', "[[[[[[[["];
     const mutate = (m: Json): string => {

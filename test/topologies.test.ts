@@ -43,6 +43,20 @@ describe("topologies", () => {
     expect(await say([...middle, ...arrow], "deep")).toBe(">>echo: deep\n");
   });
 
+  it("a Rust SDK-style proxy that forwards proxy/initialize instead of answering it is switched to _proxy/* and joins", async () => {
+    const sacp = ["--proxy-cmd", q([NODE, `${ROOT}test/peers/rust-dialect-proxy.mjs`, "--forward-unknown"])];
+    expect(await say([...arrow, ...sacp, "--proxy", proxyWasm("passthrough")], "hi")).toBe(">»echo: hi\n");
+  });
+
+  it("a native proxy declared \"dialect\": \"rust\" is spoken to in _proxy/* from the start", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cordon-dialect-"));
+    const config = join(dir, "chain.json");
+    // --strict: the proxy exits if it is ever sent proxy/initialize.
+    const proxy = { command: NODE, args: [`${ROOT}test/peers/rust-dialect-proxy.mjs`, "--strict"], trusted: true, dialect: "rust" };
+    writeFileSync(config, JSON.stringify({ proxies: [proxy] }));
+    expect(await say(["--config", config], "hi")).toBe("»echo: hi\n");
+  });
+
   it("a native proxy that speaks only _proxy/* joins a chain of WASM proxies", async () => {
     // Agent messages travel right to left: the » proxy marks them first, then the arrow.
     expect(await say([...arrow, ...rustProxy, "--proxy", proxyWasm("passthrough")], "hi")).toBe(">»echo: hi\n");

@@ -67,6 +67,8 @@ const nativeProxy = z
     args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).default({}),
     cwd: z.string().optional(),
+    /** Proxy-chain spelling it speaks: the RFD's `proxy/*` (default; `rust` is detected too) or the Rust SDK's `_proxy/*`. */
+    dialect: z.enum(["rfd", "rust"]).optional(),
     trusted: z.literal(true, {
       error: 'a native proxy runs outside the sandbox with your privileges; set "trusted": true to allow it',
     }),

@@ -80,6 +80,7 @@ export async function run(options: RunOptions): Promise<number> {
       failurePolicies: proxies.map((p) => p.onFailure ?? "fail-closed"),
       // Native proxies are trusted: they run with the user's privileges anyway.
       grants: proxies.map((p) => (isNativeProxy(p) ? [...GRANTS] : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)))),
+      dialects: proxies.map((p) => (isNativeProxy(p) ? p.dialect : undefined)),
       onExit: (code) => void finish(code),
     });
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void finish(0));

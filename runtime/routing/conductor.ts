@@ -36,7 +36,7 @@ import { isRequest, stripId, unwrap, wrap, type Call } from "./envelope.js";
 import { check, Gates, successorInit, type Refusal } from "./gates/index.js";
 import { grantFor, type Grant } from "./grants.js";
 import { ParentAsSuccessor } from "./parent-successor.js";
-import { Hop, type FailurePolicy, type Incoming } from "./hop.js";
+import { Hop, type Dialect, type FailurePolicy, type Incoming } from "./hop.js";
 import { Supervisor } from "./supervisor.js";
 import type { Peer } from "./peer.js";
 import { sessionOf, type Tracer } from "./trace.js";
@@ -62,6 +62,8 @@ export interface ConductorOptions {
   failurePolicies?: FailurePolicy[];
   /** What each proxy may originate toward the client, by position (default nothing). */
   grants?: Grant[][];
+  /** Proxy-chain spelling each proxy speaks, by position (default `rfd`, switching to `rust` when it shows it only knows `_proxy/*`). */
+  dialects?: (Dialect | undefined)[];
 }
 
 /** How long proxies get to relay the agent's death to the client before the conductor answers for them. */
@@ -108,6 +110,9 @@ export class Conductor {
     });
     options.grants?.forEach((grants, i) => {
       if (this.proxies[i]) this.proxies[i].grants = new Set(grants);
+    });
+    options.dialects?.forEach((dialect, i) => {
+      if (dialect && this.proxies[i]) this.proxies[i].dialect = dialect;
     });
     if (this.proxyMode) {
       // The parent is both our client and our successor: one connection, two hops, disjoint ids.
@@ -360,6 +365,10 @@ export class Conductor {
     const inner = unwrap(message);
     if (typeof inner === "string") return this.refuse(message, ErrorCodes.invalidRequest, inner, hop);
     if (inner.method === Methods.cancelRequest) return this.cancel(hop, inner.params);
+    if (isProxyInitialize(inner.method) && this.retryInRustDialect(hop)) {
+      if (isRequest(inner)) hop.peer.send(errorResponse(inner.id, ErrorCodes.invalidRequest, `${inner.method} is only sent by the conductor`));
+      return;
+    }
     const refusal = check(Gates.proxyToSuccessor, inner, hop);
     if (refusal) return this.refuseGated(message, refusal, hop);
     if (inner.method === Methods.initialize) {
@@ -374,6 +383,26 @@ export class Conductor {
       if (isRequest(inner)) hop.successorInit = { kind: "pending" };
     }
     this.toward(hop, inner, pos.index + 1);
+  }
+
+  /**
+   * A Rust SDK (`sacp`) proxy forwards every method it does not know to its successor, so the
+   * RFD's `proxy/initialize` comes straight back inside its `_proxy/successor` envelope instead
+   * of an answer. Seen while our `proxy/initialize` to it is unanswered, that means it speaks only
+   * `_proxy/*`: switch the hop's dialect and ask again; the first request is settled (a late
+   * answer to it is dropped).
+   */
+  private retryInRustDialect(hop: Hop): boolean {
+    for (const [key, pending] of hop.outgoing) {
+      if (pending.kind !== "forward" || pending.method !== Methods.initialize || !pending.retry) continue;
+      hop.outgoing.delete(key);
+      hop.settled.add(key);
+      pending.from.incoming.delete(idKey(pending.fromId));
+      this.log.info(`${hop.label} forwarded proxy/initialize instead of answering it: it speaks the Rust SDK's _proxy/* dialect; retrying`);
+      pending.retry();
+      return true;
+    }
+    return false;
   }
 
   // ---- forwarding ------------------------------------------------------------------------

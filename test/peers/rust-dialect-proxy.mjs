@@ -3,6 +3,9 @@
 // `_proxy/initialize`, `_proxy/successor` with a legacy `meta` field. It answers the RFD's
 // `proxy/initialize` with method-not-found, as such a proxy would. It marks every
 // agent_message_chunk text with a leading "»" so tests can see it did its job.
+// With --forward-unknown it behaves like a proxy built on the Rust SDK (sacp): every method it does
+// not handle, `proxy/initialize` included, is forwarded to its successor. With --strict it exits
+// (code 3) if it is ever sent the RFD's `proxy/initialize`.
 import { createInterface } from "node:readline";
 
 const out = (m) => process.stdout.write(JSON.stringify(m) + "\n");
@@ -23,7 +26,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     if (to) out("error" in msg ? { jsonrpc: "2.0", id: to, error: msg.error } : { jsonrpc: "2.0", id: to, result: msg.result });
     return;
   }
-  if (msg.method === "proxy/initialize") return out({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "Method not found" } });
+  if (msg.method === "proxy/initialize" && process.argv.includes("--strict")) process.exit(3);
+  if (msg.method === "proxy/initialize" && !process.argv.includes("--forward-unknown")) return out({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "Method not found" } });
   if (msg.method === "_proxy/initialize") {
     return request({ method: "_proxy/successor", params: { method: "initialize", params: msg.params, meta: { hop: "local" } } }, msg.id);
   }
