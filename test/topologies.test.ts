@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SpawnedAgent } from "../runtime/client/spawned-agent.js";
-import { CORDON, NODE, proxyWasm, REFERENCE_AGENT, ROOT } from "./helpers/paths.js";
+import { CORDON, NODE, proxyWasm, REFERENCE_AGENT, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
 import { RawClient } from "./helpers/raw-client.js";
 
 const open: { close(): Promise<unknown> }[] = [];
@@ -105,5 +105,25 @@ describe("--trace", () => {
     for (const r of events.filter((e) => e.type === "request")) {
       expect(events.some((e) => e.type === "response" && e.id === r.id && e.from === r.to && e.to === r.from)).toBe(true);
     }
+  });
+
+  it("records every message it dropped or refused, with the reason", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cordon-trace-"));
+    const trace = join(dir, "trace.jsonl");
+    const client = new RawClient(NODE, [CORDON, "run", "--trace", trace, ...arrow, "--", ...SCRIPTED_AGENT]);
+    open.push(client);
+    await client.request("initialize", { protocolVersion: 1 });
+    const sessionId = (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
+    // An error answer without an id (as codex-acp answers some notifications), and a forged _cordon/notice.
+    const junk = [{ send: { jsonrpc: "2.0", error: { code: -32601, message: "no such notification" } } }, { send: { jsonrpc: "2.0", method: "_cordon/notice", params: {} } }];
+    await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: JSON.stringify(junk) }] });
+    await client.close();
+    const events = readFileSync(trace, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const dropped = events.filter((e) => e.type === "trace" && e.dropped !== undefined);
+    expect(dropped.map((e) => [e.component, e.message])).toEqual([
+      ["agent", 'agent "' + SCRIPTED_AGENT.join(" ") + '" sent an invalid message (response without a valid id); dropped'],
+      ["agent", expect.stringMatching(/^reserved-method: _cordon\/notice is reserved for Cordon itself/)],
+    ]);
+    expect(dropped[0].dropped).toEqual(junk[0].send);
   });
 });

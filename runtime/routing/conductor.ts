@@ -211,7 +211,7 @@ export class Conductor {
     const why = `nests deeper than ${MAX_NESTING_DEPTH} levels (Cordon's limit for any message)`;
     if (typeof msg.method === "string" || id === null) {
       const method = typeof msg.method === "string" ? sanitizeForLog(msg.method, 80) : "message";
-      this.log.warn(`${hop.label} sent a ${method} that ${why}; refused`);
+      this.dropped(hop, `${hop.label} sent a ${method} that ${why}; refused`, { id, method });
       if (id !== null) hop.peer.send(errorResponse(id, ErrorCodes.invalidRequest, `Invalid request: the message ${why}`));
       return;
     }
@@ -242,7 +242,7 @@ export class Conductor {
       case "notification":
         return this.call(hop, c.message);
       case "invalid":
-        this.log.warn(`${hop.label} sent an invalid message (${c.reason}); dropped`);
+        this.dropped(hop, `${hop.label} sent an invalid message (${c.reason}); dropped`, value);
         if (hop.position.role === "proxy") this.closed(hop, `sent an invalid message: ${c.reason}`);
     }
   }
@@ -338,7 +338,7 @@ export class Conductor {
     if (hop === this.client) {
       this.client.peer.send(errorResponse(null, ErrorCodes.parseError, `Parse error: ${detail}`));
     } else {
-      this.log.warn(`${hop.label} wrote a line that is not JSON-RPC (${detail}); dropped`);
+      this.dropped(hop, `${hop.label} wrote a line that is not JSON-RPC (${detail}); dropped`);
     }
   }
 
@@ -485,7 +485,7 @@ export class Conductor {
     const pending = key === null ? undefined : hop.outgoing.get(key);
     if (key !== null && hop.settled.delete(key)) return; // already answered on its behalf
     if (!pending || key === null) {
-      this.log.warn(`${hop.label} answered a request it was never sent (id ${sanitizeForLog(JSON.stringify(message.id), 80)}); dropped`);
+      this.dropped(hop, `${hop.label} answered a request it was never sent (id ${sanitizeForLog(JSON.stringify(message.id), 80)}); dropped`, message);
       return;
     }
     hop.outgoing.delete(key);
@@ -548,14 +548,20 @@ export class Conductor {
   /** Answers a request with an error on behalf of the chain (notifications are only logged). */
   private refuse(message: Call, code: number, text: string, to: Hop = this.client): void {
     if (isRequest(message)) to.peer.send(errorResponse(message.id, code, text));
-    else this.log.warn(`${to.label}: ${sanitizeForLog(text)} (notification ${sanitizeForLog(message.method, 80)} dropped)`);
+    else this.dropped(to, `${to.label}: ${sanitizeForLog(text)} (notification ${sanitizeForLog(message.method, 80)} dropped)`, message);
   }
 
   /** A gate refused `message` from `from`: the sender is told (requests), the operator always. */
   private refuseGated(message: Call, refusal: Refusal, from: Hop): void {
     const what = isRequest(message) ? "request refused" : "notification dropped";
-    this.log.warn(`${refusal.gate}: ${sanitizeForLog(refusal.message)}; ${what}`);
+    this.dropped(from, `${refusal.gate}: ${sanitizeForLog(refusal.message)}; ${what}`, message);
     if (isRequest(message) && from.alive) from.peer.send(errorResponse(message.id, refusal.code, refusal.message));
+  }
+
+  /** A message Cordon did not forward: a warning for the operator, and a `trace` event with the message itself. */
+  private dropped(hop: Hop, why: string, message?: unknown): void {
+    this.log.warn(why);
+    this.trace?.({ type: "trace", component: participant(hop), level: "warn", message: why, ...(message === undefined ? {} : { dropped: message }) });
   }
 
   /** `_cordon/log` from a proxy: one line on stderr (control characters escaped), and the trace. */

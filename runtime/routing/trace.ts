@@ -22,7 +22,8 @@ export type TraceEvent =
   | { type: "request"; protocol: "acp"; from: string; to: string; id: JsonRpcId; method: string; session: string | null; params: unknown }
   | { type: "response"; from: string; to: string; id: JsonRpcId; is_error: boolean; payload: unknown }
   | { type: "notification"; protocol: "acp"; from: string; to: string; method: string; session: string | null; params: unknown }
-  | { type: "trace"; component: string; level: string; message: string };
+  /** A component's log line, or (with `dropped`) a message Cordon dropped or refused, and why. */
+  | { type: "trace"; component: string; level: string; message: string; dropped?: unknown };
 
 export type Tracer = (event: TraceEvent) => void;
 
