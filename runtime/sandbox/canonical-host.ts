@@ -11,7 +11,11 @@
  * - no re-entry: `receive` while a `receive` is running throws; what the guest `send`s during
  *   `receive` is queued and returned after it returns, never delivered re-entrantly;
  * - a trap poisons the instance: every later call throws `InstancePoisoned`;
- * - every pointer/length pair from the guest is bounds-checked before anything is allocated.
+ * - every pointer/length pair from the guest is bounds-checked before anything is allocated;
+ * - what the guest sends is bounded before it is decoded: each message (`maxMessageUnits`) and all
+ *   of one delivery's messages together (`maxOutputUnitsPerDelivery`), counted in UTF-16 code
+ *   units for a UTF-16 guest and in bytes for a UTF-8 one (n bytes decode to at most n code
+ *   units) — so a guest cannot make the host hold more than 2 bytes × that budget of strings.
  */
 import type { StringEncoding } from "./string-encoding.js";
 import { allowedWasiImport, wasiImports } from "./wasi-grants.js";
@@ -28,8 +32,10 @@ export interface GuestEncodings {
 
 export interface CanonicalHostOptions {
   encodings: GuestEncodings;
-  /** Largest message, in UTF-16 code units, the guest may send in one call. */
+  /** Largest message the guest may send in one call: UTF-16 code units, or bytes for a UTF-8 guest. */
   maxMessageUnits?: number;
+  /** Most the guest may send in all for one `receive` (same units); default twice `maxMessageUnits`. */
+  maxOutputUnitsPerDelivery?: number;
   /** Most messages the guest may send while handling one `receive`. */
   maxSendsPerReceive?: number;
   /** WASI the chain config grants this guest (`wasi:clocks`, `wasi:random`); none by default. */
@@ -89,7 +95,12 @@ export function checkCoreModule(module: WebAssembly.Module, grants: readonly str
 export class CanonicalHost {
   private readonly guest: GuestExports;
   private readonly maxUnits: number;
+  private readonly maxDeliveryUnits: number;
   private readonly maxSends: number;
+  /** Units sent so far during the current `receive`. */
+  private deliveryUnits = 0;
+  /** What the last `receive` sent, in the units the budgets count (see `maxOutputUnitsPerDelivery`). */
+  lastOutputUnits = 0;
   private readonly encodings: GuestEncodings;
   /** Where `send` puts messages; non-null exactly while `receive` runs. */
   private outbox: string[] | null = null;
@@ -100,12 +111,14 @@ export class CanonicalHost {
     checkCoreModule(module, options.grants);
     this.encodings = options.encodings;
     this.maxUnits = options.maxMessageUnits ?? 16 * 1024 * 1024;
+    this.maxDeliveryUnits = Math.max(options.maxOutputUnitsPerDelivery ?? 2 * this.maxUnits, this.maxUnits);
     this.maxSends = options.maxSendsPerReceive ?? 10_000;
     let memory: WebAssembly.Memory | undefined;
     const send = (ptr: number, len: number) => {
       // As in the component model, the lowered import is not usable until instantiation is done.
       if (!memory) throw new GuestFault("guest called send() from its start function, before its memory is exported");
-      this.collect(this.lift(memory, ptr >>> 0, len >>> 0));
+      const box = this.admit();
+      box.push(this.lift(memory, ptr >>> 0, len >>> 0));
     };
     const guest = {
       memory: () => {
@@ -135,6 +148,7 @@ export class CanonicalHost {
     if (this.poisoned !== null) throw new InstancePoisoned(this.poisoned);
     if (this.outbox !== null) throw new GuestFault("re-entrant receive: the guest is already running");
     const outbox: string[] = (this.outbox = []);
+    this.deliveryUnits = 0;
     try {
       const [ptr, len] = this.lower(message);
       this.guest.receive(ptr, len);
@@ -144,14 +158,16 @@ export class CanonicalHost {
       throw error;
     } finally {
       this.outbox = null;
+      this.lastOutputUnits = this.deliveryUnits;
     }
   }
 
-  private collect(message: string): void {
+  /** The outbox a send goes to, once the send is allowed (inside `receive`, under the count cap). */
+  private admit(): string[] {
     const box = this.outbox;
     if (box === null) throw new GuestFault("guest called send() outside of receive");
     if (box.length >= this.maxSends) throw new GuestFault(`guest sent more than ${this.maxSends} messages for one input`);
-    box.push(message);
+    return box;
   }
 
   private lower(message: string): [number, number] {
@@ -178,15 +194,25 @@ export class CanonicalHost {
     }
   }
 
+  /** Charges `len` units (code units, or bytes for UTF-8) against the per-message and per-delivery caps, before anything is decoded. */
+  private charge(len: number, unit: string): void {
+    if (len > this.maxUnits) throw new GuestFault(`guest sent a message of ${len} ${unit} (limit ${this.maxUnits})`);
+    const total = this.deliveryUnits + len;
+    if (total > this.maxDeliveryUnits) {
+      throw new GuestFault(`guest sent ${total} ${unit} of output for one input (limit ${this.maxDeliveryUnits} per delivery)`);
+    }
+    this.deliveryUnits = total;
+  }
+
   private lift(memory: WebAssembly.Memory, ptr: number, len: number): string {
     switch (this.encodings.send) {
       case "utf16": {
-        if (len > this.maxUnits) throw new GuestFault(`guest sent a message of ${len} code units (limit ${this.maxUnits})`);
+        this.charge(len, "code units");
         this.checkRange(memory, ptr, len * 2, 2);
         return utf16.decode(new Uint8Array(memory.buffer, ptr, len * 2));
       }
       case "utf8": {
-        if (len > this.maxUnits * 3) throw new GuestFault(`guest sent a message of ${len} bytes (limit ${this.maxUnits * 3})`);
+        this.charge(len, "bytes");
         this.checkRange(memory, ptr, len, 1);
         return utf8.decode(new Uint8Array(memory.buffer, ptr, len));
       }

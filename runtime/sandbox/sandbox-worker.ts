@@ -23,6 +23,7 @@ port.on("message", (request: WorkerRequest) => {
       host = new CanonicalHost(request.module, {
         encodings: request.encodings,
         maxMessageUnits: request.limits.maxMessageUnits,
+        maxOutputUnitsPerDelivery: request.limits.maxOutputUnitsPerDelivery,
         maxSendsPerReceive: request.limits.maxSendsPerReceive,
         grants: request.grants,
       });
@@ -33,8 +34,10 @@ port.on("message", (request: WorkerRequest) => {
     return;
   }
   if (!host) return;
+  const t = performance.now();
   try {
-    reply({ type: "done", output: host.receive(request.message) });
+    const output = host.receive(request.message);
+    reply({ type: "done", output, guestMs: performance.now() - t, units: host.lastOutputUnits });
   } catch (error) {
     host = null;
     reply(failure(error));

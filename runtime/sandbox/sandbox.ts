@@ -6,7 +6,11 @@
  * fuel metering injected into the code) can sit beside the worker one and be chosen by
  * measurement.
  */
-export type FailureKind = "trap" | "timeout" | "fault" | "crash";
+import type { BudgetLimits } from "./budget.js";
+import { MAX_TABLES } from "./module-caps.js";
+
+/** `budget`: the guest stayed within every per-message limit but exceeded a budget over a window (`budget.ts`). */
+export type FailureKind = "trap" | "timeout" | "fault" | "crash" | "budget";
 
 export interface SandboxFailure {
   kind: FailureKind;
@@ -40,23 +44,93 @@ export interface ProxySandbox {
   stop(): Promise<void>;
 }
 
-export interface SandboxLimits {
+/**
+ * What a guest may use. Everything a guest can make the host allocate is bounded before it is
+ * allocated: its linear memory and tables (the module is rewritten, `module-caps.ts`), each string
+ * it sends and their total per delivery (checked from the pointer and length, before decoding,
+ * `canonical-host.ts`), the number of sends per delivery, and — over a window — its guest time and
+ * output (`budget.ts`). A guest past a bound is stopped and reported; the host never runs out for it.
+ *
+ * The JavaScript heap of the thread that runs the guest must hold one delivered message and one
+ * delivery's output at once; `workerHeapLimitMiB` sizes a worker's heap from these limits.
+ */
+export interface SandboxLimits extends BudgetLimits {
   /** Longest a single `receive` may run. */
   receiveTimeoutMs: number;
   /** Longest instantiation (the start function) may run. */
   startTimeoutMs: number;
-  /** Largest message the guest may send, in UTF-16 code units. */
+  /**
+   * Largest message the guest may send: UTF-16 code units for a UTF-16 guest, bytes for a UTF-8
+   * one (a UTF-8 string of n bytes decodes to at most n code units, so either way the decoded
+   * string holds at most this many code units, ≤ 2 bytes each).
+   */
   maxMessageUnits: number;
+  /**
+   * Most the guest may send, all messages together, for one delivered message (same units). It
+   * bounds what one delivery makes the host decode and hold, and the one `postMessage` that
+   * carries a worker's output back. Never below `maxMessageUnits` (the larger applies).
+   */
+  maxOutputUnitsPerDelivery: number;
   /** Most messages the guest may send for one delivered message. */
   maxSendsPerReceive: number;
   /** Cap on the guest's linear memory, in 64 KiB pages (the host rewrites the module to enforce it). */
   maxMemoryPages: number;
+  /** Cap on each of the guest's tables, in elements (the host rewrites the module to enforce it). */
+  maxTableElements: number;
 }
+
+const Mi = 1024 * 1024;
 
 export const DEFAULT_LIMITS: SandboxLimits = {
   receiveTimeoutMs: 2_000,
   startTimeoutMs: 5_000,
-  maxMessageUnits: 16 * 1024 * 1024,
+  // 16 Mi: a 10 MiB embedded blob is ~14 M code units of base64 inside its prompt.
+  maxMessageUnits: 16 * Mi,
+  maxOutputUnitsPerDelivery: 32 * Mi,
   maxSendsPerReceive: 10_000,
   maxMemoryPages: 2048, // 128 MiB
+  maxTableElements: 65_536,
+  // Half a core for 30 s: legit proxies use microseconds per message; one that burns 1.6 s on
+  // every delivery (under the 2 s watchdog) is stopped after ~10 such deliveries in a row.
+  cpuWindowMs: 30_000,
+  maxCpuMsPerWindow: 15_000,
+  // ~20 k messages and 25 Mi code units a second, sustained over 10 s: tens of times what a busy
+  // session produces (the 50-session stress test sends ~2.5 k messages a second through each proxy).
+  outputWindowMs: 10_000,
+  maxOutputMessagesPerWindow: 200_000,
+  maxOutputUnitsPerWindow: 256 * Mi,
 };
+
+/**
+ * The largest message the conductor delivers to a guest, in code units: a line from the client
+ * or the agent is at most 64 MiB (`LineBuffer`), which decodes to at most 64 Mi code units; a
+ * message from another proxy is at most its `maxMessageUnits` plus an envelope.
+ */
+export const MAX_DELIVERED_UNITS = 64 * Mi;
+
+/** The per-delivery output budget in force: never below the per-message cap. */
+export const outputUnitsPerDelivery = (limits: SandboxLimits): number => Math.max(limits.maxOutputUnitsPerDelivery, limits.maxMessageUnits);
+
+/**
+ * The old-generation heap limit of a worker running a guest, in MiB, consistent with the caps.
+ * V8 aborts the whole process (not just the worker) when one allocation does not fit in a
+ * worker's heap even after the last-resort GC, so the limit must hold everything the host may
+ * have to keep at once for the guest, with room to spare:
+ *
+ *   the delivered message        2 B × max(MAX_DELIVERED_UNITS, maxMessageUnits)   128 MiB
+ *   the delivery's output        2 B × outputUnitsPerDelivery                        64 MiB
+ *                                (UTF-8 output decodes on-heap; UTF-16 output of ≥ 1 MiB becomes
+ *                                 external strings, counted here all the same)
+ *   its tables                   MAX_TABLES × maxTableElements × 16 B                 8 MiB
+ *   the runtime, and garbage a
+ *   GC has not collected yet                                                         64 MiB
+ *                                                                           total   264 MiB
+ *
+ * This is a ceiling, not a reservation: a worker uses what it holds (~10 MiB idle).
+ */
+export function workerHeapLimitMiB(limits: SandboxLimits): number {
+  const input = 2 * Math.max(MAX_DELIVERED_UNITS, limits.maxMessageUnits);
+  const output = 2 * outputUnitsPerDelivery(limits);
+  const tables = MAX_TABLES * limits.maxTableElements * 16;
+  return Math.ceil((input + output + tables) / Mi) + 64;
+}

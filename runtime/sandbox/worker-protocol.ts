@@ -8,5 +8,6 @@ export type WorkerRequest =
 
 export type WorkerReply =
   | { type: "started" }
-  | { type: "done"; output: string[] }
+  /** `guestMs`: time spent in `receive`, measured in the worker; `units`: what the output was charged (see `CanonicalHost`). */
+  | { type: "done"; output: string[]; guestMs: number; units: number }
   | { type: "failed"; kind: "trap" | "fault"; message: string };

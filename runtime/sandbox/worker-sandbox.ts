@@ -8,13 +8,33 @@
  * The watchdog: while deliveries are in flight, a timer measures the time since the guest last
  * finished one; every completed delivery re-arms it (`refresh`). A guest that runs past
  * `receiveTimeoutMs` on one message is terminated and reported as a `timeout` failure.
+ *
+ * Budgets: the worker measures the guest's time in each `receive` and reports it, with what the
+ * guest sent, in the delivery's `done`; `GuestBudget` sums them over a window, and a guest over
+ * its CPU or output budget is terminated and reported as a `budget` failure naming the budget.
+ *
+ * Memory: the module is rewritten so its memory and tables cannot grow past their caps
+ * (`module-caps.ts`), the guest's sends are bounded per message and per delivery before they are
+ * decoded (`CanonicalHost`), and the worker's heap limit is sized from those caps
+ * (`workerHeapLimitMiB`) — so nothing a guest does can push the worker's heap past its limit,
+ * which V8 answers by aborting the whole process.
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { LoadedComponent } from "./component-loader.js";
-import { capMemory } from "./memory-cap.js";
-import { QUEUE_HIGH_WATER, QUEUE_LOW_WATER, type ProxySandbox, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
+import { GuestBudget } from "./budget.js";
+import { capModule } from "./module-caps.js";
+import {
+  MAX_DELIVERED_UNITS,
+  QUEUE_HIGH_WATER,
+  QUEUE_LOW_WATER,
+  workerHeapLimitMiB,
+  type ProxySandbox,
+  type SandboxFailure,
+  type SandboxHandlers,
+  type SandboxLimits,
+} from "./sandbox.js";
 import type { WorkerReply, WorkerRequest } from "./worker-protocol.js";
 
 /** The compiled worker script; when running from TypeScript sources (tests), the built copy in dist/. */
@@ -36,6 +56,7 @@ export class WorkerSandbox implements ProxySandbox {
   private congested = false;
   private watchdog: NodeJS.Timeout | null = null;
   private dead = false;
+  private readonly budget: GuestBudget;
 
   constructor(
     private readonly component: LoadedComponent,
@@ -46,21 +67,25 @@ export class WorkerSandbox implements ProxySandbox {
       process.stderr.write(`[cordon] error: a proxy worker did not stop within ${UNKILLABLE_AFTER_MS} ms of being terminated; exiting\n`);
       process.exit(70);
     },
-  ) {}
+  ) {
+    this.budget = new GuestBudget(limits);
+  }
 
   start(handlers: SandboxHandlers): Promise<void> {
     this.handlers = handlers;
     // Compiled here, from the capped bytes, so the cap holds whatever the module declared.
     let module: WebAssembly.Module;
     try {
-      module = new WebAssembly.Module(capMemory(this.component.coreBytes, this.limits.maxMemoryPages) as Uint8Array<ArrayBuffer>);
+      const capped = capModule(this.component.coreBytes, { maxMemoryPages: this.limits.maxMemoryPages, maxTableElements: this.limits.maxTableElements });
+      module = new WebAssembly.Module(capped as Uint8Array<ArrayBuffer>);
     } catch (error) {
       this.dead = true;
       return Promise.reject(error);
     }
     const worker = new Worker(workerScript(), {
-      // Backstop for the JS side only; wasm linear memory is capped separately.
-      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
+      // The JS side: sized to hold what the caps let a delivery make the host allocate (see
+      // workerHeapLimitMiB). Wasm linear memory is not covered by it; the module rewrite caps that.
+      resourceLimits: { maxOldGenerationSizeMb: workerHeapLimitMiB(this.limits), maxYoungGenerationSizeMb: 16 },
       stdout: true,
       stderr: true,
     });
@@ -86,10 +111,16 @@ export class WorkerSandbox implements ProxySandbox {
             this.onEarlyFailure = null;
             resolve();
             break;
-          case "done":
+          case "done": {
             this.completed();
+            const over = this.budget.charge({ guestMs: reply.guestMs, messages: reply.output.length, units: reply.units });
+            if (over) {
+              this.fail({ kind: "budget", message: over.message });
+              break;
+            }
             if (reply.output.length > 0) handlers.output(reply.output);
             break;
+          }
           case "failed":
             if (!started) clearTimeout(startTimer);
             this.fail({ kind: reply.kind, message: reply.message });
@@ -129,6 +160,13 @@ export class WorkerSandbox implements ProxySandbox {
 
   deliver(message: string): void {
     if (this.dead || !this.worker) return;
+    // Only a neighbour configured with a larger maxMessageUnits can send more than the heap is sized for.
+    const most = Math.max(MAX_DELIVERED_UNITS, this.limits.maxMessageUnits);
+    if (message.length > most) {
+      const failure = { kind: "fault" as const, message: `was given a message of ${message.length} code units, more than its sandbox holds (${most}); raise its limits.maxMessageUnits` };
+      queueMicrotask(() => this.fail(failure)); // not from inside the router's send
+      return;
+    }
     this.inFlight++;
     if (this.inFlight === 1) this.arm();
     if (!this.congested && this.inFlight >= QUEUE_HIGH_WATER) {
