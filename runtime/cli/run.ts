@@ -8,7 +8,7 @@ import { ChildProcessPeer } from "../components/child-process.js";
 import { StdioClient } from "../components/stdio-client.js";
 import { WasmProxyPeer } from "../components/wasm-proxy.js";
 import { createLogger, type Logger } from "../log.js";
-import { Conductor } from "../routing/conductor.js";
+import { Conductor, type ConductorOptions } from "../routing/conductor.js";
 import type { Peer } from "../routing/peer.js";
 import { GRANTS, type Grant } from "../routing/grants.js";
 import { TraceFile } from "../routing/trace.js";
@@ -77,10 +77,7 @@ export async function run(options: RunOptions): Promise<number> {
       mode: options.mode,
       log,
       trace: trace?.write,
-      failurePolicies: proxies.map((p) => p.onFailure ?? "fail-closed"),
-      // Native proxies are trusted: they run with the user's privileges anyway.
-      grants: proxies.map((p) => (isNativeProxy(p) ? [...GRANTS] : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)))),
-      dialects: proxies.map((p) => (isNativeProxy(p) ? p.dialect : undefined)),
+      ...proxyOptions(proxies),
       onExit: (code) => void finish(code),
     });
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void finish(0));
@@ -95,8 +92,18 @@ export async function run(options: RunOptions): Promise<number> {
   });
 }
 
+/** The conductor's per-proxy options for these entries (the same for `cordon run` and the embedding API). */
+export function proxyOptions(entries: ProxyEntry[]): Pick<ConductorOptions, "failurePolicies" | "grants" | "dialects"> {
+  return {
+    failurePolicies: entries.map((p) => p.onFailure ?? "fail-closed"),
+    // Native proxies are trusted: they run with the user's privileges anyway.
+    grants: entries.map((p) => (isNativeProxy(p) ? [...GRANTS] : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)))),
+    dialects: entries.map((p) => (isNativeProxy(p) ? p.dialect : undefined)),
+  };
+}
+
 /** One peer per entry: WASM components in sandboxes, trusted native proxies as child processes. */
-function buildProxies(entries: ProxyEntry[], log: Logger, isolation: Isolation): Peer[] {
+export function buildProxies(entries: ProxyEntry[], log: Logger, isolation: Isolation): Peer[] {
   const seen = new Map<string, number>();
   return entries.map((entry) => {
     const base = entry.name ?? (isNativeProxy(entry) ? basename(entry.command) : basename(entry.wasm).replace(/\.wasm$/, ""));
