@@ -92,6 +92,24 @@ describe("ThreadSandbox", () => {
     expect(s.failure()).toEqual({ kind: "trap", message: "unreachable" });
   });
 
+  it("a guest within its fuel on every message but over its CPU budget over the window is stopped (kind budget)", async () => {
+    const busy = await buildComponent({
+      wat: `(module ${IMPORT} ${ECHO_BODY.replace(
+        "(global.set $next (i32.const 1024))",
+        "(global.set $next (i32.const 1024)) (local.set $ptr (call $spin (local.get $ptr)))",
+      )} (func $spin (param $p i32) (result i32) (local $i i32)
+          (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1))) (br_if $l (i32.lt_u (local.get $i) (i32.const 20000000))))
+          (local.get $p)))`,
+      wit: WORLD,
+    });
+    const s = await sandboxFor(busy, { cpuWindowMs: 60_000, maxCpuMsPerWindow: 40 });
+    await s.started;
+    for (let i = 0; i < 50; i++) s.sandbox.deliver(`{"n":${i}}`);
+    await s.died;
+    expect(s.failure()?.kind).toBe("budget");
+    expect(s.outputs.length).toBeLessThan(50);
+  });
+
   it("signals congestion past the high-water mark and clears it as the queue drains", async () => {
     const s = await sandboxFor(await echoComponent("utf8"));
     await s.started;

@@ -4,7 +4,12 @@
  * rewritten at load so that it traps when it has run its budget, so a guest that never returns
  * stops itself in the same thread. Memory is capped by the same module rewrite as in a worker.
  *
- * Budgets: `receiveTimeoutMs` and `startTimeoutMs` are turned into fuel at `FUEL_PER_MS` units
+ * Budgets: memory and tables are capped by rewriting the module (`module-caps.ts`), sends per
+ * message and per delivery by `CanonicalHost`, guest time and output over a window by
+ * `GuestBudget` (charged after each delivery with the time measured around `receive`, exact here
+ * since it runs in this thread; a guest over it fails with kind `budget`).
+ *
+ * Fuel: `receiveTimeoutMs` and `startTimeoutMs` are turned into fuel at `FUEL_PER_MS` units
  * per millisecond — about the rate of a tight loop on a 2-core development machine, so ordinary
  * code gets at least the time the worker watchdog would give it (slower, memory-heavy code gets
  * more wall time for the same fuel). Each delivery starts with a full budget; the start function
@@ -23,7 +28,8 @@
 import { CanonicalHost, describe, GuestFault, RECEIVE_EXPORT } from "./canonical-host.js";
 import type { LoadedComponent } from "./component-loader.js";
 import { FuelUnsupported, instrumentFuel, isFuelTrap } from "./fuel.js";
-import { capMemory } from "./memory-cap.js";
+import { GuestBudget } from "./budget.js";
+import { capModule } from "./module-caps.js";
 import { QUEUE_HIGH_WATER, QUEUE_LOW_WATER, type ProxySandbox, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
 
 /** Fuel units per millisecond of a limit (a tight wasm loop runs ~3–6 M/ms on the reference machine). */
@@ -50,6 +56,7 @@ const prepared = new Map<string, Prepared>();
 export class ThreadSandbox implements ProxySandbox {
   private readonly prepared: Prepared;
   private startError: Error | null = null;
+  private readonly budget: GuestBudget;
   private readonly deliveryFuel: bigint;
   private readonly startFuel: bigint;
   private host: CanonicalHost | null = null;
@@ -74,12 +81,13 @@ export class ThreadSandbox implements ProxySandbox {
   ) {
     this.deliveryFuel = options.maxFuelPerDelivery ?? BigInt(limits.receiveTimeoutMs) * BigInt(FUEL_PER_MS);
     this.startFuel = options.maxFuelAtStart ?? BigInt(limits.startTimeoutMs) * BigInt(FUEL_PER_MS);
-    const key = `${component.sha256}:${limits.maxMemoryPages}:${this.startFuel}:${this.deliveryFuel}`;
+    this.budget = new GuestBudget(limits);
+    const key = `${component.sha256}:${limits.maxMemoryPages}:${limits.maxTableElements}:${this.startFuel}:${this.deliveryFuel}`;
     let entry = prepared.get(key);
     if (!entry) {
       let capped: Uint8Array;
       try {
-        capped = capMemory(component.coreBytes, limits.maxMemoryPages);
+        capped = capModule(component.coreBytes, { maxMemoryPages: limits.maxMemoryPages, maxTableElements: limits.maxTableElements });
       } catch (error) {
         // Reported by start(), as the worker sandbox does.
         this.startError = error as Error;
@@ -111,6 +119,7 @@ export class ThreadSandbox implements ProxySandbox {
       this.host = new CanonicalHost(module, {
         encodings: this.component.encodings,
         maxMessageUnits: this.limits.maxMessageUnits,
+        maxOutputUnitsPerDelivery: this.limits.maxOutputUnitsPerDelivery,
         maxSendsPerReceive: this.limits.maxSendsPerReceive,
         grants: this.grants,
       });
@@ -164,6 +173,8 @@ export class ThreadSandbox implements ProxySandbox {
       }
       const now = performance.now();
       this.cpuMs += now - t;
+      const over = this.budget.charge({ guestMs: now - t, messages: output.length, units: host.lastOutputUnits });
+      if (over) return this.fail({ kind: "budget", message: over.message });
       if (this.congested && this.queue.length - this.head <= QUEUE_LOW_WATER) {
         this.congested = false;
         this.handlers?.congested?.(false);
