@@ -35,7 +35,7 @@ import type { Logger } from "../log.js";
 import { classify, ErrorCodes, idFromKey, idKey, paramsObject, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
-import { newEndpointId, newSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { guarded, newEndpointId, newSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
 import { HttpEndpoint } from "./http-endpoint.js";
 import { McpLink, McpMethods, type Upstream } from "./link.js";
 import { TcpEndpoint } from "./tcp-endpoint.js";
@@ -309,7 +309,8 @@ export class McpBridgePeer implements Peer, EndpointHost {
       this.log.error(`MCP bridge: cannot listen on 127.0.0.1 (${(error as Error).message}); MCP-over-ACP declarations reach the agent unchanged`);
       this.mode = "off";
     }
-    this.release();
+    // After an await: an exception here would be an unhandled rejection, which ends the process.
+    guarded(this.log, "the messages held while the listener started", () => this.release());
   }
 
   private release(): void {

@@ -68,3 +68,23 @@ export function throttledWarn(log: Logger, intervalMs = 5000): (message: string)
     skipped = 0;
   };
 }
+
+/**
+ * Runs `fn` from an I/O callback (a socket's data or close, an HTTP response's close): an
+ * exception there would be uncaught and end the whole process, so it is logged instead and
+ * `fallback` runs (e.g. to answer the message with an error). Returns whether `fn` completed.
+ */
+export function guarded(log: Logger, what: string, fn: () => void, fallback?: (error: unknown) => void): boolean {
+  try {
+    fn();
+    return true;
+  } catch (error) {
+    log.error(`MCP bridge: internal error while handling ${what}: ${(error as Error)?.stack ?? String(error)}`);
+    try {
+      fallback?.(error);
+    } catch {
+      // Nothing more to do.
+    }
+    return false;
+  }
+}

@@ -31,7 +31,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomUUID } from "node:crypto";
 import { classify, ErrorCodes, type JsonRpcMessage, type JsonRpcResponse } from "../protocol/json-rpc.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
-import { listenOnLoopback, sameSecret, throttledWarn, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { guarded, listenOnLoopback, sameSecret, throttledWarn, type Endpoint, type EndpointHost } from "./endpoints.js";
 import type { McpLink } from "./link.js";
 
 /** Largest request body accepted. */
@@ -236,7 +236,9 @@ export class HttpEndpoint {
     let answered = false;
     res.once("close", () => {
       if (answered) return;
-      for (const m of requests) session!.link.abandon((m as { id: string | number }).id);
+      guarded(this.host.log, "an HTTP request that went away", () => {
+        for (const m of requests) session!.link.abandon((m as { id: string | number }).id);
+      });
     });
     const responses = (await Promise.all(answers)).filter((r): r is JsonRpcResponse => r !== null);
     answered = true;

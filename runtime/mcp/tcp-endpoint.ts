@@ -23,7 +23,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { LineBuffer } from "../protocol/line-buffer.js";
 import { classify, ErrorCodes, errorResponse, type JsonRpcMessage } from "../protocol/json-rpc.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
-import { listenOnLoopback, sameSecret, throttledWarn, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { guarded, listenOnLoopback, sameSecret, throttledWarn, type Endpoint, type EndpointHost } from "./endpoints.js";
 import type { McpLink } from "./link.js";
 
 /** Time a connection has to say hello. */
@@ -115,7 +115,6 @@ export class TcpEndpoint {
       if (refused) return;
       refused = true;
       clearTimeout(timer);
-      socket.removeListener("data", data);
       socket.pause();
       this.warnRefused(`MCP bridge: refused a stdio bridge connection: ${reason}`);
       write({ cordonBridge: "refused", reason });
@@ -163,7 +162,10 @@ export class TcpEndpoint {
       if (nestsDeeperThan(value)) return write(errorResponse(null, ErrorCodes.invalidRequest, `Invalid Request: nests deeper than ${MAX_NESTING_DEPTH} levels`));
       const c = classify(value);
       if (c.kind === "invalid") return write(errorResponse(c.id, ErrorCodes.invalidRequest, `Invalid Request: ${c.reason}`));
-      state.link.fromClient(c.message as JsonRpcMessage, write);
+      const link = state.link;
+      guarded(this.host.log, "a message from a stdio bridge", () => link.fromClient(c.message as JsonRpcMessage, write), () => {
+        if (c.kind === "request") write(errorResponse(c.message.id, ErrorCodes.internalError, "Internal error in Cordon's MCP bridge"));
+      });
     };
 
     const relay = (chunk: Buffer) => {
@@ -189,12 +191,12 @@ export class TcpEndpoint {
       if (greet(text) && nl + 1 < chunk.length) relay(chunk.subarray(nl + 1));
     };
 
-    socket.on("data", data);
+    socket.on("data", (chunk: Buffer) => guarded(this.host.log, "input from a stdio bridge", () => data(chunk), () => socket.destroy()));
     socket.once("close", () => {
       clearTimeout(timer);
       authenticated();
       this.connections.delete(socket);
-      state.link?.close("the stdio bridge connection closed");
+      guarded(this.host.log, "the end of a stdio bridge connection", () => state.link?.close("the stdio bridge connection closed"));
     });
   }
 }
