@@ -15,6 +15,7 @@
  */
 import { connect, type Socket } from "node:net";
 import { parseArgs } from "node:util";
+import { sanitizeForLog } from "../log.js";
 import { LineBuffer } from "../protocol/line-buffer.js";
 
 const CONNECT_TRIES = 8;
@@ -132,7 +133,7 @@ class Bridge {
   private fail(reason: string): void {
     if (this.stdinEnded) return this.finish(0);
     // Quiet when nothing was waiting: the conductor going away first is how a chain usually ends.
-    if (this.waiting.size > 0 || !this.accepted) process.stderr.write(`cordon mcp-bridge: ${reason}\n`);
+    if (this.waiting.size > 0 || !this.accepted) process.stderr.write(`cordon mcp-bridge: ${sanitizeForLog(reason)}\n`);
     for (const id of this.waiting.values()) {
       process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: `Cordon MCP bridge: ${reason}` } }) + "\n");
     }

@@ -186,6 +186,24 @@ describe("the stdio bridge's TCP listener before authentication", () => {
     agent.destroy();
   });
 
+  it("closes a connection whose reader leaves more than the bound unread, instead of buffering without end", async () => {
+    const { host, tcp } = await tcpEndpoint({ maxUnreadOutputBytes: 4 * 1024 * 1024 });
+    const agent = connect({ host: "127.0.0.1", port: tcp.port });
+    const a = lines(agent);
+    agent.write(JSON.stringify({ cordonBridge: 1, endpoint: host.one.id, token: host.one.secret }) + "\n");
+    expect(await a.next()).toEqual({ cordonBridge: "ok" });
+    agent.pause(); // the agent's MCP client stops reading
+    const text = "z".repeat(512 * 1024);
+    for (let i = 0; i < 100 && !agent.destroyed; i++) {
+      agent.write(JSON.stringify({ jsonrpc: "2.0", id: i, method: "_test/notify", params: { text } }) + "\n");
+      await new Promise((r) => setImmediate(r));
+    }
+    for (let i = 0; i < 200 && tcp.stats.open > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(tcp.stats.open).toBe(0);
+    expect(host.warnings.some((w) => /leaves more than 4194304 bytes unread; closing its bridge connection/.test(w))).toBe(true);
+    agent.destroy();
+  });
+
   it("answers a message nested deeper than the framing bound with an error and goes on", async () => {
     const { host, tcp } = await tcpEndpoint();
     const agent = connect({ host: "127.0.0.1", port: tcp.port });

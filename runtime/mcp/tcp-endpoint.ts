@@ -34,11 +34,17 @@ export const MAX_HELLO_BYTES = 4096;
 export const MAX_UNAUTHENTICATED = 16;
 /** Longest line accepted from an authenticated bridge command. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
+/**
+ * Output a bridge command may leave unread: beyond it the agent's MCP client is not reading, and
+ * the connection is closed (its calls fail with errors) rather than buffered without bound.
+ */
+export const MAX_UNREAD_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 export interface TcpEndpointLimits {
   helloTimeoutMs?: number;
   maxHelloBytes?: number;
   maxUnauthenticated?: number;
+  maxUnreadOutputBytes?: number;
 }
 
 interface Connection {
@@ -63,6 +69,7 @@ export class TcpEndpoint {
       helloTimeoutMs: limits.helloTimeoutMs ?? HELLO_TIMEOUT_MS,
       maxHelloBytes: limits.maxHelloBytes ?? MAX_HELLO_BYTES,
       maxUnauthenticated: limits.maxUnauthenticated ?? MAX_UNAUTHENTICATED,
+      maxUnreadOutputBytes: limits.maxUnreadOutputBytes ?? MAX_UNREAD_OUTPUT_BYTES,
     };
     this.warnRefused = throttledWarn(host.log);
     this.warnBusy = throttledWarn(host.log);
@@ -108,7 +115,13 @@ export class TcpEndpoint {
     };
 
     const write = (message: object) => {
-      if (!socket.destroyed) socket.write(JSON.stringify(message) + "\n");
+      if (socket.destroyed) return;
+      if (socket.writableLength > this.limits.maxUnreadOutputBytes) {
+        this.host.log.warn(`MCP bridge: the agent's MCP client for "${state.endpoint?.name ?? "?"}" leaves more than ${this.limits.maxUnreadOutputBytes} bytes unread; closing its bridge connection`);
+        socket.destroy();
+        return;
+      }
+      socket.write(JSON.stringify(message) + "\n");
     };
     let refused = false;
     const refuse = (reason: string) => {
