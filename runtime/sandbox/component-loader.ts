@@ -3,19 +3,35 @@
  * `cordon:proxy` world, its core module taken out, its string encodings read.
  *
  * Validation and unpacking use jco-transpile (the wasm-tools parser/validator compiled to wasm).
- * That costs ~150 ms and ~50 MB of RSS the first time, so results are cached on disk by the
- * component's SHA-256: a later start reads the cached core module and never loads jco at all.
- * The cache is an optimisation, not a trust anchor — the core module's imports and exports are
- * checked again on every load (`checkCoreModule`), and that check is what confines the guest.
+ * That costs ~150 ms and ~50 MB of RSS the first time, so what jco found is cached on disk by
+ * the component's SHA-256: a later start never loads jco at all.
+ *
+ * The cache is an optimisation, never a trust anchor, so that a pin (`sha256` in the chain
+ * config) covers the code that runs:
+ * - the code always comes from the component's own bytes: the entry only says which of the
+ *   component's top-level core modules is the guest, with that module's SHA-256, and a load takes
+ *   that module out of the (hashed) component and checks the hash. Replacing a cache file can make
+ *   Cordon rebuild the entry, never run other code under the pinned hash;
+ * - the entry names the component's SHA-256 and its core's; on any mismatch, a damaged entry, or
+ *   an entry whose recorded imports do not cover what the core module really imports, the entry
+ *   is rebuilt from the component;
+ * - the manifest and string encodings are read from the component on every load (cheap), so
+ *   `cordon inspect` shows what the file says, not what the cache says;
+ * - the core module's imports and exports are checked on every load (`checkCoreModule`) — that
+ *   check is what confines the guest;
+ * - the cache directory is created 0700 (files 0600); one that is writable by group or others,
+ *   or owned by another user, is not used at all (a warning says so; components are then
+ *   validated in memory on every start).
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { CHANNEL_IMPORT, checkCoreModule, type GuestEncodings } from "./canonical-host.js";
 import { readManifest, type Manifest } from "./manifest.js";
 import { grantForInterface, WASI_GRANTS } from "./wasi-grants.js";
 import { readCanonicalEncodings, type CanonicalEncodings } from "./string-encoding.js";
+import { sections } from "./wasm-binary.js";
 
 export const HANDLER_EXPORT = "cordon:proxy/handler@0.1.0";
 
@@ -44,12 +60,21 @@ export class ComponentRejected extends Error {
   }
 }
 
+/** Largest component file Cordon loads (a proxy is typically 0.1–1 MiB). */
+export const MAX_COMPONENT_BYTES = 64 * 1024 * 1024;
+
+/** Version of the cache entry format; entries of another version are rebuilt. */
+const CACHE_FORMAT = 2;
+
+/** `<component sha256>.json` in the cache directory. Nothing in it is code. */
 interface CacheEntry {
+  format: typeof CACHE_FORMAT;
+  /** The component's SHA-256 (also the file name). */
   sha256: string;
-  encodings: GuestEncodings;
+  /** The guest: which of the component's top-level core module sections (0-based), and that module's SHA-256. */
+  core: { index: number; sha256: string };
   imports: string[];
   exports: string[];
-  manifest: Manifest | null;
 }
 
 export function defaultCacheDir(): string {
@@ -125,17 +150,70 @@ export interface LoadOptions {
   grants?: readonly string[];
   /** Called with a line of progress for slow steps (first-time validation). */
   progress?: (line: string) => void;
+  /** Called with a warning (a cache directory that is not safe to use); default: stderr. */
+  warn?: (line: string) => void;
+}
+
+const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+function tooBig(source: string, size: number): ComponentRejected {
+  return new ComponentRejected(source, `it is ${(size / 2 ** 20).toFixed(1)} MiB, larger than the ${MAX_COMPONENT_BYTES / 2 ** 20} MiB Cordon loads`);
+}
+
+/** The component's top-level core module sections, in order (a guest's core module is one of them). */
+export function coreModules(component: Uint8Array): Uint8Array[] {
+  return [...sections(component)].filter((s) => s.id === 1).map((s) => component.subarray(s.body, s.end));
+}
+
+/** Verdict per cache directory, once per process: usable, or not (and warned about once). */
+const cacheDirVerdicts = new Map<string, Promise<boolean>>();
+
+/**
+ * Whether the cache directory may be trusted with entries: absent (it will be created 0700), or
+ * a directory owned by this user that neither group nor others can write. Otherwise warns once
+ * and returns false: the component is validated in memory and nothing is cached.
+ */
+function usableCacheDir(dir: string, warn?: (line: string) => void): Promise<boolean> {
+  let verdict = cacheDirVerdicts.get(dir);
+  if (!verdict) {
+    verdict = (async () => {
+      const problem = await cacheDirProblem(dir);
+      if (problem === null) return true;
+      const line = `component cache ${dir} ${problem}; not using it (components are validated in memory on every start; make it a directory of yours with mode 0700 to cache again)`;
+      if (warn) warn(line);
+      else process.stderr.write(`[cordon] warn: ${line}\n`);
+      return false;
+    })();
+    cacheDirVerdicts.set(dir, verdict);
+  }
+  return verdict;
+}
+
+async function cacheDirProblem(dir: string): Promise<string | null> {
+  let info;
+  try {
+    info = await stat(dir);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? null : `cannot be read (${(error as NodeJS.ErrnoException).code})`;
+  }
+  if (!info.isDirectory()) return "is not a directory";
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid !== uid) return `is owned by another user (uid ${info.uid})`;
+  if (info.mode & 0o022) return `is writable by ${info.mode & 0o002 ? "others" : "its group"} (mode 0${(info.mode & 0o777).toString(8)})`;
+  return null;
 }
 
 /** Loads a component from bytes already read (the hash is of these bytes). */
 export async function loadComponentBytes(source: string, bytes: Uint8Array, options: LoadOptions = {}): Promise<LoadedComponent> {
-  const sha256 = createHash("sha256").update(bytes).digest("hex");
-  const cacheDir = options.cacheDir ?? defaultCacheDir();
+  if (bytes.length > MAX_COMPONENT_BYTES) throw tooBig(source, bytes.length);
+  const sha256 = sha(bytes);
+  const requested = options.cacheDir ?? defaultCacheDir();
+  const cacheDir = (await usableCacheDir(requested, options.warn)) ? requested : null;
   let cached = true;
   let pending = loaded.get(sha256);
   if (!pending) {
     pending = (async () => {
-      const hit = await readCache(cacheDir, sha256);
+      const hit = cacheDir === null ? null : await readCache(cacheDir, sha256, bytes);
       if (hit) return hit;
       cached = false;
       return await unpack(source, bytes, sha256, cacheDir, options.progress);
@@ -157,27 +235,40 @@ export async function loadComponentBytes(source: string, bytes: Uint8Array, opti
 export async function loadComponent(path: string, options: LoadOptions = {}): Promise<LoadedComponent> {
   let bytes: Uint8Array;
   try {
+    const { size } = await stat(path);
+    if (size > MAX_COMPONENT_BYTES) throw tooBig(path, size);
     bytes = await readFile(path);
   } catch (error) {
+    if (error instanceof ComponentRejected) throw error;
     throw new ComponentRejected(path, `cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
   return loadComponentBytes(path, bytes, options);
 }
 
-async function readCache(cacheDir: string, sha256: string) {
+/**
+ * A cache hit: the guest's core module taken out of the component itself, as the entry says, and
+ * checked against the hash the entry recorded; null (rebuild) on anything unexpected.
+ */
+async function readCache(cacheDir: string, sha256: string, bytes: Uint8Array) {
   try {
     const entry = JSON.parse(await readFile(join(cacheDir, `${sha256}.json`), "utf8")) as CacheEntry;
-    const coreBytes = new Uint8Array(await readFile(join(cacheDir, `${sha256}.core.wasm`)));
-    if (entry.sha256 !== sha256) return null;
+    if (entry.format !== CACHE_FORMAT || entry.sha256 !== sha256 || !Array.isArray(entry.imports) || !Array.isArray(entry.exports)) return null;
+    const core = coreModules(bytes)[entry.core.index];
+    if (!core || sha(core) !== entry.core.sha256) return null;
+    const coreBytes = core.slice();
     const module = new WebAssembly.Module(coreBytes);
-    checkCoreModule(module, WASI_GRANTS); // a damaged or tampered entry is rebuilt, not trusted
-    return { sha256, module, coreBytes, encodings: entry.encodings, imports: entry.imports, exports: entry.exports, manifest: entry.manifest ?? null };
+    checkCoreModule(module, WASI_GRANTS); // the world's imports at most, whatever the entry says
+    // The recorded world must cover what the code imports, so checkWorld and `inspect` see every import.
+    const imported = new Set(WebAssembly.Module.imports(module).map((i) => i.module));
+    if ([...imported].some((name) => !entry.imports.includes(name))) return null;
+    const encodings = pickEncodings("cache", readCanonicalEncodings(bytes));
+    return { sha256, module, coreBytes, encodings, imports: entry.imports, exports: entry.exports, manifest: readManifest(bytes) };
   } catch {
     return null; // a missing or damaged entry is rebuilt
   }
 }
 
-async function unpack(source: string, bytes: Uint8Array, sha256: string, cacheDir: string, progress?: (line: string) => void) {
+async function unpack(source: string, bytes: Uint8Array, sha256: string, cacheDir: string | null, progress?: (line: string) => void) {
   progress?.(`validating ${basename(source)} (first load; cached afterwards)`);
   const declared = readEncodings(source, bytes);
   const [{ transpileBytes }, { componentWit }] = await Promise.all([
@@ -218,18 +309,24 @@ async function unpack(source: string, bytes: Uint8Array, sha256: string, cacheDi
     .filter(({ module }) => WebAssembly.Module.exports(module).some((e) => e.kind === "memory"));
   if (guests.length !== 1) throw new ComponentRejected(source, `expected one core module with a memory, found ${guests.length}`);
   const [{ core, module }] = guests;
-  await writeCache(cacheDir, { sha256, encodings, ...items, manifest }, core);
+  // Cached only when the guest is one of the component's own top-level core modules (it is, for
+  // wit-component output): the entry can then point at it instead of holding code.
+  const coreSha256 = sha(core);
+  const index = coreModules(bytes).findIndex((m) => m.length === core.length && sha(m) === coreSha256);
+  if (cacheDir !== null && index >= 0) {
+    await writeCache(cacheDir, { format: CACHE_FORMAT, sha256, core: { index, sha256: coreSha256 }, ...items });
+  }
   return { sha256, module, coreBytes: core, encodings, ...items, manifest };
 }
 
-async function writeCache(cacheDir: string, entry: CacheEntry, core: Uint8Array): Promise<void> {
+async function writeCache(cacheDir: string, entry: CacheEntry): Promise<void> {
   try {
-    await mkdir(cacheDir, { recursive: true });
-    const tmp = `.${process.pid}.${Date.now()}`;
-    await writeFile(join(cacheDir, `${entry.sha256}.core.wasm${tmp}`), core);
-    await rename(join(cacheDir, `${entry.sha256}.core.wasm${tmp}`), join(cacheDir, `${entry.sha256}.core.wasm`));
-    await writeFile(join(cacheDir, `${entry.sha256}.json${tmp}`), JSON.stringify(entry));
-    await rename(join(cacheDir, `${entry.sha256}.json${tmp}`), join(cacheDir, `${entry.sha256}.json`));
+    await mkdir(cacheDir, { recursive: true, mode: 0o700 });
+    if ((await cacheDirProblem(cacheDir)) !== null) return; // created by someone else meanwhile
+    const file = join(cacheDir, `${entry.sha256}.json`);
+    const tmp = `${file}.${process.pid}.${Date.now()}`;
+    await writeFile(tmp, JSON.stringify(entry), { mode: 0o600, flag: "wx" });
+    await rename(tmp, file);
   } catch {
     // An unwritable cache only costs speed.
   }
