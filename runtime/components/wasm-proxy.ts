@@ -8,6 +8,7 @@ import { loadComponent, type LoadOptions } from "../sandbox/component-loader.js"
 import { configProblems } from "../sandbox/manifest.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
+import { attachRaw, serialize } from "../protocol/raw-json.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { DEFAULT_LIMITS, type ProxySandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { sandboxFactory, type SandboxFactory } from "../sandbox/sandbox-factory.js";
@@ -71,6 +72,7 @@ export class WasmProxyPeer implements Peer {
             let value: unknown;
             try {
               value = JSON.parse(text);
+              if (typeof value === "object" && value !== null) attachRaw(value, text);
             } catch {
               return fail(`sent output that is not JSON: ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`);
             }
@@ -88,7 +90,7 @@ export class WasmProxyPeer implements Peer {
   }
 
   send(message: JsonRpcMessage): void {
-    if (!this.dead) this.sandbox?.deliver(JSON.stringify(message));
+    if (!this.dead) this.sandbox?.deliver(serialize(message));
   }
 
   async close(): Promise<void> {

@@ -4,8 +4,10 @@
  * Reading parses each line with `JSON.parse` (nothing else — classification is the router's
  * job) and reports lines that are not JSON separately, so the side that owns the connection
  * decides whether to answer them (the client gets a -32700) or log them (a misbehaving agent).
- * Writing serialises one message per line; `JSON.stringify` escapes newlines inside strings,
- * so a message can never break the framing.
+ * Each parsed message keeps its line's text (`attachRaw`), and writing sends that text (with the
+ * router's splices, see raw-json.ts) so peers get the bytes the sender wrote. A message without
+ * text, or whose text spans lines (pretty-printed JSON from a guest), is written with
+ * `JSON.stringify`, which escapes newlines inside strings: a message never breaks the framing.
  *
  * Backpressure: writes are never refused (a message the router accepted is not dropped), but once
  * more than `OUTPUT_HIGH_WATER` bytes wait for a peer that is not reading, the channel reports
@@ -14,6 +16,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { LineBuffer } from "./line-buffer.js";
+import { attachRaw, serialize } from "./raw-json.js";
 
 export interface NdjsonHandlers {
   message(value: unknown): void;
@@ -51,6 +54,7 @@ export class NdjsonChannel {
         let value: unknown;
         try {
           value = JSON.parse(line.text);
+          if (typeof value === "object" && value !== null) attachRaw(value, line.text);
         } catch (error) {
           handlers.malformed(`${(error as Error).message} in ${preview(line.text)}`);
           continue;
@@ -75,7 +79,9 @@ export class NdjsonChannel {
 
   write(message: object): void {
     if (!this.writable) return;
-    this.output.write(JSON.stringify(message) + "\n");
+    let text = serialize(message);
+    if (text.includes("\n")) text = JSON.stringify(message);
+    this.output.write(text + "\n");
     if (!this.congested && this.output.writableLength > OUTPUT_HIGH_WATER) {
       this.congested = true;
       this.handlers.congested?.(true);

@@ -30,6 +30,7 @@ import {
 } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
+import { withMember } from "../protocol/raw-json.js";
 import { isLevel, sanitizeForLog, type Logger } from "../log.js";
 import { promptCapabilitiesOf, unsupportedContent, type PromptCapabilities } from "./capabilities.js";
 import { isRequest, stripId, unwrap, wrap, type Call } from "./envelope.js";
@@ -303,7 +304,7 @@ export class Conductor {
       this.initParams = message.params;
       if (method === Methods.legacyProxyInitialize) this.client.dialect = "rust";
       // Downstream, a proxy gets proxy/initialize and the agent (or our parent's successor) initialize.
-      return this.toward(this.client, { ...message, method: Methods.initialize }, 0);
+      return this.toward(this.client, withMember(message, "method", Methods.initialize), 0);
     }
     if (!this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, `expected "${expected}" before "${method}"`);
     if (method === Methods.sessionPrompt) {
@@ -416,7 +417,7 @@ export class Conductor {
       const method = target.dialect === "rust" ? Methods.legacyProxyInitialize : Methods.proxyInitialize;
       // A proxy that answers proxy/initialize with method-not-found may speak only the Rust SDK's spelling.
       const retry = target.dialect === "rfd" ? () => ((target.dialect = "rust"), send()) : undefined;
-      this.deliver(from, message, target, { ...message, method }, false, retry);
+      this.deliver(from, message, target, withMember(message, "method", method), false, retry);
     };
     send();
   }
@@ -477,7 +478,7 @@ export class Conductor {
     const sessionId = original.method === Methods.requestPermission ? (sessionOf(original.params) ?? undefined) : undefined;
     to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, fromGeneration: from.generation, method: original.method, sessionId, retry });
     from.incoming.set(fromKey, { id: original.id, to, toId: id, enveloped });
-    to.peer.send({ ...outgoing, id } as JsonRpcRequest);
+    to.peer.send(withMember(outgoing, "id", id) as JsonRpcRequest);
   }
 
   private response(hop: Hop, message: JsonRpcResponse): void {
@@ -514,7 +515,7 @@ export class Conductor {
     // The instance that asked is gone: its successor instance may reuse the id for another request.
     if (pending.fromGeneration !== pending.from.generation) return;
     pending.from.incoming.delete(idKey(pending.fromId));
-    if (pending.from.alive) pending.from.peer.send({ ...message, id: pending.fromId });
+    if (pending.from.alive) pending.from.peer.send(withMember(message, "id", pending.fromId));
   }
 
   /**

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { attachRaw, objectMembers, rawMember, serialize, withMember } from "./raw-json.js";
+
+const parsed = (text: string) => attachRaw(JSON.parse(text) as Record<string, unknown>, text);
+
+describe("raw JSON members", () => {
+  it("finds each top-level member's value, skipping strings with brackets, quotes and escapes", () => {
+    const text = ` { "a" : "x\\"}]{[" , "b":[1,{"c":"]"}], "d" : 1.50e3 ,"e":null, "k\\u0065y":true}`;
+    const m = objectMembers(text)!;
+    const slice = (k: string) => text.slice(...m.get(k)!);
+    expect(slice("a")).toBe('"x\\"}]{["');
+    expect(slice("b")).toBe('[1,{"c":"]"}]');
+    expect(slice("d")).toBe("1.50e3");
+    expect(slice("e")).toBe("null");
+    expect(slice("key")).toBe("true");
+    expect(objectMembers("[1]")).toBeNull();
+  });
+
+  it("a string ending in escaped backslashes ends where it should", () => {
+    const text = '{"a":"\\\\","b":2}';
+    expect(text.slice(...objectMembers(text)!.get("b")!)).toBe("2");
+  });
+
+  it("replaces one member in place: every other byte and the key order stay", () => {
+    const text = '{"params": {"n": 1.0, "big": 9007199254740993, "s": "\\u00e9\\/"}, "method":"x", "id" : 7, "jsonrpc":"2.0"}';
+    const message = parsed(text);
+    const moved = withMember(message, "id", "s12");
+    expect(serialize(moved)).toBe(text.replace('"id" : 7', '"id" : "s12"'));
+    expect(moved.id).toBe("s12");
+    expect(serialize(message)).toBe(text); // the original is untouched
+    expect(JSON.stringify(message)).not.toBe(text); // what re-serialising would have lost
+  });
+
+  it("falls back to JSON.stringify for messages without text or without the member", () => {
+    expect(serialize(withMember({ jsonrpc: "2.0", id: 1 }, "id", 2))).toBe('{"jsonrpc":"2.0","id":2}');
+    const noId = parsed('{"jsonrpc":"2.0", "method":"x"}');
+    expect(serialize(withMember(noId, "id", 3))).toBe('{"jsonrpc":"2.0","method":"x","id":3}');
+    expect(rawMember(parsed('{"params" : [1, 2.0]}'), "params")).toBe("[1, 2.0]");
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * Byte-faithful forwarding: every message keeps the text it arrived as, and what the conductor
+ * changes on the way (the id of each hop, an envelope around it or taken off it) is spliced into
+ * that text, so every other byte — key order, whitespace, number spellings like `1.0` or
+ * 2^53+1, escapes — reaches the next peer as its sender wrote it.
+ *
+ * The text travels beside the parsed value in a WeakMap (no field on the message, nothing to
+ * strip), set by the framing layer (`attachRaw`) and read back when the message is written
+ * (`serialize`). A message without text (built by Cordon, or edited) is written with
+ * `JSON.stringify`.
+ *
+ * Finding a member is one pass over the text with native searches (`indexOf` for string ends, a
+ * regex for brackets), no tokenising of numbers or literals; the input was already accepted by
+ * `JSON.parse`, so the scanner need not validate.
+ */
+
+const raws = new WeakMap<object, string>();
+
+/** Remembers `text` as the exact spelling of `value` (an object `JSON.parse(text)` returned). */
+export function attachRaw<T extends object>(value: T, text: string): T {
+  raws.set(value, text);
+  return value;
+}
+
+export const rawOf = (value: object): string | undefined => raws.get(value);
+
+/** The text to write for `message`: as it arrived (with Cordon's splices), or freshly serialised. */
+export function serialize(message: object): string {
+  return raws.get(message) ?? JSON.stringify(message);
+}
+
+/** `[start, end)` of a member's value in the text. */
+export type Range = readonly [number, number];
+
+const WS = /[^ \t\n\r]/g;
+const BRACKETS = /["{}[\]]/g;
+
+function skipWs(text: string, pos: number): number {
+  WS.lastIndex = pos;
+  return WS.exec(text)?.index ?? text.length;
+}
+
+/** End (exclusive) of the string literal whose opening quote is at `pos`. */
+function stringEnd(text: string, pos: number): number {
+  let from = pos + 1;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote === -1) return text.length;
+    let backslashes = 0;
+    for (let k = quote - 1; text.charCodeAt(k) === 0x5c; k--) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    from = quote + 1;
+  }
+}
+
+/** End (exclusive) of the JSON value that starts at `pos`. */
+function valueEnd(text: string, pos: number): number {
+  const c = text.charCodeAt(pos);
+  if (c === 0x22) return stringEnd(text, pos);
+  if (c === 0x7b || c === 0x5b) {
+    let depth = 0;
+    BRACKETS.lastIndex = pos;
+    for (let m = BRACKETS.exec(text); m; m = BRACKETS.exec(text)) {
+      const ch = m[0];
+      if (ch === '"') BRACKETS.lastIndex = stringEnd(text, m.index);
+      else if (ch === "{" || ch === "[") depth++;
+      else if (--depth === 0) return m.index + 1;
+    }
+    return text.length;
+  }
+  // number, true, false, null: up to the next delimiter
+  let end = pos;
+  while (end < text.length) {
+    const d = text.charCodeAt(end);
+    if (d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09) break;
+    end++;
+  }
+  return end;
+}
+
+/**
+ * The members of the object whose `{` is the first non-blank character at or after `start`, by
+ * key (the last one wins for a repeated key, as with `JSON.parse`). Null if no object starts there.
+ */
+export function objectMembers(text: string, start = 0): Map<string, Range> | null {
+  let pos = skipWs(text, start);
+  if (text.charCodeAt(pos) !== 0x7b) return null;
+  const members = new Map<string, Range>();
+  pos = skipWs(text, pos + 1);
+  while (pos < text.length && text.charCodeAt(pos) !== 0x7d) {
+    const keyEnd = stringEnd(text, pos);
+    const literal = text.slice(pos, keyEnd);
+    const key = literal.includes("\\") ? (JSON.parse(literal) as string) : literal.slice(1, -1);
+    pos = skipWs(text, skipWs(text, keyEnd) + 1); // past the colon
+    const end = valueEnd(text, pos);
+    members.set(key, [pos, end]);
+    pos = skipWs(text, end);
+    if (text.charCodeAt(pos) === 0x2c) pos = skipWs(text, pos + 1);
+  }
+  return members;
+}
+
+/**
+ * A shallow copy of `message` with `key` set to `value`, its text the original's with only that
+ * member's value replaced — in place, so key order is kept. When the original has no text, or no
+ * such member, the copy has no text and is serialised whole.
+ */
+export function withMember<T extends object>(message: T, key: string, value: unknown): T {
+  const copy = { ...message, [key]: value } as T;
+  const text = raws.get(message);
+  const range = text === undefined ? undefined : objectMembers(text)?.get(key);
+  if (text !== undefined && range) raws.set(copy, text.slice(0, range[0]) + JSON.stringify(value) + text.slice(range[1]));
+  return copy;
+}
+
+/** The text of member `key` of `message` as it arrived, if the message has text and the member. */
+export function rawMember(message: object, key: string): string | undefined {
+  const text = raws.get(message);
+  const range = text === undefined ? undefined : objectMembers(text)?.get(key);
+  return range && text!.slice(range[0], range[1]);
+}
