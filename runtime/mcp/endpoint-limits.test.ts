@@ -231,7 +231,7 @@ describe("the stdio bridge's TCP listener before authentication", () => {
 
 describe("cordon mcp-bridge against a busy listener", () => {
   it("tries again while the listener is busy (someone flooding it) and gets in once a slot frees", async () => {
-    const { host, tcp } = await tcpEndpoint({ maxUnauthenticated: 1, helloTimeoutMs: 300 });
+    const { host, tcp } = await tcpEndpoint({ maxUnauthenticated: 1, helloTimeoutMs: 60_000 });
     const squatter = connect({ host: "127.0.0.1", port: tcp.port });
     squatter.on("error", () => {});
     await new Promise((r) => setTimeout(r, 50));
@@ -242,7 +242,10 @@ describe("cordon mcp-bridge against a busy listener", () => {
     let out = "";
     command.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
     command.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { n: 1 } }) + "\n");
-    for (let i = 0; i < 400 && !out.includes("\n"); i++) await new Promise((r) => setTimeout(r, 10));
+    // The squatter leaves only once the bridge command has been told busy.
+    for (let i = 0; i < 1500 && !host.warnings.some((w) => w.includes("waiting to authenticate")); i++) await new Promise((r) => setTimeout(r, 10));
+    squatter.destroy();
+    for (let i = 0; i < 1500 && !out.includes("\n"); i++) await new Promise((r) => setTimeout(r, 10));
     command.stdin.end();
     expect(await new Promise((resolve) => command.once("exit", resolve))).toBe(0);
     expect(JSON.parse(out.trim())).toEqual({ jsonrpc: "2.0", id: 1, result: { echo: { n: 1 } } });
