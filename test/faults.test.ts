@@ -262,7 +262,8 @@ describe("MCP tools in a hostile proxy", () => {
 
 describe("backpressure", () => {
   it("a slow proxy pauses the client's input instead of queueing without bound; every message arrives, in order", async () => {
-    const client = await chain([saboteur(), pass], { CORDON_LOG: "debug" });
+    // It is slow on purpose (~2–5 ms a tick, 3000 ticks): the CPU budget, tested on its own, is opened up here.
+    const client = await chain([saboteur({ limits: { maxCpuMsPerWindow: 30_000 } }), pass], { CORDON_LOG: "debug" });
     const N = 3000;
     const lines: string[] = [];
     for (let i = 0; i < N; i++) lines.push(JSON.stringify({ jsonrpc: "2.0", method: "_slow/tick", params: { i } }));

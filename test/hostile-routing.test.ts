@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { treeRssMiB } from "../bench/process-tree.js";
 import { CORDON, NODE, proxyWasm, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
 import { RawClient, type Json } from "./helpers/raw-client.js";
 
@@ -143,4 +144,28 @@ describe("nothing a proxy or the client sends crashes Cordon", () => {
     expect(client.stderr).not.toMatch(/^\[cordon\] error: FORGED LINE/m);
     await stillServes(client);
   });
+
+  it("a proxy flooding a client that reads slowly is paused: Cordon's memory stays bounded and nothing is lost", async () => {
+    // Its output budget (tested on its own in hostile-sandbox) is opened up: this is about backpressure.
+    const client = await chain([{ ...escalator, limits: { maxOutputUnitsPerWindow: 2 ** 31 } }], { CORDON_LOG: "debug" });
+    const sessions = await Promise.all(Array.from({ length: 100 }, () => session(client)));
+    const before = treeRssMiB(client.child.pid!);
+    // The client stops reading; each prompt makes the proxy send 4 MB to it: 400 MB unbounded.
+    client.child.stdout!.pause();
+    const answers = sessions.map((s) => prompt(client, s, "spray"));
+    let peak = before;
+    for (let i = 0; i < 30; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      peak = Math.max(peak, treeRssMiB(client.child.pid!));
+    }
+    expect(peak - before, `RSS before ${before} MiB, peak ${peak} MiB`).toBeLessThan(150);
+    expect(client.stderr).toMatch(/client is congested: pausing input/);
+    client.child.stdout!.resume();
+    for (const answer of await Promise.all(answers)) expect(answer.result, JSON.stringify(answer)).toEqual({ stopReason: "end_turn" });
+    for (const s of sessions) {
+      const chunks = client.received.filter((m) => m.method === "session/update" && m.params.sessionId === s);
+      expect(chunks.length).toBeGreaterThanOrEqual(500); // its 500, then the agent's echo
+    }
+    expect(client.child.exitCode).toBeNull();
+  }, 120_000);
 });

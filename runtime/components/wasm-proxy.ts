@@ -29,6 +29,7 @@ export class WasmProxyPeer implements Peer {
   readonly label: string;
   private sandbox: ProxySandbox | null = null;
   private dead = false;
+  private paused = false;
 
   constructor(
     private readonly spec: WasmProxySpec,
@@ -58,6 +59,7 @@ export class WasmProxyPeer implements Peer {
     }
     const sandbox = this.createSandbox(component, { ...DEFAULT_LIMITS, ...this.spec.limits }, this.spec.grants ?? []);
     this.sandbox = sandbox;
+    if (this.paused) sandbox.pause?.(); // a restart during backpressure starts paused
     const fail = (reason: string) => {
       if (this.dead) return;
       this.dead = true;
@@ -91,6 +93,17 @@ export class WasmProxyPeer implements Peer {
 
   send(message: JsonRpcMessage): void {
     if (!this.dead) this.sandbox?.deliver(serialize(message));
+  }
+
+  /** Backpressure: the guest starts no further delivery until resumed (see `ProxySandbox.pause`). */
+  pauseInput(): void {
+    this.paused = true;
+    this.sandbox?.pause?.();
+  }
+
+  resumeInput(): void {
+    this.paused = false;
+    this.sandbox?.resume?.();
   }
 
   async close(): Promise<void> {

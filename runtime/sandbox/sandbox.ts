@@ -42,6 +42,13 @@ export interface ProxySandbox {
   deliver(message: string): void;
   /** Ends the guest; pending deliveries are dropped. */
   stop(): Promise<void>;
+  /**
+   * Starts no further delivery until `resume` (queued ones wait; one already running finishes):
+   * the conductor's backpressure when a peer this guest feeds is not reading, so a guest cannot
+   * keep producing output nobody takes.
+   */
+  pause?(): void;
+  resume?(): void;
 }
 
 /**

@@ -62,6 +62,8 @@ export class ThreadSandbox implements ProxySandbox {
   private host: CanonicalHost | null = null;
   private handlers: SandboxHandlers | null = null;
   private readonly queue: string[] = [];
+  /** Backpressure from the conductor: no delivery starts while set. */
+  private paused = false;
   private head = 0;
   private scheduled = false;
   private congested = false;
@@ -145,6 +147,18 @@ export class ThreadSandbox implements ProxySandbox {
     }
   }
 
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    if (!this.scheduled && this.head < this.queue.length) {
+      this.scheduled = true;
+      queueMicrotask(this.drain);
+    }
+  }
+
   async stop(): Promise<void> {
     this.dead = true;
     this.host = null;
@@ -155,7 +169,7 @@ export class ThreadSandbox implements ProxySandbox {
   private readonly drain = (): void => {
     this.scheduled = false;
     const until = performance.now() + SLICE_MS;
-    while (!this.dead && this.head < this.queue.length) {
+    while (!this.dead && !this.paused && this.head < this.queue.length) {
       const message = this.queue[this.head++];
       if (this.head === this.queue.length) {
         this.queue.length = 0;

@@ -46,13 +46,21 @@ function workerScript(): URL {
   throw new Error("sandbox worker script not found; run `make build` first");
 }
 
+/** Deliveries handed to the worker at once (the rest wait in this thread, where a pause can hold them). */
+const POSTED_WINDOW = 16;
+
 /** How long a terminated worker may take to stop before the process-level fallback. */
 const UNKILLABLE_AFTER_MS = 5_000;
 
 export class WorkerSandbox implements ProxySandbox {
   private worker: Worker | null = null;
   private handlers: SandboxHandlers | null = null;
+  /** Deliveries accepted and not yet completed: posted to the worker, or waiting to be. */
   private inFlight = 0;
+  private posted = 0;
+  private readonly waiting: string[] = [];
+  private waitingHead = 0;
+  private paused = false;
   private congested = false;
   private watchdog: NodeJS.Timeout | null = null;
   private dead = false;
@@ -168,13 +176,40 @@ export class WorkerSandbox implements ProxySandbox {
       return;
     }
     this.inFlight++;
-    if (this.inFlight === 1) this.arm();
     if (!this.congested && this.inFlight >= QUEUE_HIGH_WATER) {
       this.congested = true;
       this.handlers?.congested?.(true);
     }
-    const request: WorkerRequest = { type: "deliver", message };
-    this.worker.postMessage(request);
+    this.waiting.push(message);
+    this.pump();
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.pump();
+  }
+
+  /**
+   * Hands waiting deliveries to the worker, at most `POSTED_WINDOW` at a time: enough to keep the
+   * worker busy, few enough that a pause takes effect within a few deliveries instead of after
+   * everything already queued (a worker's queue cannot be taken back).
+   */
+  private pump(): void {
+    while (!this.paused && !this.dead && this.posted < POSTED_WINDOW && this.waitingHead < this.waiting.length) {
+      const message = this.waiting[this.waitingHead++];
+      if (this.waitingHead === this.waiting.length) {
+        this.waiting.length = 0;
+        this.waitingHead = 0;
+      }
+      this.posted++;
+      if (this.posted === 1) this.arm();
+      const request: WorkerRequest = { type: "deliver", message };
+      this.worker!.postMessage(request);
+    }
   }
 
   async stop(): Promise<void> {
@@ -186,12 +221,14 @@ export class WorkerSandbox implements ProxySandbox {
 
   private completed(): void {
     this.inFlight--;
+    this.posted--;
     if (this.congested && this.inFlight <= QUEUE_LOW_WATER) {
       this.congested = false;
       this.handlers?.congested?.(false);
     }
-    if (this.inFlight > 0) this.watchdog?.refresh();
+    if (this.posted > 0) this.watchdog?.refresh();
     else this.disarm();
+    this.pump();
   }
 
   private arm(): void {
