@@ -4,7 +4,9 @@
  * `proxy` the chain ends at the parent conductor, so Cordon can sit inside another chain.
  */
 import { basename } from "node:path";
+import { constants as osConstants } from "node:os";
 import { ChildProcessPeer } from "../components/child-process.js";
+import { killAllGroups } from "../components/process-group.js";
 import { StdioClient } from "../components/stdio-client.js";
 import { WasmProxyPeer } from "../components/wasm-proxy.js";
 import { createLogger, type Logger } from "../log.js";
@@ -60,15 +62,24 @@ export async function run(options: RunOptions): Promise<number> {
   if (options.mode === "agent") peers.push(new McpBridgePeer({ log }));
   const agentPeer = agent && new ChildProcessPeer({ command: agent.command, args: agent.args, env: agent.env, cwd: agent.cwd }, "agent");
 
+  // How Cordon ends (see EXIT_CODES): the client closing its input, a signal, or the agent dying
+  // all close the agent's stdin, wait a grace, then signal its whole process group (TERM, then
+  // KILL), never waiting on pipes a grandchild holds. A signal while that runs ends Cordon at once.
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  const onSignal: Partial<Record<NodeJS.Signals, () => void>> = {};
   return await new Promise<number>((resolveExit) => {
     let exiting = false;
+    const done = (code: number) => {
+      for (const signal of signals) process.removeListener(signal, onSignal[signal]!);
+      resolveExit(code);
+    };
     const finish = async (code: number) => {
       if (exiting) return;
       exiting = true;
-      await client.flush();
+      await withinMs(client.flush(), 2000);
       await conductor.shutdown();
       await trace?.close();
-      resolveExit(code);
+      done(code);
     };
     const conductor = new Conductor({
       client,
@@ -80,7 +91,20 @@ export async function run(options: RunOptions): Promise<number> {
       ...proxyOptions(proxies),
       onExit: (code) => void finish(code),
     });
-    for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void finish(0));
+    for (const signal of signals) {
+      onSignal[signal] = () => {
+        const code = EXIT_CODES.signalBase + osConstants.signals[signal];
+        if (exiting) {
+          log.warn(`${signal} while ending: stopping now`);
+          killAllGroups("SIGKILL");
+          done(code);
+          return;
+        }
+        log.info(`${signal}: ending the chain`);
+        void finish(code);
+      };
+      process.on(signal, onSignal[signal]!);
+    }
     const started = Date.now();
     conductor.start().then(
       () => log.debug(`chain up in ${Date.now() - started} ms: ${[...peers.map((p) => p.label), agentPeer?.label ?? "parent"].join(" → ")}`),
@@ -100,6 +124,26 @@ export function proxyOptions(entries: ProxyEntry[]): Pick<ConductorOptions, "fai
     grants: entries.map((p) => (isNativeProxy(p) ? [...GRANTS] : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)))),
     dialects: entries.map((p) => (isNativeProxy(p) ? p.dialect : undefined)),
   };
+}
+
+/**
+ * What `cordon run` / `cordon proxy` exit with. 70 (a proxy's worker thread refused to stop) is
+ * set by the sandbox; anything uncaught exits 1 as Node does.
+ */
+export const EXIT_CODES = {
+  /** The client (or, for `cordon proxy`, the parent conductor) closed its input. */
+  clientClosed: 0,
+  /** The agent died, or the chain could not start. */
+  agentDied: 1,
+  /** Bad command line or chain config. */
+  usage: 2,
+  /** Ended by signal n: 128 + n (SIGHUP 129, SIGINT 130, SIGTERM 143), a second signal too. */
+  signalBase: 128,
+} as const;
+
+function withinMs(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
 }
 
 /** One peer per entry: WASM components in sandboxes, trusted native proxies as child processes. */

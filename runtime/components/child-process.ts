@@ -1,13 +1,21 @@
 /**
- * A component that is a native process speaking ACP on its stdio: the agent (and, later,
- * trusted native proxies). It inherits the conductor's environment, as editors do, plus any
- * variables the chain config adds. Its stderr is passed through to ours and the last few KB are
- * kept, so that when it dies the error the client gets says why.
+ * A component that is a native process speaking ACP on its stdio: the agent, or a trusted native
+ * proxy. It inherits the conductor's environment, as editors do, plus any variables the chain
+ * config adds. Its stderr is passed through to ours and the last few KB are kept, so that when it
+ * dies the error the client gets says why.
+ *
+ * It runs in its own process group (see `process-group.ts`), because what Cordon starts is often
+ * a launcher (`npx …`, an npm wrapper around a native binary) whose child — the real agent —
+ * inherits the pipes. Ending it means ending the group: EOF on its stdin, a grace, SIGTERM to the
+ * group, a grace, SIGKILL to the group; nothing waits for pipes a grandchild may hold. When the
+ * process Cordon started exits, the component is dead: what is left of its group is ended the
+ * same way, and the death is reported once its stdout has drained (at most a second later).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { NdjsonChannel } from "../protocol/ndjson-channel.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { ChannelPeer } from "./channel-peer.js";
+import { PROCESS_GROUPS, endGroup, groupAlive, registerGroup, signalGroup, unregisterGroup } from "./process-group.js";
 
 export interface ProcessSpec {
   command: string;
@@ -17,12 +25,25 @@ export interface ProcessSpec {
 }
 
 const STDERR_TAIL_BYTES = 4096;
+/** After the process exits, how long its stdout may stay open (held by a grandchild) before the death is reported anyway. */
+const DRAIN_AFTER_EXIT_MS = 1000;
+/** The grace after EOF before SIGTERM, and after SIGTERM before SIGKILL. */
+export const END_GRACE_MS = 1500;
+
+/** One spawned instance (a restarted proxy gets a new one). */
+interface Instance {
+  child: ChildProcess;
+  /** Its process group id (its pid), when it runs in one. */
+  pgid: number | undefined;
+  channel: NdjsonChannel | null;
+  exited: boolean;
+  ending: Promise<void> | null;
+}
 
 export class ChildProcessPeer extends ChannelPeer implements Peer {
   readonly label: string;
-  private child: ChildProcess | null = null;
+  private current: Instance | null = null;
   private stderrTail = "";
-  private exited: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly spec: ProcessSpec,
@@ -34,27 +55,38 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
     this.label = `${role} "${name ?? [spec.command, ...spec.args].join(" ")}"`;
   }
 
+  /** The pid of the process Cordon started (the launcher, for `npx …`), while one runs. */
+  get pid(): number | undefined {
+    return this.current?.child.pid;
+  }
+
   open(sink: PeerSink): Promise<void> {
     return new Promise((resolve, reject) => {
       const child = spawn(this.spec.command, this.spec.args, {
         cwd: this.spec.cwd,
         env: { ...process.env, ...this.spec.env },
         stdio: ["pipe", "pipe", "pipe"],
+        detached: PROCESS_GROUPS,
       });
-      this.child = child;
+      const instance: Instance = { child, pgid: PROCESS_GROUPS ? child.pid : undefined, channel: null, exited: false, ending: null };
+      if (instance.pgid !== undefined) registerGroup(instance.pgid);
+      this.current = instance;
       let spawned = false;
       let stdoutDone = false;
+      let reported = false;
       let exitInfo: string | null = null;
       // Report the death only once its stdout is drained, so its last messages are routed first.
       const report = () => {
-        if (stdoutDone && exitInfo !== null) sink.closed(exitInfo, this.stderrTail ? { stderr: this.stderrTail } : undefined);
+        if (reported || !stdoutDone || exitInfo === null) return;
+        reported = true;
+        sink.closed(exitInfo, this.stderrTail ? { stderr: this.stderrTail } : undefined);
       };
-      this.exited = new Promise((done) => child.once("close", () => done()));
       child.once("spawn", () => {
         spawned = true;
         resolve();
       });
       child.once("error", (error: NodeJS.ErrnoException) => {
+        if (instance.pgid !== undefined) unregisterGroup(instance.pgid);
         if (!spawned) reject(new Error(`cannot start ${this.label}: ${error.code === "ENOENT" ? "command not found" : error.message}`));
       });
       child.stderr!.on("data", (chunk: Buffer) => {
@@ -62,13 +94,24 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
         this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
       });
       child.once("exit", (code, signal) => {
+        instance.exited = true;
         exitInfo = signal ? `was killed by ${signal}` : `exited with code ${code}`;
         if (this.stderrTail.trim()) exitInfo += `; stderr: ${lastLines(this.stderrTail)}`;
+        // Whatever it left behind in its group goes too; a grandchild holding stdout does not delay the report for long.
+        void this.end(instance);
+        setTimeout(() => {
+          stdoutDone = true;
+          report();
+        }, DRAIN_AFTER_EXIT_MS).unref();
         report();
       });
-      this.channel = new NdjsonChannel(child.stdout!, child.stdin!, {
-        message: (value) => sink.message(value),
-        malformed: (detail) => sink.malformed(detail),
+      instance.channel = this.channel = new NdjsonChannel(child.stdout!, child.stdin!, {
+        message: (value) => {
+          if (!reported) sink.message(value);
+        },
+        malformed: (detail) => {
+          if (!reported) sink.malformed(detail);
+        },
         congested: (congested) => sink.congested?.(congested),
         end: () => {
           stdoutDone = true;
@@ -78,16 +121,28 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
     });
   }
 
-  /** EOF on its stdin, then SIGTERM after a grace period, then SIGKILL. */
-  async close(graceMs = 1500): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    this.channel?.closeOutput();
-    const term = setTimeout(() => child.kill("SIGTERM"), graceMs);
-    const kill = setTimeout(() => child.kill("SIGKILL"), graceMs * 2);
-    await this.exited;
-    clearTimeout(term);
-    clearTimeout(kill);
+  /** Ends the current instance and everything in its process group (bounded: about 2 × 1.5 s + 1 s). */
+  async close(): Promise<void> {
+    if (this.current) await this.end(this.current);
+  }
+
+  private end(instance: Instance): Promise<void> {
+    instance.ending ??= (async () => {
+      const { child, pgid } = instance;
+      await endGroup({
+        graceMs: END_GRACE_MS,
+        closeInput: () => instance.channel?.closeOutput(),
+        alive: () => (pgid !== undefined ? groupAlive(pgid) : !instance.exited),
+        signal: (signal) => (pgid !== undefined ? signalGroup(pgid, signal) : child.kill(signal)),
+      });
+      if (pgid !== undefined) unregisterGroup(pgid);
+      // A process outside the group (one that left it on purpose) may still hold the pipes: stop
+      // reading them rather than wait; nothing in the group is left to write to them.
+      setTimeout(() => {
+        for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+      }, 200).unref();
+    })();
+    return instance.ending;
   }
 }
 
