@@ -1,0 +1,83 @@
+/**
+ * The errors the embedding API throws. Each says what went wrong in words a developer can act on;
+ * the class (and `code`) says which kind of problem it is, so callers can branch without parsing
+ * messages:
+ *
+ * | class | `code` | when |
+ * |---|---|---|
+ * | {@link UnsupportedError} | `unsupported` | the agent did not advertise what the call needs; **nothing was sent** |
+ * | {@link InvalidRequestError} | `invalid` | the call is malformed or names something the session did not announce (an unknown mode, a value not among an option's choices, a relative path); **nothing was sent** |
+ * | {@link AgentError} | `agent` | the agent (or a proxy, or Cordon on their behalf) answered with a JSON-RPC error |
+ * | {@link ConnectionClosedError} | `closed` | the chain is gone (closed by the application, or the agent exited) |
+ * | {@link AbortError} | `aborted` | the caller's `AbortSignal` fired |
+ * | {@link ChainStartError} | `start` | a component of the chain could not start (missing file, pin mismatch, agent not found, …) |
+ *
+ * A chain config that does not validate throws the CLI's `ConfigError`, re-exported by the package.
+ */
+
+/** The base class of every error the embedding API throws. */
+export class CordonError extends Error {
+  constructor(
+    message: string,
+    /** Which kind of problem: `unsupported`, `invalid`, `agent`, `closed`, `aborted` or `start`. */
+    readonly code: "unsupported" | "invalid" | "agent" | "closed" | "aborted" | "start",
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The agent did not advertise the capability this call needs; nothing was sent. */
+export class UnsupportedError extends CordonError {
+  constructor(
+    message: string,
+    /** The capability that is missing, as a path in the `initialize` answer (`agentCapabilities.sessionCapabilities.fork`). */
+    readonly capability: string,
+  ) {
+    super(message, "unsupported");
+  }
+}
+
+/** The call is malformed or names something the session did not announce; nothing was sent. */
+export class InvalidRequestError extends CordonError {
+  constructor(message: string) {
+    super(message, "invalid");
+  }
+}
+
+/** A JSON-RPC error answer from the chain: the agent's, a proxy's, or Cordon's on their behalf. */
+export class AgentError extends CordonError {
+  constructor(
+    /** The request that failed (`session/prompt`). */
+    readonly method: string,
+    /** The JSON-RPC error code (`-32602` invalid params, `-32002` not found, …). */
+    readonly rpcCode: number,
+    /** The error's own message, as the chain sent it. */
+    readonly rpcMessage: string,
+    /** The error's `data`, if any. */
+    readonly data?: unknown,
+  ) {
+    super(`${method} failed: ${rpcMessage} (${rpcCode})`, "agent");
+  }
+}
+
+/** The chain is gone: closed by the application, or the agent exited. */
+export class ConnectionClosedError extends CordonError {
+  constructor(message = "the Cordon chain is closed") {
+    super(message, "closed");
+  }
+}
+
+/** The caller's `AbortSignal` fired before the call completed. */
+export class AbortError extends CordonError {
+  constructor(message = "aborted") {
+    super(message, "aborted");
+  }
+}
+
+/** A component of the chain (a proxy, the agent) could not start. */
+export class ChainStartError extends CordonError {
+  constructor(message: string) {
+    super(message, "start");
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * # Cordon as a library
+ *
+ * `import { connect } from "cordon"` starts a Cordon chain — the same conductor, WebAssembly
+ * sandboxes, proxies and MCP bridge as `cordon run` — inside your process, in front of an agent
+ * command, and gives you a typed ACP client connection to drive it. Nothing is written to stdout.
+ *
+ * ```ts
+ * import { connect } from "cordon";
+ *
+ * const cordon = await connect({
+ *   chain: { proxies: [{ name: "redact", wasm: "proxies/dist/redact.wasm" }] },
+ *   agent: ["npx", "cordon", "reference-agent"],
+ *   permissions: "deny",
+ * });
+ * const session = await cordon.newSession({ cwd: process.cwd() });
+ * for await (const event of session.prompt("tool Run tests")) {
+ *   if (event.type === "text") console.log(event.text);
+ *   if (event.type === "tool_call_update") console.log(event.call.title, event.call.status);
+ *   if (event.type === "stop") console.log("stop:", event.stopReason);
+ * }
+ * await cordon.close();
+ * ```
+ *
+ * - {@link connect} / {@link Connection}: sessions (`newSession`, `loadSession`, `resumeSession`,
+ *   `forkSession`, `listSessions`, `closeSession`, `deleteSession`), each refused with an
+ *   {@link UnsupportedError} before sending when the agent did not advertise it.
+ * - {@link Session}: `prompt` → {@link PromptRun} (typed {@link PromptEvent}s, `.text()`),
+ *   `setMode` / `setConfigOption` validated against what the session announced, `cancel`.
+ * - Permissions: `permissions: "allow" | "deny" | (request) => decision` ({@link PermissionPolicy}).
+ * - Capabilities: pass `fs` / `terminal` implementations to declare them.
+ * - {@link startChain}: the raw layer (JSON-RPC in and out) for clients of your own.
+ */
+export { connect, Connection, type ConnectOptions, type SessionOptions, type Supports } from "./embed/client.js";
+export { Session, type PromptInput } from "./embed/session.js";
+export {
+  PromptRun,
+  ToolCallTracker,
+  toEvent,
+  type PermissionEvent,
+  type PromptEvent,
+  type PromptResult,
+  type StopEvent,
+  type ToolCallView,
+  type UsageEvent,
+} from "./embed/prompt-stream.js";
+export { resolveDecision, type PermissionDecision, type PermissionPolicy, type PermissionRequest } from "./embed/permissions.js";
+export { type FileSystemHandlers, type TerminalHandlers } from "./embed/capabilities.js";
+export {
+  startChain,
+  resolveChainConfig,
+  type AgentInput,
+  type ChainConfigInput,
+  type ChainExit,
+  type ChainOptions,
+  type LogOption,
+  type NativeProxyInput,
+  type RunningChain,
+  type WasmProxyInput,
+} from "./embed/chain.js";
+export { type RequestOptions } from "./embed/rpc.js";
+export { AbortError, AgentError, ChainStartError, ConnectionClosedError, CordonError, InvalidRequestError, UnsupportedError } from "./embed/errors.js";
+export { ConfigError, ChainConfigSchema, type ChainConfig } from "./cli/chain-config.js";
+export type * as acp from "@agentclientprotocol/sdk/unstable";
