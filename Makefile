@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 
-.PHONY: all install build tsc proxies run test bench clean
+.PHONY: all install build tsc proxies run embed-example test bench clean
 
 all: build
 
@@ -34,6 +34,10 @@ test: build
 
 run: build
 	@node bin/cordon.js demo
+
+# examples/embed.ts: the chain started in-process through the package API (import { connect } from "cordon").
+embed-example: build
+	@node dist/examples/embed.js
 
 bench: build
 	node dist/bench/bench.js
