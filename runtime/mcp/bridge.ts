@@ -32,15 +32,16 @@
  */
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../log.js";
-import { classify, ErrorCodes, idFromKey, idKey, paramsObject, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/json-rpc.js";
+import { classify, ErrorCodes, idFromKey, idKey, paramsObject, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
+import { withMember } from "../protocol/raw-json.js";
+import { cancelRequest, unwrap, withId, wrap, type Call } from "../routing/envelope.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { guarded, newEndpointId, newSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
 import { HttpEndpoint } from "./http-endpoint.js";
 import { McpLink, McpMethods, type Upstream } from "./link.js";
 import { TcpEndpoint } from "./tcp-endpoint.js";
 
-type Call = JsonRpcRequest | JsonRpcNotification;
 /** `native`: the agent speaks MCP-over-ACP; `http` / `stdio`: the bridge rewrites; `off`: no listener could start. */
 type Mode = "pending" | "native" | "http" | "stdio" | "off";
 
@@ -145,7 +146,7 @@ export class McpBridgePeer implements Peer, EndpointHost {
     notify: (method, params) => this.emit({ jsonrpc: "2.0", method, params }),
     respond: (id, outcome) => this.emit({ jsonrpc: "2.0", id, ...outcome }),
     cancel: (id) => {
-      if (this.pending.has(idKey(id))) this.emit({ jsonrpc: "2.0", method: Methods.cancelRequest, params: { requestId: id } });
+      if (this.pending.has(idKey(id))) this.emit(cancelRequest(id));
     },
   };
 
@@ -177,9 +178,8 @@ export class McpBridgePeer implements Peer, EndpointHost {
         if (c.kind === "request") this.respond(c.message.id, { error: { code: ErrorCodes.invalidRequest, message: `${message.method} needs params {method, params?}` } });
         return;
       }
-      const inner: Call = { jsonrpc: "2.0", method: p.method };
-      if (p.params !== undefined) inner.params = p.params;
-      if (c.kind === "request") (inner as JsonRpcRequest).id = c.message.id;
+      const inner = unwrap(message);
+      if (typeof inner === "string") return; // checked above: p.method is a string
       return this.fromSuccessor(inner);
     }
     if (this.held) {
@@ -195,22 +195,17 @@ export class McpBridgePeer implements Peer, EndpointHost {
 
   /** Forwards a call to the agent (wrapped) or to the predecessor (plain); `then` may rewrite the answer. */
   private forward(message: Call, toSuccessor: boolean, then?: (answer: JsonRpcResponse) => JsonRpcResponse): void {
-    const wrap = (m: Call): Call => {
-      if (!toSuccessor) return m;
-      const params: Record<string, unknown> = { method: m.method };
-      if (m.params !== undefined) params.params = m.params;
-      return "id" in m ? { jsonrpc: "2.0", id: (m as JsonRpcRequest).id, method: Methods.proxySuccessor, params } : { jsonrpc: "2.0", method: Methods.proxySuccessor, params };
-    };
-    if (!("id" in message)) return this.emit(wrap(message));
+    const toward = (m: Call): Call => (toSuccessor ? wrap(m, "rfd") : m);
+    if (!("id" in message)) return this.emit(toward(message));
     const theirs = (message as JsonRpcRequest).id;
     const id = this.ownId();
     this.forwarded.set(idKey(theirs), { id, toSuccessor });
     this.pending.set(idKey(id), (answer) => {
       this.forwarded.delete(idKey(theirs));
       // Synchronously: what the agent sends after an answer must not overtake it.
-      this.emit({ ...(then ? then(answer) : answer), id: theirs });
+      this.emit(withMember(then ? then(answer) : answer, "id", theirs));
     });
-    this.emit(wrap({ ...message, id } as JsonRpcRequest));
+    this.emit(toward(withId(message, id)));
   }
 
   /** `$/cancel_request` is per hop: re-issue it with the bridge's own id, in the same direction. */
@@ -223,8 +218,8 @@ export class McpBridgePeer implements Peer, EndpointHost {
       if (!fromSuccessor) for (const link of this.links.values()) if (link.cancelServerCall(requestId)) return;
       return;
     }
-    const cancel: JsonRpcNotification = { jsonrpc: "2.0", method: Methods.cancelRequest, params: { ...paramsObject(params), requestId: record.id } };
-    this.emit(record.toSuccessor ? { jsonrpc: "2.0", method: Methods.proxySuccessor, params: { method: cancel.method, params: cancel.params } } : cancel);
+    const cancel = cancelRequest(record.id, paramsObject(params));
+    this.emit(record.toSuccessor ? wrap(cancel, "rfd") : cancel);
   }
 
   private fromSuccessor(message: Call): void {

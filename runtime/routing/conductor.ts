@@ -24,7 +24,6 @@ import {
   idFromKey,
   idKey,
   paramsObject,
-  type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from "../protocol/json-rpc.js";
@@ -33,7 +32,7 @@ import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
 import { withMember } from "../protocol/raw-json.js";
 import { isLevel, sanitizeForLog, type Logger } from "../log.js";
 import { promptCapabilitiesOf, unsupportedContent, type PromptCapabilities } from "./capabilities.js";
-import { isRequest, stripId, unwrap, wrap, type Call } from "./envelope.js";
+import { cancelRequest, isRequest, stripId, unwrap, withId, wrap, type Call } from "./envelope.js";
 import { check, Gates, successorInit, type Refusal } from "./gates/index.js";
 import { grantFor, type Grant } from "./grants.js";
 import { ParentAsSuccessor } from "./parent-successor.js";
@@ -329,7 +328,7 @@ export class Conductor {
         hop.settled.add(key);
         this.agent.incoming.delete(idKey(pending.fromId));
         this.agent.peer.send({ jsonrpc: "2.0", id: pending.fromId, result: { outcome: { outcome: "cancelled" } } });
-        const cancel: JsonRpcNotification = { jsonrpc: "2.0", method: Methods.cancelRequest, params: { requestId: idFromKey(key) } };
+        const cancel = cancelRequest(idFromKey(key));
         hop.peer.send(hop === this.client ? cancel : wrap(cancel, hop.dialect));
       }
     }
@@ -478,7 +477,7 @@ export class Conductor {
     const sessionId = original.method === Methods.requestPermission ? (sessionOf(original.params) ?? undefined) : undefined;
     to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, fromGeneration: from.generation, method: original.method, sessionId, retry });
     from.incoming.set(fromKey, { id: original.id, to, toId: id, enveloped });
-    to.peer.send(withMember(outgoing, "id", id) as JsonRpcRequest);
+    to.peer.send(withId(outgoing, id) as JsonRpcRequest);
   }
 
   private response(hop: Hop, message: JsonRpcResponse): void {
@@ -538,11 +537,7 @@ export class Conductor {
     if (typeof requestId !== "string" && typeof requestId !== "number") return;
     const record: Incoming | undefined = from.incoming.get(idKey(requestId));
     if (!record || !record.to.alive) return; // unknown or finished: ignored, as the spec says
-    const cancel: JsonRpcNotification = {
-      jsonrpc: "2.0",
-      method: Methods.cancelRequest,
-      params: { ...paramsObject(params), requestId: record.toId },
-    };
+    const cancel = cancelRequest(record.toId, paramsObject(params));
     record.to.peer.send(record.enveloped ? wrap(cancel, record.to.dialect) : cancel);
   }
 
@@ -661,7 +656,7 @@ export class Conductor {
     const key = idKey(record.toId);
     if (record.to.outgoing.delete(key)) record.to.settled.add(key);
     if (!record.to.alive) return;
-    const cancel: JsonRpcNotification = { jsonrpc: "2.0", method: Methods.cancelRequest, params: { requestId: record.toId } };
+    const cancel = cancelRequest(record.toId);
     record.to.peer.send(record.enveloped ? wrap(cancel, record.to.dialect) : cancel);
   }
 

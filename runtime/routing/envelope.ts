@@ -3,9 +3,9 @@
  * receives from, its successor. Only the envelope is built or taken apart here; the inner message
  * is carried as it is.
  */
-import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
+import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { paramsObject } from "../protocol/json-rpc.js";
-import { attachRaw, objectMembers, rawOf } from "../protocol/raw-json.js";
+import { attachRaw, objectMembers, rawOf, withMember } from "../protocol/raw-json.js";
 import { Methods } from "../protocol/methods.js";
 import type { Dialect } from "./hop.js";
 
@@ -17,6 +17,13 @@ export const isRequest = (m: Call): m is JsonRpcRequest => "id" in m;
  * Wraps a call in a `proxy/successor` envelope (in the peer's dialect). The envelope's own `_meta`
  * is hop-local. The inner params keep the text they arrived as (see raw-json.ts).
  */
+/**
+ * Envelopes built in this process, to the message they carry: an in-process peer (the MCP
+ * bridge) unwrapping one gets the very message back — its text and key order included — instead
+ * of a copy rebuilt from `{method, params}`.
+ */
+const carried = new WeakMap<object, Call>();
+
 export function wrap(message: Call, dialect: Dialect): Call {
   const params: Record<string, unknown> = { method: message.method };
   if (message.params !== undefined) params.params = message.params;
@@ -28,7 +35,16 @@ export function wrap(message: Call, dialect: Dialect): Call {
     const inner = `{"method":${JSON.stringify(message.method)},"params":${text!.slice(range[0], range[1])}}`;
     attachRaw(envelope, `{"jsonrpc":"2.0",${idText(message)}"method":"${method}","params":${inner}}`);
   }
+  carried.set(envelope, message);
   return envelope;
+}
+
+/** A copy of `message` with another id (spliced in place, see raw-json.ts); an envelope keeps what it carries. */
+export function withId<T extends object>(message: T, id: JsonRpcId): T {
+  const copy = withMember(message, "id", id);
+  const inner = carried.get(message);
+  if (inner) carried.set(copy, inner);
+  return copy;
 }
 
 /**
@@ -39,6 +55,8 @@ export function wrap(message: Call, dialect: Dialect): Call {
 export function unwrap(envelope: Call): Call | string {
   const p = paramsObject(envelope.params);
   if (!p || typeof p.method !== "string") return `${envelope.method} needs params {method, params?}`;
+  const original = carried.get(envelope);
+  if (original && isRequest(original) === isRequest(envelope)) return isRequest(envelope) ? withMember(original, "id", envelope.id) : original;
   const inner: Call = isRequest(envelope) ? { jsonrpc: "2.0", id: envelope.id, method: p.method } : { jsonrpc: "2.0", method: p.method };
   if (p.params !== undefined) inner.params = p.params;
   const text = rawOf(envelope);
@@ -49,6 +67,14 @@ export function unwrap(envelope: Call): Call | string {
 }
 
 const idText = (message: Call): string => (isRequest(message) ? `"id":${JSON.stringify(message.id)},` : "");
+
+/**
+ * `$/cancel_request` for the request this hop knows as `requestId`. `params` are the cancel's own
+ * params as received (their other fields, `_meta` included, travel on); the id is the hop's.
+ */
+export function cancelRequest(requestId: JsonRpcId, params?: Record<string, unknown>): JsonRpcNotification {
+  return { jsonrpc: "2.0", method: Methods.cancelRequest, params: { ...params, requestId } };
+}
 
 export function stripId(message: Call): JsonRpcMessage {
   if (!("id" in message)) return message;
