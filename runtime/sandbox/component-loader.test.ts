@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { echoComponent, foreignImportComponent, noHandlerComponent, wasiComponent } from "../../test/fixtures/wat-components.js";
-import { CHANNEL_IMPORT, checkCoreModule } from "./canonical-host.js";
+import { CHANNEL_IMPORT } from "./canonical-host.js";
 import { ComponentRejected, coreModules, forgetLoadedComponents, loadComponent, loadComponentBytes, MAX_COMPONENT_BYTES, parseWorldItems } from "./component-loader.js";
 
 let dir: string;
