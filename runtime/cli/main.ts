@@ -20,6 +20,11 @@ Usage:
   thread: in Cordon's thread with fuel metering; worker: a worker thread each; env CORDON_ISOLATION).
   cordon inspect <proxy.wasm> [--json]
       Show a proxy's manifest, imports, exports, string encoding, memory and SHA-256.
+  cordon check <chain.json> [--isolation thread|worker]
+      Validate a chain config and load every proxy (pins, manifests, config schemas), then print
+      the chain (names, hashes, grants, limits, isolation) without starting the agent.
+  cordon trace view <trace.jsonl> [-o trace.html] [--config chain.json]
+      Write a trace as one self-contained HTML sequence diagram (lanes, arrows, session filter).
   cordon demo
       Run a real client session through the example chain (context, redact, tool-guard, arrow)
       in front of the reference agent, and print what each proxy did.
@@ -61,6 +66,14 @@ export async function main(argv: string[]): Promise<number> {
     case "inspect": {
       const { inspect } = await import("./inspect.js");
       return inspect(rest.find((a) => !a.startsWith("--")), rest.includes("--json"));
+    }
+    case "check": {
+      const { check } = await import("./check.js");
+      return check(rest);
+    }
+    case "trace": {
+      const { traceCommand } = await import("../trace-view/command.js");
+      return traceCommand(rest);
     }
     case "demo": {
       const { demo } = await import("./demo.js");
