@@ -95,11 +95,12 @@ describe("--trace", () => {
     }
     const hops = (method: string) => events.filter((e) => e.type === "request" && e.method === method).map((e) => `${e.from}→${e.to}`);
     // Cordon's MCP bridge, always the last component before the agent, has a swimlane of its own.
-    expect(hops("initialize")).toEqual(["client→proxy:0", "proxy:0→proxy:1", "proxy:1→mcp-bridge", "mcp-bridge→agent"]);
-    expect(hops("session/prompt")).toEqual(["client→proxy:0", "proxy:0→proxy:1", "proxy:1→mcp-bridge", "mcp-bridge→agent"]);
+    // Proxies are named as in the chain (a repeated name gets #2, #3…).
+    expect(hops("initialize")).toEqual(["client→arrow", "arrow→arrow#2", "arrow#2→mcp-bridge", "mcp-bridge→agent"]);
+    expect(hops("session/prompt")).toEqual(["client→arrow", "arrow→arrow#2", "arrow#2→mcp-bridge", "mcp-bridge→agent"]);
     expect(events.some((e) => String(e.method).includes("successor"))).toBe(false);
     const updates = events.filter((e) => e.type === "notification" && e.method === "session/update" && e.params.update.sessionUpdate === "agent_message_chunk");
-    expect(updates.map((e) => `${e.from}→${e.to}`)).toEqual(["agent→mcp-bridge", "mcp-bridge→proxy:1", "proxy:1→proxy:0", "proxy:0→client"]);
+    expect(updates.map((e) => `${e.from}→${e.to}`)).toEqual(["agent→mcp-bridge", "mcp-bridge→arrow#2", "arrow#2→arrow", "arrow→client"]);
     expect(updates.map((e) => e.params.update.content.text)).toEqual(["echo: traced\n", "echo: traced\n", ">echo: traced\n", ">>echo: traced\n"]);
     // Every request has its response, on the same hop id.
     for (const r of events.filter((e) => e.type === "request")) {

@@ -117,8 +117,11 @@ export async function run(options: RunOptions): Promise<number> {
 }
 
 /** The conductor's per-proxy options for these entries (the same for `cordon run` and the embedding API). */
-export function proxyOptions(entries: ProxyEntry[]): Pick<ConductorOptions, "failurePolicies" | "grants" | "dialects"> {
+export function proxyOptions(entries: ProxyEntry[]): Pick<ConductorOptions, "failurePolicies" | "grants" | "dialects" | "slowRequestMs"> {
+  const slow = Number(process.env.CORDON_SLOW_REQUEST_MS);
   return {
+    // CORDON_SLOW_REQUEST_MS: report requests that sit inside a proxy longer than this (0: never).
+    slowRequestMs: Number.isFinite(slow) && slow >= 0 && process.env.CORDON_SLOW_REQUEST_MS !== "" ? slow : undefined,
     failurePolicies: entries.map((p) => p.onFailure ?? "fail-closed"),
     // Native proxies are trusted: they run with the user's privileges anyway.
     grants: entries.map((p) => (isNativeProxy(p) ? [...GRANTS] : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)))),

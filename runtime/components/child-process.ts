@@ -42,6 +42,8 @@ interface Instance {
 
 export class ChildProcessPeer extends ChannelPeer implements Peer {
   readonly label: string;
+  /** A native proxy's swimlane in traces: its name in the chain. */
+  readonly traceName?: string;
   private current: Instance | null = null;
   private stderrTail = "";
 
@@ -53,6 +55,7 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
   ) {
     super();
     this.label = `${role} "${name ?? [spec.command, ...spec.args].join(" ")}"`;
+    if (role === "proxy" && name) this.traceName = name;
   }
 
   /** The pid of the process Cordon started (the launcher, for `npx …`), while one runs. */

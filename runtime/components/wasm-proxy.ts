@@ -27,6 +27,8 @@ export interface WasmProxySpec {
 
 export class WasmProxyPeer implements Peer {
   readonly label: string;
+  /** Its swimlane in traces: its name in the chain. */
+  readonly traceName: string;
   private sandbox: ProxySandbox | null = null;
   private dead = false;
   private paused = false;
@@ -38,6 +40,7 @@ export class WasmProxyPeer implements Peer {
     private readonly createSandbox: SandboxFactory = sandboxFactory(undefined, loadOptions.warn),
   ) {
     this.label = `proxy "${spec.name}"`;
+    this.traceName = spec.name;
   }
 
   /** Starts (or, after a failure, restarts) the guest in a fresh sandbox. */

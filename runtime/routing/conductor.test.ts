@@ -14,6 +14,7 @@ import type { FailurePolicy } from "./hop.js";
 interface Options {
   grants?: Grant[][];
   policies?: FailurePolicy[];
+  slowRequestMs?: number;
 }
 
 async function chain(scripts: Script[], options: Options = {}) {
@@ -30,6 +31,7 @@ async function chain(scripts: Script[], options: Options = {}) {
     onExit: (code) => (exitCode = code),
     grants: options.grants,
     failurePolicies: options.policies,
+    slowRequestMs: options.slowRequestMs,
   });
   await conductor.start();
   let nextId = 1;
@@ -266,5 +268,31 @@ describe("backpressure", () => {
     expect([agent.paused, proxies[0].paused, client.paused]).toEqual([true, true, false]);
     client.congested(false);
     expect([agent.paused, proxies[0].paused]).toEqual([false, false]);
+  });
+});
+
+describe("diagnostics", () => {
+  it("a request that sits inside a proxy is reported once, naming the proxy and the method", async () => {
+    const swallowPrompts: Script = (m, peer) => (m.method === "session/prompt" ? undefined : passThrough(m, peer));
+    const { request, lines, sessionId } = await chain([passThrough, swallowPrompts], { slowRequestMs: 50 });
+    void request("session/prompt", { sessionId, prompt: [] });
+    await expect.poll(() => lines.join("")).toMatch(/warn: session\/prompt \(id \d+\) has been inside proxy "p1" for 0\.\d s: it has neither passed it on nor answered it/);
+    await settle();
+    expect(lines.filter((l) => l.includes("has been inside"))).toHaveLength(1); // p0 passed it on: only p1 is named
+  });
+
+  it("CORDON_LOG=debug shows one line per routed message, hop to hop, with the ids", async () => {
+    const { request, lines, sessionId } = await chain([passThrough]);
+    lines.length = 0;
+    await request("session/prompt", { sessionId, prompt: [] }, "dbg");
+    const routed = lines.filter((l) => / → /.test(l)).map((l) => l.replace(/^\[cordon\] debug: /, "").trim());
+    expect(routed).toEqual([
+      expect.stringMatching(/^client → proxy:0: session\/prompt \(id "dbg" → \d+\)$/),
+      expect.stringMatching(/^proxy:0 → agent: session\/prompt \(id \d+ → \d+\)$/),
+      "agent → proxy:0: session/update",
+      expect.stringMatching(/^agent → proxy:0: result for session\/prompt \(id \d+ → \d+\)$/),
+      "proxy:0 → client: session/update",
+      expect.stringMatching(/^proxy:0 → client: result for session\/prompt \(id \d+ → "dbg"\)$/),
+    ]);
   });
 });

@@ -37,6 +37,7 @@ import { check, Gates, successorInit, type Refusal } from "./gates/index.js";
 import { grantFor, type Grant } from "./grants.js";
 import { ParentAsSuccessor } from "./parent-successor.js";
 import { Hop, type Dialect, type FailurePolicy, type Incoming } from "./hop.js";
+import { StallWatch } from "./stall-watch.js";
 import { Supervisor } from "./supervisor.js";
 import type { Peer } from "./peer.js";
 import { sessionOf, type Tracer } from "./trace.js";
@@ -62,6 +63,11 @@ export interface ConductorOptions {
   failurePolicies?: FailurePolicy[];
   /** What each proxy may originate toward the client, by position (default nothing). */
   grants?: Grant[][];
+  /**
+   * Report a request that sits inside a proxy — neither passed on nor answered — for longer than
+   * this (ms; 0 turns it off; default 5 s).
+   */
+  slowRequestMs?: number;
   /** Proxy-chain spelling each proxy speaks, by position (default `rfd`, switching to `rust` when it shows it only knows `_proxy/*`). */
   dialects?: (Dialect | undefined)[];
 }
@@ -98,6 +104,9 @@ export class Conductor {
   private readonly proxyMode: boolean;
   private readonly trace: Tracer | null;
   private readonly supervisor: Supervisor;
+  private readonly stalls: StallWatch;
+  /** `CORDON_LOG=debug`: one line per routed message. */
+  private readonly debug: boolean;
 
   constructor(private readonly options: ConductorOptions) {
     this.log = options.log;
@@ -121,6 +130,10 @@ export class Conductor {
       if (!options.agent) throw new Error("an agent is required outside proxy mode");
       this.agent = new Hop(options.agent, { role: "agent" });
     }
+    this.debug = this.log.enabled("debug");
+    this.stalls = new StallWatch(options.slowRequestMs ?? 5_000, ({ proxy, method, id, ms }) =>
+      this.log.warn(`${method} (id ${id}) has been inside ${proxy} for ${(ms / 1000).toFixed(1)} s: it has neither passed it on nor answered it`),
+    );
     this.supervisor = new Supervisor({
       open: (hop) => this.open(hop),
       restarted: (hop) => this.restarted(hop),
@@ -355,6 +368,7 @@ export class Conductor {
     }
     if (pos.role !== "proxy") return;
     if (method === Methods.cordonLog) return this.proxyLog(hop, message);
+    if (isRequest(message)) this.stalls.passedOn(hop.label, isProxySuccessor(method) ? String(paramsObject(message.params)?.method) : method);
     if (!isProxySuccessor(method)) {
       const refusal = check(Gates.proxyToPredecessor, message, hop);
       if (refusal) return this.refuseGated(message, refusal, hop);
@@ -448,6 +462,7 @@ export class Conductor {
         session: sessionOf(original.params),
         params: original.params ?? null,
       });
+      if (this.debug) this.log.debug(`${participant(from)} → ${participant(to)}: ${original.method}`);
       if (to.alive) to.peer.send(stripId(outgoing));
       else this.log.debug(`dropped ${original.method} notification for ${to.label}: ${to.failure}`);
       return;
@@ -477,6 +492,8 @@ export class Conductor {
     const sessionId = original.method === Methods.requestPermission ? (sessionOf(original.params) ?? undefined) : undefined;
     to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, fromGeneration: from.generation, method: original.method, sessionId, retry });
     from.incoming.set(fromKey, { id: original.id, to, toId: id, enveloped });
+    if (this.debug) this.log.debug(`${participant(from)} → ${participant(to)}: ${original.method} (id ${JSON.stringify(original.id)} → ${JSON.stringify(id)})`);
+    if (to.position.role === "proxy") this.stalls.delivered(to.label, idKey(id), JSON.stringify(id), original.method);
     to.peer.send(withId(outgoing, id) as JsonRpcRequest);
   }
 
@@ -489,6 +506,7 @@ export class Conductor {
       return;
     }
     hop.outgoing.delete(key);
+    if (hop.position.role === "proxy") this.stalls.settled(hop.label, key);
     if (pending.kind === "own") return pending.answer(message);
     if (pending.retry && message.error?.code === ErrorCodes.methodNotFound) {
       pending.from.incoming.delete(idKey(pending.fromId)); // the retry forwards the same request again
@@ -513,6 +531,9 @@ export class Conductor {
     }
     // The instance that asked is gone: its successor instance may reuse the id for another request.
     if (pending.fromGeneration !== pending.from.generation) return;
+    if (this.debug) {
+      this.log.debug(`${participant(hop)} → ${participant(pending.from)}: ${message.error ? "error" : "result"} for ${pending.method} (id ${JSON.stringify(message.id)} → ${JSON.stringify(pending.fromId)})`);
+    }
     pending.from.incoming.delete(idKey(pending.fromId));
     if (pending.from.alive) pending.from.peer.send(withMember(message, "id", pending.fromId));
   }
@@ -579,6 +600,7 @@ export class Conductor {
    */
   private closed(hop: Hop, reason: string, detail?: unknown): void {
     if (!hop.fail(reason)) return;
+    this.stalls.settled(hop.label);
     if (hop === this.client) {
       this.log.debug(`${this.proxyMode ? "parent conductor" : "client"} closed the connection`);
       this.exit(0);
