@@ -10,8 +10,7 @@
  * Exit 0 when the chain would start, 1 when something in it would not, 2 for a bad command line
  * or config.
  */
-import { accessSync, constants, statSync } from "node:fs";
-import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { WasmProxyPeer } from "../components/wasm-proxy.js";
 import { loadComponent, type LoadedComponent } from "../sandbox/component-loader.js";
@@ -19,6 +18,7 @@ import { DEFAULT_LIMITS, type SandboxLimits } from "../sandbox/sandbox.js";
 import { defaultIsolation, isIsolation, sandboxFactory, type Isolation } from "../sandbox/sandbox-factory.js";
 import { isNativeProxy, readChainConfig, type AgentEntry, type ProxyEntry } from "./chain-config.js";
 import { proxyNames } from "./proxy-names.js";
+import { findCommand, whereLooked } from "./start-diagnostics.js";
 
 const USAGE = "usage: cordon check <chain.json> [--isolation thread|worker] [--json]\n";
 
@@ -119,7 +119,7 @@ async function checkProxy(entry: ProxyEntry, position: number, name: string, iso
       grants: ["(all: trusted native process)"],
       onFailure,
       ok: found !== null,
-      problem: found === null ? notFound(entry.command, entry.cwd) : undefined,
+      problem: found === null ? whereLooked(entry.command, entry.cwd) : undefined,
       warnings: [],
     };
   }
@@ -182,38 +182,10 @@ function checkAgent(agent: AgentEntry): NonNullable<CheckReport["agent"]> {
     path: found,
     cwd: agent.cwd,
     ok: found !== null,
-    problem: found === null ? notFound(agent.command, agent.cwd) : undefined,
+    problem: found === null ? whereLooked(agent.command, agent.cwd) : undefined,
   };
 }
 
-function notFound(command: string, cwd: string | undefined): string {
-  return command.includes("/")
-    ? `${resolve(cwd ?? process.cwd(), command)} does not exist or is not executable`
-    : `command "${command}" not found on PATH (${process.env.PATH ?? ""})`;
-}
-
-/** Where `command` would be found when spawned (a path resolved against cwd, or the first PATH entry holding it), or null. */
-export function findCommand(command: string, cwd?: string): string | null {
-  const executable = (p: string) => {
-    try {
-      if (!statSync(p).isFile()) return false;
-      accessSync(p, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (command.includes("/")) {
-    const p = isAbsolute(command) ? command : resolve(cwd ?? process.cwd(), command);
-    return executable(p) ? p : null;
-  }
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (!dir) continue;
-    const p = join(dir, command);
-    if (executable(p)) return p;
-  }
-  return null;
-}
 
 /** The limits the text report always shows (the README's); `--json` has them all. */
 const MAIN_LIMITS = ["receiveTimeoutMs", "startTimeoutMs", "maxMemoryMiB", "maxMessageUnits", "maxSendsPerReceive"];

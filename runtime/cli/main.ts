@@ -1,5 +1,6 @@
 /** The `cordon` command line. */
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { ProxyEntry } from "./chain-config.js";
 import { parseCommandLine } from "./command-line.js";
@@ -18,6 +19,8 @@ Usage:
   Both take --trace <file.jsonl>: every message at every hop, in the Rust conductor's trace format,
   and --isolation thread|worker: where WASM proxies run unless their config entry says (default
   thread: in Cordon's thread with fuel metering; worker: a worker thread each; env CORDON_ISOLATION).
+  cordon run also takes --initialize-timeout <ms>: how long the agent has to answer initialize
+  before the client gets an error naming it (default 60000; env CORDON_INITIALIZE_TIMEOUT_MS).
   cordon inspect <proxy.wasm> [--json]
       Show a proxy's manifest, imports, exports, string encoding, memory and SHA-256.
   cordon check <chain.json> [--isolation thread|worker]
@@ -109,6 +112,7 @@ async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<numb
         "proxy-cmd": { type: "string", multiple: true },
         trace: { type: "string" },
         isolation: { type: "string" },
+        "initialize-timeout": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -127,7 +131,7 @@ async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<numb
   const proxies: ProxyEntry[] = [];
   for (const token of parsed.tokens ?? []) {
     if (token.kind !== "option" || token.value === undefined) continue;
-    if (token.name === "proxy") proxies.push({ wasm: token.value, grants: [] });
+    if (token.name === "proxy") proxies.push({ wasm: resolve(token.value), grants: [] });
     else if (token.name === "proxy-cmd") {
       try {
         const { command, args, env } = parseCommandLine(token.value);
@@ -143,6 +147,16 @@ async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<numb
     process.stderr.write(`${name}: --isolation must be thread or worker, not ${JSON.stringify(isolation)}\n`);
     return 2;
   }
+  let initializeTimeoutMs: number | undefined;
+  if (mode === "agent") {
+    const { initializeTimeoutMs: timeout } = await import("../components/initialize-watch.js");
+    try {
+      initializeTimeoutMs = timeout(parsed.values["initialize-timeout"]);
+    } catch (error) {
+      process.stderr.write(`${name}: --initialize-timeout: ${(error as Error).message}\n`);
+      return 2;
+    }
+  }
   const { run } = await import("./run.js");
-  return run({ mode, config: parsed.values.config, proxies, agent, trace: parsed.values.trace, isolation });
+  return run({ mode, config: parsed.values.config, proxies, agent, trace: parsed.values.trace, isolation, initializeTimeoutMs });
 }

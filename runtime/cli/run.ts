@@ -3,12 +3,14 @@
  * in an agent process, so an editor can launch Cordon wherever it would launch an agent. In
  * `proxy` the chain ends at the parent conductor, so Cordon can sit inside another chain.
  */
-import { basename } from "node:path";
+import { basename, resolve } from "node:path";
 import { constants as osConstants } from "node:os";
 import { ChildProcessPeer } from "../components/child-process.js";
 import { killAllGroups } from "../components/process-group.js";
 import { StdioClient } from "../components/stdio-client.js";
 import { WasmProxyPeer } from "../components/wasm-proxy.js";
+import { INITIALIZE_TIMEOUT_ENV, InitializeWatch, initializeTimeoutMs } from "../components/initialize-watch.js";
+import { allowWorkerPipes, StartWatch, startOrigins, ttyHint } from "./start-diagnostics.js";
 import { createLogger, type Logger } from "../log.js";
 import { Conductor, type ConductorOptions } from "../routing/conductor.js";
 import type { Peer } from "../routing/peer.js";
@@ -29,6 +31,8 @@ export interface RunOptions {
   trace?: string;
   /** Sandbox for WASM proxies whose config entry does not choose one (default: `defaultIsolation()`). */
   isolation?: Isolation;
+  /** How long the agent has to answer `initialize` (ms; `--initialize-timeout`, `CORDON_INITIALIZE_TIMEOUT_MS`). */
+  initializeTimeoutMs?: number;
 }
 
 export async function run(options: RunOptions): Promise<number> {
@@ -36,7 +40,7 @@ export async function run(options: RunOptions): Promise<number> {
   let proxies: ProxyEntry[] = [];
   let agent: AgentEntry | undefined;
   try {
-    if (options.config) ({ proxies, agent } = await readChainConfig(options.config));
+    if (options.config) ({ proxies, agent } = await readChainConfig(resolve(options.config)));
   } catch (error) {
     if (error instanceof ConfigError) {
       log.error(error.message);
@@ -55,12 +59,17 @@ export async function run(options: RunOptions): Promise<number> {
     return 2;
   }
 
+  const hint = ttyHint(options.mode);
+  if (hint) process.stderr.write(hint);
   const client = new StdioClient();
   const trace = options.trace ? new TraceFile(options.trace) : null;
   const peers = buildProxies(proxies, log, options.isolation ?? defaultIsolation());
   // MCP-over-ACP: the bridge sits right before the agent (in proxy mode the outermost conductor bridges).
   if (options.mode === "agent") peers.push(new McpBridgePeer({ log }));
   const agentPeer = agent && new ChildProcessPeer({ command: agent.command, args: agent.args, env: agent.env, cwd: agent.cwd }, "agent");
+  // Diagnostics (start-diagnostics.ts): a failed start never exits 0; an agent silent on initialize is reported; room for worker pipes.
+  const startWatch = new StartWatch([...peers, agentPeer], startOrigins(proxies, peers, agent, agentPeer));
+  allowWorkerPipes(peers.length);
 
   // How Cordon ends (see EXIT_CODES): the client closing its input, a signal, or the agent dying
   // all close the agent's stdin, wait a grace, then signal its whole process group (TERM, then
@@ -76,6 +85,7 @@ export async function run(options: RunOptions): Promise<number> {
     const finish = async (code: number) => {
       if (exiting) return;
       exiting = true;
+      code = await startWatch.exitCode(code);
       await withinMs(client.flush(), 2000);
       await conductor.shutdown();
       await trace?.close();
@@ -84,7 +94,7 @@ export async function run(options: RunOptions): Promise<number> {
     const conductor = new Conductor({
       client,
       proxies: peers,
-      agent: agentPeer,
+      agent: agentPeer && new InitializeWatch(agentPeer, { timeoutMs: options.initializeTimeoutMs ?? initializeTimeoutMs(undefined), setBy: `--initialize-timeout <ms> or ${INITIALIZE_TIMEOUT_ENV}` }),
       mode: options.mode,
       log,
       trace: trace?.write,
@@ -106,7 +116,7 @@ export async function run(options: RunOptions): Promise<number> {
       process.on(signal, onSignal[signal]!);
     }
     const started = Date.now();
-    conductor.start().then(
+    startWatch.started(conductor.start()).then(
       () => log.debug(`chain up in ${Date.now() - started} ms: ${[...peers.map((p) => p.label), agentPeer?.label ?? "parent"].join(" → ")}`),
       (error: Error) => {
         log.error(error.message);
