@@ -312,14 +312,11 @@ export class Connection implements SessionHost {
   close(): Promise<ChainExit> {
     if (this.closing) return this.closing;
     this.closing = (async () => {
-      const running = [...this.sessions.values()].filter((s) => s.busy);
+      const running = [...this.sessions.values()].flatMap((s) => (s.currentRun ? [{ session: s, run: s.currentRun }] : []));
       if (!this.rpc.closed && running.length > 0) {
-        const ended = running.map((s) => new Promise<void>((resolve) => {
-          const off = s.onEvent((e) => e.type === "stop" && (off(), resolve()));
-          s.cancel();
-        }));
+        for (const { session } of running) session.cancel();
         const grace = new Promise<void>((resolve) => setTimeout(resolve, this.options.closeGraceMs ?? 2000).unref());
-        await Promise.race([Promise.all(ended), grace, this.closed]);
+        await Promise.race([Promise.allSettled(running.map(({ run }) => run.result)), grace, this.closed]);
       }
       this.rpc.close(new ConnectionClosedError("the connection was closed"));
       return this.chain.close();

@@ -108,6 +108,11 @@ export class Session {
     return this.run !== null;
   }
 
+  /** The running turn, if any. */
+  get currentRun(): PromptRun | null {
+    return this.run;
+  }
+
   /** Whether the session was closed or deleted through this connection. */
   get closed(): boolean {
     return this.ended;
@@ -149,9 +154,9 @@ export class Session {
       .call<acp.PromptResponse>("session/prompt", { sessionId: this.id, prompt: blocks }, {
         onResult: (response) => {
           // Synchronously, so the stop event follows the turn's updates and precedes anything later.
-          end();
           const usage = response && typeof response === "object" && response.usage ? { usage: response.usage } : {};
-          run.push({ type: "stop", stopReason: response.stopReason, ...usage, response });
+          this.emit({ type: "stop", stopReason: response.stopReason, ...usage, response });
+          end();
           return response;
         },
       })
@@ -216,8 +221,9 @@ export class Session {
   }
 
   /**
-   * Calls `listener` with every event of this session from now on — during prompts and between
-   * them (a mode change, a title, commands). Returns the function that removes it.
+   * Calls `listener` with every event of this session from now on — during prompts (up to and
+   * including each turn's `stop`) and between them (a mode change, a title, commands). Returns the
+   * function that removes it.
    */
   onEvent(listener: (event: PromptEvent) => void): () => void {
     this.listeners.add(listener);
