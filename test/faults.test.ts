@@ -76,6 +76,7 @@ describe("hostile proxies are contained", () => {
     const res = await prompt(client, victim, "crash");
     expect(res.error.code).toBe(-32603);
     expect(res.error.message).toMatch(/^proxy "saboteur" failed \(trap\): unreachable/);
+    expect(res.error.data).toEqual({ cordon: { component: "saboteur", failure: "trap" } });
     const notice = await client.waitFor((m) => m.method === "_cordon/notice");
     expect(notice.params.message).toMatch(/restarting it in \d+ ms \(attempt 1 of 5\); state it kept per session is lost/);
     await stillServes(client);

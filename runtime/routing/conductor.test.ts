@@ -62,6 +62,7 @@ describe("envelopes: a proxy addresses only its own successor, with one envelope
       const nested = { jsonrpc: "2.0", id: "evil", method: outer, params: { method: inner, params: fsRead(sessionId) } };
       proxies[0].emit(nested);
       const refused = await answerTo(proxies[0], "evil");
+      expect(refused.error.data).toEqual({ cordon: { component: "cordon", failure: "refused", gate: "single-envelope" } });
       expect(refused.error.message).toMatch(/proxy "p0" sent an envelope inside an envelope .*; a proxy may address only its own successor, with one envelope/);
       await settle();
       expect(proxies[1].received.some((m) => JSON.stringify(m).includes("id_rsa"))).toBe(false);
@@ -256,8 +257,14 @@ describe("a proxy that dies", () => {
     proxies[0].script = () => {}; // swallows the prompt
     const pending = request("session/prompt", { sessionId, prompt: [] });
     await proxies[0].waitFor((m) => m.method === "session/prompt");
-    proxies[0].die("failed (trap): unreachable");
-    expect((await pending).error.message).toBe('proxy "p0" failed (trap): unreachable');
+    proxies[0].die("failed (trap): unreachable", { kind: "trap" });
+    const { error } = await pending;
+    expect(error.message).toBe('proxy "p0" failed (trap): unreachable');
+    // The failure as data, for clients that act on it.
+    expect(error.data).toEqual({ cordon: { component: "proxy:0", failure: "trap" } });
+    // While it restarts, requests through it are refused as "down".
+    const down = await request("session/prompt", { sessionId, prompt: [] });
+    expect(down.error.data).toEqual({ cordon: { component: "proxy:0", failure: "down" } });
   });
 });
 

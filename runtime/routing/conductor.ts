@@ -39,7 +39,8 @@ import { ParentAsSuccessor } from "./parent-successor.js";
 import { Hop, type Dialect, type FailurePolicy, type Incoming } from "./hop.js";
 import { StallWatch } from "./stall-watch.js";
 import { Supervisor } from "./supervisor.js";
-import type { Peer } from "./peer.js";
+import { failureData, type FailureData } from "./failure.js";
+import type { FailureDetail, Peer } from "./peer.js";
 import { sessionOf, type Tracer } from "./trace.js";
 
 export interface ConductorOptions {
@@ -239,7 +240,8 @@ export class Conductor {
     try {
       const c = classify(value);
       if (c.kind === "request" && hop.alive) {
-        hop.peer.send(errorResponse(c.message.id, ErrorCodes.internalError, `Cordon failed to route ${sanitizeForLog(c.message.method, 80)}: ${(error as Error)?.message ?? error}`));
+        const text = `Cordon failed to route ${sanitizeForLog(c.message.method, 80)}: ${(error as Error)?.message ?? error}`;
+        hop.peer.send(errorResponse(c.message.id, ErrorCodes.internalError, text, failureData("cordon", "internal")));
       }
     } catch {
       // Nothing more can be said about this message.
@@ -296,7 +298,7 @@ export class Conductor {
     if (refusal) return this.refuseGated(message, refusal, this.client);
     if (this.startFailure !== null) {
       if (isRequest(message)) {
-        this.client.peer.send(errorResponse(message.id, ErrorCodes.internalError, `Cordon could not start the chain: ${this.startFailure}`));
+        this.client.peer.send(errorResponse(message.id, ErrorCodes.internalError, `Cordon could not start the chain: ${this.startFailure}`, failureData("cordon", "start")));
       }
       this.exit(1);
       return;
@@ -468,7 +470,7 @@ export class Conductor {
       return;
     }
     if (!to.alive) {
-      return this.refuse(original, ErrorCodes.internalError, `${to.label} is not running: it ${to.failure}`, from);
+      return this.refuse(original, ErrorCodes.internalError, `${to.label} is not running: it ${to.failure}`, from, failureData(participant(to), "down"));
     }
     const fromKey = idKey(original.id);
     if (from.incoming.has(fromKey)) {
@@ -563,8 +565,8 @@ export class Conductor {
   }
 
   /** Answers a request with an error on behalf of the chain (notifications are only logged). */
-  private refuse(message: Call, code: number, text: string, to: Hop = this.client): void {
-    if (isRequest(message)) to.peer.send(errorResponse(message.id, code, text));
+  private refuse(message: Call, code: number, text: string, to: Hop = this.client, data?: FailureData): void {
+    if (isRequest(message)) to.peer.send(errorResponse(message.id, code, text, data));
     else this.dropped(to, `${to.label}: ${sanitizeForLog(text)} (notification ${sanitizeForLog(message.method, 80)} dropped)`, message);
   }
 
@@ -572,7 +574,9 @@ export class Conductor {
   private refuseGated(message: Call, refusal: Refusal, from: Hop): void {
     const what = isRequest(message) ? "request refused" : "notification dropped";
     this.dropped(from, `${refusal.gate}: ${sanitizeForLog(refusal.message)}; ${what}`, message);
-    if (isRequest(message) && from.alive) from.peer.send(errorResponse(message.id, refusal.code, refusal.message));
+    if (isRequest(message) && from.alive) {
+      from.peer.send(errorResponse(message.id, refusal.code, refusal.message, failureData("cordon", "refused", { gate: refusal.gate })));
+    }
   }
 
   /** A message Cordon did not forward: a warning for the operator, and a `trace` event with the message itself. */
@@ -598,7 +602,7 @@ export class Conductor {
    * it had sent are cancelled downstream. The client leaving ends the conductor quietly; the agent
    * leaving ends it with a non-zero status after the errors are written.
    */
-  private closed(hop: Hop, reason: string, detail?: unknown): void {
+  private closed(hop: Hop, reason: string, detail?: FailureDetail): void {
     if (!hop.fail(reason)) return;
     this.stalls.settled(hop.label);
     if (hop === this.client) {
@@ -607,9 +611,10 @@ export class Conductor {
       return;
     }
     if (hop === this.agent && !this.exiting) this.log.error(`${hop.label} ${reason}`);
+    const data = failureData(participant(hop), hop.position.role === "proxy" ? "crash" : "exit", detail);
     for (const [key, pending] of hop.outgoing) {
       hop.outgoing.delete(key);
-      const error = errorResponse(null, ErrorCodes.internalError, `${hop.label} ${reason}`, detail);
+      const error = errorResponse(null, ErrorCodes.internalError, `${hop.label} ${reason}`, data);
       if (pending.kind === "own") pending.answer(error);
       else if (pending.fromGeneration === pending.from.generation) {
         this.trace?.({ type: "response", from: participant(hop), to: participant(pending.from), id: idFromKey(key), is_error: true, payload: error.error });
@@ -623,7 +628,7 @@ export class Conductor {
       hop.incoming.delete(key);
       this.settle(record);
     }
-    if (hop === this.agent) this.afterAgentDeath(`${hop.label} ${reason}`, detail);
+    if (hop === this.agent) this.afterAgentDeath(`${hop.label} ${reason}`, data);
     else if (hop.position.role === "proxy") this.supervisor.failed(hop, reason);
   }
 
@@ -657,7 +662,7 @@ export class Conductor {
    * The agent's errors travel back through the proxies like any answer; give them a moment, then
    * answer whatever the client still waits for directly, and end.
    */
-  private afterAgentDeath(reason: string, detail: unknown): void {
+  private afterAgentDeath(reason: string, data: FailureData): void {
     const deadline = Date.now() + AGENT_DEATH_GRACE_MS;
     const finish = () => {
       if (this.client.incoming.size > 0 && Date.now() < deadline) {
@@ -666,7 +671,7 @@ export class Conductor {
       }
       for (const [key, record] of this.client.incoming) {
         this.client.incoming.delete(key);
-        this.client.peer.send(errorResponse(record.id, ErrorCodes.internalError, reason, detail));
+        this.client.peer.send(errorResponse(record.id, ErrorCodes.internalError, reason, data));
       }
       this.exit(1);
     };

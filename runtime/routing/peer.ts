@@ -5,13 +5,23 @@
  */
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 
+export interface FailureDetail {
+  kind?: string;
+  [more: string]: unknown;
+}
+
 export interface PeerSink {
   /** One message, as parsed JSON (not yet classified). */
   message(value: unknown): void;
   /** Input that was not a JSON message; the router decides whether to answer it. */
   malformed(detail: string): void;
-  /** The peer is gone for good; `reason` completes "<label> …" (e.g. "exited with code 1"). */
-  closed(reason: string, detail?: unknown): void;
+  /**
+   * The peer is gone for good; `reason` completes "<label> …" (e.g. "exited with code 1").
+   * `detail.kind` says how it failed (a sandbox's `trap`, `timeout`, `fault`, `crash`, `budget`;
+   * absent: it exited or closed); the rest (e.g. a process's `stderr` tail) travels to the client
+   * in the error's `data` (see failure.ts).
+   */
+  closed(reason: string, detail?: FailureDetail): void;
   /** The peer cannot keep up (true) or caught up again (false): the conductor pauses its inputs meanwhile. */
   congested?(congested: boolean): void;
 }

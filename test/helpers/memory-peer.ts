@@ -51,8 +51,8 @@ export class MemoryPeer implements Peer {
   }
 
   /** The peer dies. */
-  die(reason = "exited with code 1"): void {
-    this.sink!.closed(reason);
+  die(reason = "exited with code 1", detail?: { kind?: string; [more: string]: unknown }): void {
+    this.sink!.closed(reason, detail);
   }
 
   congested(congested: boolean): void {
