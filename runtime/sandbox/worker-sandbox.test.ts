@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
 import { loadComponentBytes } from "./component-loader.js";
-import { DEFAULT_LIMITS, type SandboxFailure } from "./sandbox.js";
+import { DEFAULT_LIMITS, MAX_DELIVERED_UNITS, type SandboxFailure } from "./sandbox.js";
 import { WorkerSandbox } from "./worker-sandbox.js";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-worker-"));
@@ -65,5 +65,17 @@ describe("WorkerSandbox", () => {
     await s.died;
     expect(s.failure()?.kind).toBe("trap");
     expect(s.failure()?.message).toMatch(/unreachable/);
+  });
+
+  it("a message larger than the worker's heap is sized for fails the proxy (named), not the process", async () => {
+    const s = await sandboxFor(await echoComponent("utf16"));
+    await s.started;
+    const huge = "x".repeat(MAX_DELIVERED_UNITS + 1);
+    s.sandbox.deliver(huge);
+    await s.died;
+    expect(s.failure()).toEqual({
+      kind: "fault",
+      message: `was given a message of ${MAX_DELIVERED_UNITS + 1} code units, more than its sandbox holds (${MAX_DELIVERED_UNITS}); raise its limits.maxMessageUnits`,
+    });
   });
 });
