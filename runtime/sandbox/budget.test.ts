@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GuestBudget, WindowBudget, type BudgetLimits } from "./budget.js";
+import { DEFAULT_LIMITS } from "./sandbox.js";
 
 function clock(start = 0) {
   let t = start;
@@ -95,6 +96,38 @@ describe("GuestBudget", () => {
     for (let i = 0; i < 10_000; i++) {
       expect(b.charge({ guestMs: 2, messages: 1, units: 10_000 })).toBeNull(); // 20% CPU, 100 msg/s, 1 M units/s
       c.advance(10);
+    }
+  });
+});
+
+describe("the default budgets", () => {
+  it("stop the issue's slow proxy (1.6 s on every delivery, under the 2 s watchdog) within ~10 deliveries in a row, naming the budget", () => {
+    const c = clock();
+    const b = new GuestBudget(DEFAULT_LIMITS, c.now);
+    let stopped = -1;
+    for (let i = 0; i < 30 && stopped < 0; i++) {
+      if (b.charge({ guestMs: 1_600, messages: 1, units: 200 })) stopped = i + 1;
+      c.advance(1_600);
+    }
+    expect(stopped).toBeGreaterThan(1);
+    expect(stopped).toBeLessThanOrEqual(10);
+    expect(new GuestBudget(DEFAULT_LIMITS).charge({ guestMs: 15_001, messages: 0, units: 0 })?.message).toMatch(/over its CPU budget of 15 s per 30 s/);
+  });
+
+  it("never trip for the heaviest legit patterns in the suites: 3000 deliveries of 2 ms back to back, 50 sessions × 200 prompts, a 10 MiB blob a second", () => {
+    const c = clock();
+    const b = new GuestBudget(DEFAULT_LIMITS, c.now);
+    for (let i = 0; i < 3_000; i++) {
+      expect(b.charge({ guestMs: 2, messages: 1, units: 100 })).toBeNull();
+      c.advance(2);
+    }
+    for (let i = 0; i < 50_000; i++) {
+      expect(b.charge({ guestMs: 0.02, messages: 1, units: 300 })).toBeNull(); // ~2.5 k messages a second
+      c.advance(0.4);
+    }
+    for (let i = 0; i < 20; i++) {
+      expect(b.charge({ guestMs: 100, messages: 1, units: 14 * 2 ** 20 })).toBeNull();
+      c.advance(1_000);
     }
   });
 });
