@@ -1,0 +1,192 @@
+/**
+ * `cordon trace view` end to end: a real chain is traced (including a message Cordon drops and
+ * prompt text a hostile proxy or agent could send), hostile lines are added, the HTML is written
+ * by the CLI and opened in headless Chromium (Debian's `chromium` package, driven by
+ * playwright-core). Checked in the DOM: the lanes in chain order, one arrow per message, the
+ * session filter, a message's JSON on click, that nothing from the trace ran or became markup;
+ * and a screenshot of non-trivial size.
+ *
+ * Where no Chromium is installed (or CORDON_CHROMIUM names none), the browser test is skipped
+ * and says so; the HTML is still generated and checked as text.
+ */
+import { execFile } from "node:child_process";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildTraceModel } from "../runtime/trace-view/model.js";
+import { CORDON, NODE, proxyWasm, REFERENCE_AGENT, ROOT } from "./helpers/paths.js";
+import { RawClient } from "./helpers/raw-client.js";
+
+const exec = promisify(execFile);
+const CHROMIUM = process.env.CORDON_CHROMIUM ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const HOSTILE = `</script><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><b>bold</b>`;
+
+async function playwright(): Promise<typeof import("playwright-core") | null> {
+  try {
+    return await import("playwright-core");
+  } catch {
+    return null;
+  }
+}
+
+const browserMissing = !existsSync(CHROMIUM)
+  ? `no Chromium at ${CHROMIUM} (install Debian's chromium package, or set CORDON_CHROMIUM)`
+  : (await playwright()) === null
+    ? "playwright-core is not installed (npm ci)"
+    : null;
+if (browserMissing) console.warn(`SKIPPED trace viewer browser test: ${browserMissing}`);
+
+let dir: string;
+let tracePath: string;
+let htmlPath: string;
+let traceText: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "cordon-trace-view-"));
+  tracePath = join(dir, "trace.jsonl");
+  // A real chain: two proxies, the bridge, the reference agent; two sessions; a dropped message.
+  const client = new RawClient(NODE, [CORDON, "run", "--trace", tracePath, "--proxy", proxyWasm("context"), "--proxy", proxyWasm("arrow"), "--", ...REFERENCE_AGENT]);
+  try {
+    expect((await client.request("initialize", { protocolVersion: 1, clientCapabilities: {} })).result).toBeDefined();
+    const s1 = (await client.request("session/new", { cwd: ROOT, mcpServers: [] })).result.sessionId as string;
+    const s2 = (await client.request("session/new", { cwd: ROOT, mcpServers: [] })).result.sessionId as string;
+    await client.request("session/prompt", { sessionId: s1, prompt: [{ type: "text", text: `hello ${HOSTILE}` }] });
+    await client.request("session/prompt", { sessionId: s2, prompt: [{ type: "text", text: "think about it" }] });
+    client.send({ jsonrpc: "2.0", id: 4242, result: { stray: HOSTILE } }); // an answer to nothing: Cordon drops it
+    await client.request("session/prompt", { sessionId: s1, prompt: [{ type: "text", text: "bye" }] });
+  } finally {
+    await client.close();
+  }
+  // What a hostile component could make Cordon write: markup in names, methods, ids and messages.
+  appendFileSync(
+    tracePath,
+    [
+      { ts: 9, type: "notification", protocol: "acp", from: "agent", to: HOSTILE, method: HOSTILE, session: null, params: { x: HOSTILE } },
+      { ts: 9, type: "request", protocol: "acp", from: HOSTILE, to: "agent", id: HOSTILE, method: "_x/y", session: HOSTILE, params: {} },
+      { ts: 9, type: "trace", component: HOSTILE, level: "warn", message: HOSTILE },
+    ]
+      .map((e) => JSON.stringify(e) + "\n")
+      .join(""),
+  );
+  traceText = readFileSync(tracePath, "utf8");
+  htmlPath = join(dir, "trace.html");
+  const { stderr } = await exec(NODE, [CORDON, "trace", "view", tracePath, "-o", htmlPath]);
+  expect(stderr).toMatch(/wrote .*trace\.html \(\d+ messages, \d+ participants/);
+}, 60_000);
+
+/** What the page must show, computed from the trace file directly (not through the viewer's model). */
+function expected() {
+  const events = traceText.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  const arrows = events.filter((e) => e.type !== "trace" || "dropped" in e).length;
+  const participants = new Set<string>();
+  for (const e of events) {
+    if (e.type === "trace") participants.add(e.component as string);
+    else {
+      participants.add(e.from as string);
+      participants.add(e.to as string);
+    }
+  }
+  return { events, arrows, participants };
+}
+
+describe("cordon trace view", () => {
+  it("writes one self-contained file: no external resources, the trace's markup inert", () => {
+    const html = readFileSync(htmlPath, "utf8");
+    expect(statSync(htmlPath).mode & 0o777).toBe(0o600);
+    expect(html.match(/<script\b/gi)).toHaveLength(2);
+    expect(html).not.toMatch(/<img|<b>/);
+    const page = html.replace(/<script type="application\/json" id="trace-data">[\s\S]*?<\/script>/, "");
+    expect(page).not.toMatch(/\b(src|href)=/);
+    const { events } = expected();
+    expect(events.some((e) => e.type === "trace" && "dropped" in e)).toBe(true);
+  });
+
+  it.skipIf(browserMissing !== null)(
+    `renders in headless Chromium: lanes, one arrow per message, session filter, JSON on click, nothing injected runs${browserMissing ? ` — SKIPPED: ${browserMissing}` : ""}`,
+    async () => {
+      const { chromium } = (await playwright())!;
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+        const dialogs: string[] = [];
+        const errors: string[] = [];
+        const requests: string[] = [];
+        page.on("dialog", (d) => (dialogs.push(d.message()), void d.dismiss()));
+        page.on("pageerror", (e) => errors.push(e.message));
+        page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+        page.on("request", (r) => requests.push(r.url()));
+        await page.goto(`file://${htmlPath}`);
+        await page.waitForSelector("body[data-ready='1']", { timeout: 10_000 });
+
+        const { arrows, participants, events } = expected();
+        const lanes = await page.locator(".lane-head").allTextContents();
+        expect(new Set(lanes)).toEqual(participants);
+        expect(lanes[0]).toBe("client");
+        // Proxies appear by configured name, or as proxy:N in traces that do not name them.
+        const [first, second] = participants.has("context") ? ["context", "arrow"] : ["proxy:0", "proxy:1"];
+        expect(lanes.indexOf(first)).toBeGreaterThan(0);
+        expect(lanes.indexOf(first)).toBeLessThan(lanes.indexOf(second));
+        expect(lanes.indexOf(second)).toBeLessThan(lanes.indexOf("mcp-bridge"));
+        expect(lanes.indexOf("mcp-bridge")).toBeLessThan(lanes.indexOf("agent"));
+        expect(await page.locator("svg#diagram g.arrow").count()).toBe(arrows);
+        expect(await page.locator("svg#diagram g.arrow.kind-dropped").count()).toBe(events.filter((e) => e.type === "trace" && "dropped" in e).length);
+        expect(await page.locator("svg#diagram g.arrow.kind-request").count()).toBe(events.filter((e) => e.type === "request").length);
+        expect(await page.locator("svg#diagram g.note").count()).toBe(events.filter((e) => e.type === "trace" && !("dropped" in e)).length);
+        // Colour by kind: a request and a response are drawn in different colours.
+        const stroke = (kind: string) => page.locator(`g.arrow.kind-${kind} line:not(.hit)`).first().evaluate((l) => getComputedStyle(l).stroke);
+        expect(await stroke("request")).not.toBe(await stroke("response"));
+
+        // The JSON of a message on click: the prompt with the hostile text, shown as text.
+        const prompt = page.locator("svg#diagram g.arrow.kind-request", { hasText: "session/prompt" }).first();
+        await prompt.click();
+        const shown = JSON.parse((await page.locator("#detail-body").textContent())!);
+        expect(shown.method).toBe("session/prompt");
+        expect(shown.params.prompt[0].text).toBe(`hello ${HOSTILE}`);
+        const seq = Number(await prompt.getAttribute("data-seq"));
+        expect(shown).toEqual(events[seq]);
+
+        // The session filter: one session's messages only.
+        const model = buildTraceModel(traceText);
+        const options = await page.locator("#session-filter option").allTextContents();
+        expect(options.length).toBe(model.sessions.length + 2);
+        await page.selectOption("#session-filter", "0");
+        const inSession = model.messages.filter((m) => m.session === model.sessions[0]);
+        expect(await page.locator("svg#diagram g.arrow").count()).toBe(inSession.filter((m) => m.kind !== "log").length);
+        expect(inSession.length).toBeGreaterThan(0);
+        expect(inSession.length).toBeLessThan(model.messages.length);
+        await page.selectOption("#session-filter", "*");
+        expect(await page.locator("svg#diagram g.arrow").count()).toBe(arrows);
+
+        // Nothing from the trace became markup or ran; nothing was fetched; no dialogs.
+        expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+        expect(await page.locator("img, b, iframe, object, embed").count()).toBe(0);
+        expect(await page.locator("script").count()).toBe(2);
+        expect(lanes).toContain(HOSTILE);
+        expect(dialogs).toEqual([]);
+        expect(errors).toEqual([]);
+        expect(requests.filter((u) => !u.startsWith("file://"))).toEqual([]);
+
+        const png = join(dir, "trace.png");
+        await page.screenshot({ path: png, fullPage: true });
+        const bytes = readFileSync(png);
+        expect(bytes.subarray(1, 4).toString()).toBe("PNG");
+        expect(bytes.length).toBeGreaterThan(20_000);
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
+});
