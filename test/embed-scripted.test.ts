@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentError, connect, UnsupportedError, type Connection, type ConnectOptions, type PromptEvent } from "../runtime/index.js";
+import { AbortError, AgentError, connect, ConnectionClosedError, UnsupportedError, type Connection, type ConnectOptions, type PromptEvent } from "../runtime/index.js";
 import { NODE, proxyWasm, ROOT } from "./helpers/paths.js";
 
 const open: Connection[] = [];
@@ -199,6 +199,18 @@ describe("permission answers on the wire", () => {
     await expect.poll(() => answers.length).toBe(1);
     const results = (answers[0] as { answers: Array<{ result: unknown }> }).answers.map((a) => a.result);
     expect(results).toEqual([{ outcome: { outcome: "selected", optionId: "no" } }, { outcome: { outcome: "cancelled" } }]);
+  });
+});
+
+describe("AbortSignal on the connection", () => {
+  it("an aborted signal refuses to start; aborting later closes the connection and ends the agent", async () => {
+    await expect(start({}, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(AbortError);
+    const controller = new AbortController();
+    const cordon = await start({}, { signal: controller.signal });
+    const session = await cordon.newSession();
+    controller.abort();
+    expect(await cordon.closed).toEqual({ code: 0 });
+    expect(() => session.prompt("x")).toThrow(ConnectionClosedError);
   });
 });
 

@@ -102,6 +102,7 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
     await connection.initialize(options.signal);
   } catch (error) {
     await connection.close();
+    // The conductor answers the first request this way when a component failed to start (conductor.ts, fromClientCall).
     if (error instanceof AgentError && error.rpcMessage.startsWith("Cordon could not start the chain")) throw new ChainStartError(error.rpcMessage);
     throw error;
   }

@@ -13,7 +13,6 @@
  * not what ACP v1 says — arrives as a `raw` event with the update exactly as received.
  */
 import type * as acp from "@agentclientprotocol/sdk/unstable";
-import { AbortError } from "./errors.js";
 
 /** A tool call as known so far: the first report with every later update applied. */
 export interface ToolCallView {
@@ -309,6 +308,3 @@ export class PromptRun implements AsyncIterable<PromptEvent> {
     return text;
   }
 }
-
-/** Rejection used when the caller's signal was already aborted. */
-export const abortedBeforeSending = (what: string) => new AbortError(`${what} was aborted before it was sent`);
