@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 
-.PHONY: all install build tsc proxies run embed-example test bench clean
+.PHONY: all install build tsc proxies run embed-example test bench interop clean
 
 all: build
 
@@ -41,6 +41,14 @@ embed-example: build
 
 bench: build
 	node dist/bench/bench.js
+
+# Opt-in, never part of `make test`: installs real ACP agents from npm into a cache outside the
+# repository ($$CORDON_INTEROP_CACHE, default ~/.cache/cordon-interop) and runs one scripted
+# conversation against each, directly and through Cordon with 0 and 3 proxies. No API keys needed.
+# INTEROP_ARGS="--agents codex-acp,gemini-cli --modes direct,cordon-3" narrows it.
+interop: build
+	@echo "==> interop: real ACP agents, directly and through cordon run (0 and 3 proxies)" >&2
+	node interop/interop.mjs $(INTEROP_ARGS)
 
 clean:
 	rm -rf dist proxies/dist
