@@ -1,14 +1,26 @@
-/** Method names the conductor itself looks at. Everything else is forwarded without interpretation. */
+/**
+ * Method names the conductor itself looks at. Everything else is forwarded without interpretation.
+ *
+ * The ACP names are checked against `@agentclientprotocol/sdk`'s own constants at compile time
+ * (`satisfies` a type-only import): a rename in the SDK fails `tsc`, and the router loads nothing
+ * from the SDK at run time.
+ */
+import type { AGENT_METHODS, CLIENT_METHODS, PROTOCOL_METHODS } from "@agentclientprotocol/sdk";
+import type { PROXY_METHODS } from "@agentclientprotocol/sdk/unstable";
+
+type Agent = typeof AGENT_METHODS;
+type Client = typeof CLIENT_METHODS;
+
 export const Methods = {
-  initialize: "initialize",
-  sessionPrompt: "session/prompt",
-  requestPermission: "session/request_permission",
-  elicitationCreate: "elicitation/create",
-  sessionCancel: "session/cancel",
-  cancelRequest: "$/cancel_request",
+  initialize: "initialize" satisfies Agent["initialize"],
+  sessionPrompt: "session/prompt" satisfies Agent["session_prompt"],
+  requestPermission: "session/request_permission" satisfies Client["session_request_permission"],
+  elicitationCreate: "elicitation/create" satisfies Client["elicitation_create"],
+  sessionCancel: "session/cancel" satisfies Agent["session_cancel"],
+  cancelRequest: "$/cancel_request" satisfies (typeof PROTOCOL_METHODS)["cancel_request"],
   /** Proxy-chains RFD names: what Cordon sends. */
-  proxyInitialize: "proxy/initialize",
-  proxySuccessor: "proxy/successor",
+  proxyInitialize: "proxy/initialize" satisfies (typeof PROXY_METHODS)["proxy_initialize"],
+  proxySuccessor: "proxy/successor" satisfies (typeof PROXY_METHODS)["proxy_successor"],
   /** Rust SDK spellings, accepted on input. */
   legacyProxyInitialize: "_proxy/initialize",
   legacyProxySuccessor: "_proxy/successor",

@@ -3,13 +3,11 @@
  * `initialize` answer (after every proxy had its say) what prompts may carry, and a prompt with
  * content outside that is refused whole, before any of it reaches a proxy or the agent.
  */
+import type { PromptCapabilities as AcpPromptCapabilities } from "@agentclientprotocol/sdk";
 import { paramsObject } from "../protocol/json-rpc.js";
 
-export interface PromptCapabilities {
-  image?: boolean;
-  audio?: boolean;
-  embeddedContext?: boolean;
-}
+/** The flags of ACP's `PromptCapabilities` the contract gates on (its `_meta` is not needed here). */
+export type PromptCapabilities = Pick<AcpPromptCapabilities, "image" | "audio" | "embeddedContext">;
 
 export function promptCapabilitiesOf(result: unknown): PromptCapabilities {
   const caps = paramsObject(paramsObject(paramsObject(result)?.agentCapabilities)?.promptCapabilities);

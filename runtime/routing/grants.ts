@@ -7,14 +7,21 @@
  * compared canonically) from its successor and has not answered it. A request the proxy made up,
  * or one it altered (another path, another command), is its own and needs the grant.
  */
+import type { CLIENT_METHODS } from "@agentclientprotocol/sdk";
+
 export const GRANTS = ["fs:read", "fs:write", "terminal"] as const;
 export type Grant = (typeof GRANTS)[number];
 
+const FS_READ: (typeof CLIENT_METHODS)["fs_read_text_file"] = "fs/read_text_file";
+const FS_WRITE: (typeof CLIENT_METHODS)["fs_write_text_file"] = "fs/write_text_file";
+/** Every `terminal/*` method (create, output, wait_for_exit, kill, release, and any added later). */
+const TERMINAL_PREFIX = "terminal/";
+
 /** The grant a method needs when a proxy originates it, or null when it needs none. */
 export function grantFor(method: string): Grant | null {
-  if (method === "fs/read_text_file") return "fs:read";
-  if (method === "fs/write_text_file") return "fs:write";
-  if (method.startsWith("terminal/")) return "terminal";
+  if (method === FS_READ) return "fs:read";
+  if (method === FS_WRITE) return "fs:write";
+  if (method.startsWith(TERMINAL_PREFIX)) return "terminal";
   return null;
 }
 
