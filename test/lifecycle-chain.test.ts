@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
-import { LifecycleObserver, runLifecycle, type LifecycleTranscript } from "../runtime/agent/lifecycle.js";
+import { LifecycleObserver, runLifecycle, type LifecycleTranscript } from "./helpers/lifecycle.js";
 import { CORDON, NODE, proxyWasm } from "./helpers/paths.js";
 
 const cwd = mkdtempSync(join(tmpdir(), "cordon-lifecycle-cwd-"));

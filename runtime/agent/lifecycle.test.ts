@@ -14,7 +14,7 @@ import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { contentPrompt, findStep, LifecycleObserver, runLifecycle, type LifecycleStep, type LifecycleTranscript } from "./lifecycle.js";
+import { contentPrompt, findStep, LifecycleObserver, runLifecycle, type LifecycleStep, type LifecycleTranscript } from "../../test/helpers/lifecycle.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const cordonBin = join(repoRoot, "bin", "cordon.js");
@@ -22,12 +22,20 @@ const cordonBin = join(repoRoot, "bin", "cordon.js");
 /** A temporary folder per test file: stores and working directories live under it. */
 let scratch: string;
 beforeAll(() => {
-  if (!existsSync(join(repoRoot, "dist", "runtime", "agent", "lifecycle.js"))) {
+  if (!existsSync(join(repoRoot, "dist", "runtime", "agent", "reference-agent.js"))) {
     throw new Error("dist/ is missing: run `npx tsc -p tsconfig.build.json` (or `make build`) first");
   }
-  for (const file of ["reference-agent.ts", "session.ts", "store.ts", "turn.ts", "controls.ts", "commands.ts"]) {
-    const compiled = join(repoRoot, "dist", "runtime", "agent", file.replace(/\.ts$/, ".js"));
-    if (statSync(compiled).mtimeMs < statSync(join(repoRoot, "runtime", "agent", file)).mtimeMs) {
+  // Every source file of the agent (and its CLI) must be older than its compiled form.
+  const walk = (dir: string): string[] =>
+    readdirSync(join(repoRoot, "runtime", dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") ? [join(dir, e.name)] : [],
+    );
+  const sources = walk("agent");
+  for (const file of [...sources, join("cli", "reference-agent.ts")]) {
+    const source = join(repoRoot, "runtime", file);
+    if (!existsSync(source)) continue;
+    const compiled = join(repoRoot, "dist", "runtime", file.replace(/\.ts$/, ".js"));
+    if (!existsSync(compiled) || statSync(compiled).mtimeMs < statSync(source).mtimeMs) {
       throw new Error(`dist/ is stale (${file}): run \`npx tsc -p tsconfig.build.json\` first`);
     }
   }

@@ -115,7 +115,7 @@
  *
  * Layout: this file wires the ACP app and the stdio transport; `session.ts` holds active sessions;
  * `store.ts` the on-disk store; `controls.ts` modes, config options and commands; `commands.ts` parses
- * prompts; `turn.ts` runs a turn; `lifecycle.ts` is a reusable client-side driver of the whole lifecycle.
+ * prompts; `turn.ts` runs a turn; `test/helpers/lifecycle.ts` is a reusable client-side driver of the whole lifecycle.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";

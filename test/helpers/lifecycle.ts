@@ -279,7 +279,7 @@ export async function runLifecycle(agent: acp.ClientContext, options: LifecycleO
   observer.files.set(join(cwd, "notes.txt"), "first line\n");
 
   const isUpdateFor = (sessionId: string) => (e: WireEvent) =>
-    e.direction === "in" && e.message.method === "session/update" && (e.message.params as { sessionId?: unknown })?.sessionId === sessionId;
+    e.direction === "in" && e.message.method === acp.methods.client.session.update && (e.message.params as { sessionId?: unknown })?.sessionId === sessionId;
 
   /** Sends one request, waits for its answer and a barrier, and records the step. */
   async function exchange(name: string, method: string, params: unknown, whilePending?: (from: number) => Promise<void>): Promise<LifecycleStep> {
@@ -306,7 +306,7 @@ export async function runLifecycle(agent: acp.ClientContext, options: LifecycleO
     const incoming = observer.wire.slice(sent + 1, answer).filter((e) => e.direction === "in").map((e) => e.message);
     const updatesIn = (events: WireEvent[]) =>
       events
-        .filter((e) => e.direction === "in" && e.message.method === "session/update")
+        .filter((e) => e.direction === "in" && e.message.method === acp.methods.client.session.update)
         .map((e) => e.message.params as acp.SessionNotification);
     const clientRequests: LifecycleStep["clientRequests"] = [];
     for (let i = sent + 1; i < answer; i++) {
@@ -394,7 +394,7 @@ export async function runLifecycle(agent: acp.ClientContext, options: LifecycleO
 
   // Fork: the fork gets a copy; the source does not change.
   await exchange("load before fork", acp.methods.agent.session.load, { sessionId: s, cwd, mcpServers: [] });
-  const forked = await exchange("fork", "session/fork", { sessionId: s, cwd, mcpServers: [] });
+  const forked = await exchange("fork", "session/fork" /* unstable: not among the stable SDK's method names */, { sessionId: s, cwd, mcpServers: [] });
   const f = (forked.result as { sessionId?: string } | undefined)?.sessionId ?? "";
   transcript.forkId = f;
   await prompt("prompt fork", f, "only in the fork");
