@@ -14,8 +14,8 @@ afterEach(async () => {
   await Promise.all(bridges.splice(0).map((b) => b.close()));
 });
 
-async function harness() {
-  const bridge = new McpBridgePeer({ log: createLogger("error"), bridgeCommand: { command: "/usr/bin/node", args: ["/opt/cordon/bin/cordon.js", "mcp-bridge"] } });
+async function harness(mcpForm: "auto" | "connection" = "connection") {
+  const bridge = new McpBridgePeer({ log: createLogger("error"), bridgeCommand: { command: "/usr/bin/node", args: ["/opt/cordon/bin/cordon.js", "mcp-bridge"] }, mcpForm });
   bridges.push(bridge);
   const out: Json[] = [];
   await bridge.open({ message: (m) => out.push(m as Json), malformed: () => {}, closed: () => {} });
@@ -264,5 +264,155 @@ describe("MCP bridge peer", () => {
     expect(await h.take()).toEqual([{ jsonrpc: "2.0", id: 40, result: { action: "cancel" } }]);
     await h.send({ id: prompt.id, result: { stopReason: "cancelled" } });
     expect(await h.take()).toEqual([{ jsonrpc: "2.0", id: 7, result: { stopReason: "cancelled" } }]);
+  });
+});
+
+describe("MCP bridge peer, connectionless form (the default)", () => {
+  /** Sets up a session declaring `server`; returns how to open stdio bridge connections to its endpoint. */
+  async function bridged(h: Awaited<ReturnType<typeof harness>>, sessionId = "s1", server: Json = ACP) {
+    await h.send({ id: `setup-${sessionId}`, method: "session/new", params: { cwd: "/w", mcpServers: [server] } });
+    const setup = await h.next((m) => m.params?.method === "session/new");
+    await h.send({ id: setup.id, result: { sessionId } });
+    await h.next((m) => m.id === `setup-${sessionId}`);
+    const { args, env } = setup.params.params.mcpServers[0];
+    const open = async () => {
+      const socket = connect({ host: "127.0.0.1", port: Number(args[3]) });
+      const lines: Json[] = [];
+      let buffer = "";
+      socket.setEncoding("utf8").on("data", (chunk: string) => {
+        buffer += chunk;
+        for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+          lines.push(JSON.parse(buffer.slice(0, nl)));
+          buffer = buffer.slice(nl + 1);
+        }
+      });
+      const write = (m: Json) => socket.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
+      const line = async (): Promise<Json> => {
+        for (let i = 0; i < 400 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+        if (lines.length === 0) throw new Error("no line from the bridge");
+        return lines.shift()!;
+      };
+      socket.write(JSON.stringify({ cordonBridge: 1, endpoint: args[5], token: env[0].value }) + "\n");
+      expect(await line()).toEqual({ cordonBridge: "ok" });
+      return { socket, write, line, lines };
+    };
+    return { ...(await open()), open };
+  }
+  const META = (extra: Json = {}) => ({
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": { roots: {} },
+    "io.modelcontextprotocol/clientInfo": { name: "agent", version: "1" },
+    ...extra,
+  });
+  const INIT = { protocolVersion: "2025-11-25", capabilities: { roots: {} }, clientInfo: { name: "agent", version: "1" } };
+
+  it("sends each MCP request as mcp/message {serverId, requestId, method, params} with MCP metadata, and unwraps {result} / {error}", async () => {
+    const h = await harness("auto");
+    await h.initialize({});
+    const c = await bridged(h);
+    c.write({ id: 1, method: "initialize", params: INIT });
+    const init = await h.next((m) => m.method === "mcp/message");
+    expect(init).toEqual({
+      jsonrpc: "2.0",
+      id: init.id,
+      method: "mcp/message",
+      params: { serverId: "srv-1", requestId: expect.stringMatching(/^cordon:[0-9a-f-]{36}$/), method: "initialize", params: { ...INIT, _meta: META() } },
+    });
+    await h.send({ id: init.id, result: { result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "t", version: "1" } } } });
+    expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "t", version: "1" } } });
+    // Client notifications have no place in the connectionless form.
+    c.write({ method: "notifications/initialized" });
+    // An inner MCP error is the client's error; a caller's own _meta is kept.
+    c.write({ id: 2, method: "tools/call", params: { name: "x", _meta: { progressToken: 5 } } });
+    const call = await h.next((m) => m.method === "mcp/message");
+    expect(call.params).toEqual({ serverId: "srv-1", requestId: expect.any(String), method: "tools/call", params: { name: "x", _meta: META({ progressToken: 5 }) } });
+    expect(call.params.requestId).not.toBe(init.params.requestId);
+    // The provider's notification for the request in flight reaches the client before the answer.
+    await h.send(
+      { method: "mcp/message", params: { serverId: "srv-1", requestId: call.params.requestId, method: "notifications/progress", params: { progressToken: 5, progress: 1 } } },
+      { id: call.id, result: { error: { code: -32602, message: "Unknown tool: x" } } },
+    );
+    expect(await c.line()).toEqual({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 5, progress: 1 } });
+    expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32602, message: "Unknown tool: x" } });
+    // An outer error (a binding failure) too.
+    c.write({ id: 3, method: "tools/list" });
+    const list = await h.next((m) => m.method === "mcp/message");
+    expect(list.params.params).toEqual({ _meta: META() });
+    await h.send({ id: list.id, error: { code: -33001, message: "MCP server registration unavailable" } });
+    expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -33001, message: "MCP server registration unavailable" } });
+    // Once the form is known, a malformed carrier is an error (no fallback); notifications after the answer are not delivered.
+    c.write({ id: 4, method: "ping" });
+    const ping = await h.next((m) => m.method === "mcp/message");
+    await h.send({ id: ping.id, result: {} }, { method: "mcp/message", params: { serverId: "srv-1", requestId: ping.params.requestId, method: "notifications/late" } });
+    expect(await c.line()).toMatchObject({ id: 4, error: { code: -32603 } });
+    // notifications/cancelled for a call in flight withdraws the outer request.
+    c.write({ id: 5, method: "tools/call", params: { name: "slow" } });
+    const slow = await h.next((m) => m.method === "mcp/message");
+    c.write({ method: "notifications/cancelled", params: { requestId: 5 } });
+    expect(await h.next((m) => m.method === "$/cancel_request")).toEqual({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: slow.id } });
+    await h.send({ id: slow.id, error: { code: -32800, message: "Request cancelled" } });
+    expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 5, error: { code: -32800, message: "Request cancelled" } });
+    // Nothing else went upstream (no mcp/connect, no notification), nothing else reached the client.
+    expect((await h.take()).filter((m) => m.method !== undefined)).toEqual([]);
+    expect(c.lines).toEqual([]);
+    // The connection closes: in-flight calls are withdrawn; no mcp/disconnect in this form.
+    c.write({ id: 6, method: "tools/call", params: { name: "slow" } });
+    const pending = await h.next((m) => m.method === "mcp/message");
+    c.socket.destroy();
+    expect(await h.next((m) => m.method === "$/cancel_request")).toMatchObject({ params: { requestId: pending.id } });
+    expect((await h.take()).filter((m) => m.method === "mcp/disconnect")).toEqual([]);
+  });
+
+  it("falls back to the connection form for a provider that does not understand it, and remembers that per server", async () => {
+    const h = await harness("auto");
+    await h.initialize({});
+    const c = await bridged(h);
+    c.write({ id: 1, method: "initialize", params: INIT });
+    const probe = await h.next((m) => m.method === "mcp/message");
+    await h.send({ id: probe.id, error: { code: -32602, message: "mcp/message needs params {connectionId, method, params?}" } });
+    const connect = await h.next((m) => m.method === "mcp/connect");
+    expect(connect.params).toEqual({ serverId: "srv-1" });
+    await h.send({ id: connect.id, result: { connectionId: "k1" } });
+    const init = await h.next((m) => m.method === "mcp/message");
+    expect(init.params).toEqual({ connectionId: "k1", method: "initialize", params: INIT });
+    await h.send({ id: init.id, result: { capabilities: {} } });
+    expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 1, result: { capabilities: {} } });
+    c.write({ method: "notifications/initialized" });
+    expect((await h.next((m) => m.method === "mcp/message")).params).toEqual({ connectionId: "k1", method: "notifications/initialized" });
+    // A second MCP session on the same server connects at once, and carries client notifications.
+    const again = await c.open();
+    again.write({ id: 1, method: "initialize", params: INIT });
+    const second = await h.next((m) => m.method === "mcp/connect" || m.method === "mcp/message");
+    expect(second).toMatchObject({ method: "mcp/connect", params: { serverId: "srv-1" } });
+    await h.send({ id: second.id, result: { connectionId: "k2" } });
+    expect((await h.next((m) => m.method === "mcp/message")).params).toEqual({ connectionId: "k2", method: "initialize", params: INIT });
+    again.socket.destroy();
+    expect((await h.next((m) => m.method === "mcp/disconnect")).params).toEqual({ connectionId: "k2" });
+  });
+
+  it("falls back on a bare MCP result; answers with the connectionless error when no one owns the server", async () => {
+    const h = await harness("auto");
+    await h.initialize({});
+    const c = await bridged(h);
+    c.write({ id: 1, method: "initialize", params: INIT });
+    const probe = await h.next((m) => m.method === "mcp/message");
+    await h.send({ id: probe.id, result: { protocolVersion: "2025-11-25", capabilities: {} } }); // not a carrier
+    const connect = await h.next((m) => m.method === "mcp/connect");
+    await h.send({ id: connect.id, result: { connectionId: "k1" } });
+    const init = await h.next((m) => m.method === "mcp/message");
+    expect(init.params.connectionId).toBe("k1");
+    await h.send({ id: init.id, result: { capabilities: {} } });
+    expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 1, result: { capabilities: {} } });
+
+    const ghost = await bridged(h, "s2", { type: "acp", name: "ghost", serverId: "ghost-1" });
+    ghost.write({ id: 1, method: "initialize", params: INIT });
+    const asked = await h.next((m) => m.method === "mcp/message");
+    expect(asked.params.serverId).toBe("ghost-1");
+    await h.send({ id: asked.id, error: { code: -32601, message: "Method not found: mcp/message" } });
+    const connectGhost = await h.next((m) => m.method === "mcp/connect");
+    await h.send({ id: connectGhost.id, error: { code: -32601, message: "Method not found: mcp/connect" } });
+    expect(await ghost.line()).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32601, message: "Method not found: mcp/message" } });
+    ghost.write({ id: 2, method: "tools/list" });
+    expect(await ghost.line()).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found: mcp/message" } });
   });
 });

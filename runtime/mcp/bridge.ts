@@ -18,17 +18,21 @@
  *   (`_meta` kept). One fresh secret per setup request; endpoints of a failed setup, of a session
  *   that is closed or deleted, and of earlier setups of a session that is loaded or resumed again,
  *   are dropped with their connections.
- * - **MCP traffic.** Each MCP session the agent's client opens on an endpoint is one MCP-over-ACP
- *   connection in the connection form (`link.ts`): `mcp/connect`, `mcp/message`, `mcp/disconnect`,
- *   sent upstream as if the agent had sent them, so they travel right→left through the proxies until
- *   the one owning the `serverId` answers. `mcp/message` for one of the bridge's connections coming
- *   from upstream is delivered to the agent's client; anything else passes through.
+ * - **MCP traffic.** Each MCP session the agent's client opens on an endpoint is one link
+ *   (`link.ts`) whose messages are sent upstream as if the agent had sent them, so they travel
+ *   right→left through the proxies until the one owning the `serverId` answers. By default in the
+ *   ACP schema's current, connectionless form: one `mcp/message {serverId, requestId, method,
+ *   params}` per MCP request, answered `{result}` or `{error}`. A provider that answers that form
+ *   with method-not-found / invalid-params, or with a bare MCP result, is spoken to in the older
+ *   connection form instead (`mcp/connect`, `mcp/message {connectionId}`, `mcp/disconnect`), which
+ *   is remembered per `serverId` (see `link.ts`). `mcp/message` from upstream for one of the bridge's
+ *   connections, or a connectionless notification for one of its requests in flight, is delivered
+ *   to the agent's client; anything else passes through.
  *
- * Why the connection form: the agent's MCP client (stdio or streamable HTTP) speaks a stateful MCP
- * session (`initialize`, `notifications/initialized`, server→client requests such as `ping`,
- * sampling, elicitation, `roots/list`, and `notifications/cancelled`). A connection carries all of
- * that one-to-one and tells the proxy when the session ends; the connectionless form carries only
- * client requests and request-scoped server notifications.
+ * What the connectionless form cannot carry of the agent's stateful MCP session: client→server
+ * notifications (`notifications/initialized`, `roots/list_changed`) are dropped, and server→client
+ * requests (`ping`, sampling, elicitation, `roots/list`) do not exist. A proxy that needs them
+ * speaks the connection form.
  */
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../log.js";
@@ -39,7 +43,7 @@ import { cancelRequest, unwrap, withId, wrap, type Call } from "../routing/envel
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { guarded, newEndpointId, newSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
 import { HttpEndpoint } from "./http-endpoint.js";
-import { McpLink, McpMethods, type Upstream } from "./link.js";
+import { McpLink, McpMethods, REQUEST_ID_PREFIX, type FormMemory, type McpForm, type Upstream } from "./link.js";
 import { TcpEndpoint } from "./tcp-endpoint.js";
 
 /** `native`: the agent speaks MCP-over-ACP; `http` / `stdio`: the bridge rewrites; `off`: no listener could start. */
@@ -57,6 +61,11 @@ export interface McpBridgeOptions {
   log: Logger;
   /** How the agent launches a stdio bridge (default: this Node and this checkout's `bin/cordon.js`). */
   bridgeCommand?: { command: string; args: string[] };
+  /**
+   * `auto` (default): the connectionless form first, the connection form for providers that do not
+   * understand it. `connection`: the connection form only (as before the schema changed).
+   */
+  mcpForm?: "auto" | "connection";
 }
 
 export class McpBridgePeer implements Peer, EndpointHost {
@@ -79,11 +88,24 @@ export class McpBridgePeer implements Peer, EndpointHost {
   private listening = false;
   private readonly endpoints = new Map<string, Endpoint>();
   private readonly links = new Map<string, McpLink>();
+  /** Connectionless requests in flight, by their `requestId`. */
+  private readonly requests = new Map<string, McpLink>();
+  /** Per `serverId`: the form its provider speaks, once known. */
+  private readonly forms = new Map<string, McpForm>();
+  private readonly memory: FormMemory;
   private readonly bridgeCommand: { command: string; args: string[] };
 
   constructor(options: McpBridgeOptions) {
     this.log = options.log;
     this.bridgeCommand = options.bridgeCommand ?? defaultBridgeCommand();
+    const connectionOnly = options.mcpForm === "connection";
+    this.memory = {
+      formOf: (serverId) => (connectionOnly ? "connection" : this.forms.get(serverId)),
+      learned: (serverId, form) => {
+        if (!this.forms.has(serverId)) this.log.debug(`MCP bridge: server ${serverId} speaks the ${form} form`);
+        this.forms.set(serverId, form);
+      },
+    };
   }
 
   // ---- Peer ------------------------------------------------------------------------------
@@ -121,16 +143,26 @@ export class McpBridgePeer implements Peer, EndpointHost {
   }
 
   openLink(endpoint: Endpoint, toClient: (message: JsonRpcMessage) => void): McpLink {
-    const link = new McpLink(this.upstream, endpoint.serverId, toClient, {
-      connected: (l) => {
-        this.links.set(l.connectionId!, l);
-        this.log.debug(`MCP bridge: ${endpoint.name} (${endpoint.serverId}) connected as ${l.connectionId}`);
+    const link = new McpLink(
+      this.upstream,
+      endpoint.serverId,
+      toClient,
+      {
+        connected: (l) => {
+          this.links.set(l.connectionId!, l);
+          this.log.debug(`MCP bridge: ${endpoint.name} (${endpoint.serverId}) connected as ${l.connectionId}`);
+        },
+        closed: (l) => {
+          endpoint.links.delete(l);
+          if (l.connectionId !== null && this.links.get(l.connectionId) === l) this.links.delete(l.connectionId);
+        },
+        tracking: (l, requestId, active) => {
+          if (active) this.requests.set(requestId, l);
+          else if (this.requests.get(requestId) === l) this.requests.delete(requestId);
+        },
       },
-      closed: (l) => {
-        endpoint.links.delete(l);
-        if (l.connectionId !== null && this.links.get(l.connectionId) === l) this.links.delete(l.connectionId);
-      },
-    });
+      this.memory,
+    );
     endpoint.links.add(link);
     return link;
   }
@@ -247,9 +279,18 @@ export class McpBridgePeer implements Peer, EndpointHost {
     if (method === Methods.cancelRequest) return this.cancel(message.params, false);
     const bridging = this.mode === "http" || this.mode === "stdio";
     if (bridging && method === McpMethods.message) {
-      const connectionId = paramsObject(message.params)?.connectionId;
+      const p = paramsObject(message.params);
+      const connectionId = p?.connectionId;
       const link = typeof connectionId === "string" ? this.links.get(connectionId) : undefined;
       if (link) return link.fromServer(message);
+      // A provider's notification for a connectionless request in flight (`MessageMcpNotification`).
+      const requestId = p?.requestId;
+      const owner = !("id" in message) && typeof requestId === "string" ? this.requests.get(requestId) : undefined;
+      if (owner && owner.notificationFromServer(p!)) return;
+      // For one of the bridge's requests that was answered already: the agent has no use for it.
+      if (!("id" in message) && typeof requestId === "string" && requestId.startsWith(REQUEST_ID_PREFIX)) {
+        return this.log.debug(`MCP bridge: dropped an mcp/message notification for request ${requestId}, no longer in flight`);
+      }
     }
     if (bridging && SETUP_METHODS.has(method) && "id" in message) return this.setup(message as JsonRpcRequest);
     if (bridging && ENDING_METHODS.has(method) && "id" in message) {
@@ -383,6 +424,7 @@ export class McpBridgePeer implements Peer, EndpointHost {
     this.endpoints.delete(endpoint.id);
     this.http?.drop(endpoint);
     this.tcp?.drop(endpoint);
+    if (![...this.endpoints.values()].some((e) => e.serverId === endpoint.serverId)) this.forms.delete(endpoint.serverId);
     for (const link of [...endpoint.links]) link.close("the ACP session ended");
   }
 }

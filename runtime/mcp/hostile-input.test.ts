@@ -80,7 +80,7 @@ describe("a bug behind a socket callback", () => {
 describe("prototype names from peers", () => {
   async function harness() {
     const warnings: string[] = [];
-    const bridge = new McpBridgePeer({ log: createLogger("debug", (l) => warnings.push(l)), bridgeCommand: { command: "/usr/bin/node", args: ["cordon.js", "mcp-bridge"] } });
+    const bridge = new McpBridgePeer({ log: createLogger("debug", (l) => warnings.push(l)), bridgeCommand: { command: "/usr/bin/node", args: ["cordon.js", "mcp-bridge"] }, mcpForm: "connection" });
     closers.push(() => bridge.close());
     const out: Json[] = [];
     await bridge.open({ message: (m) => out.push(m as Json), malformed: () => {}, closed: () => {} });

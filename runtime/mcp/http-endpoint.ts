@@ -4,8 +4,8 @@
  * server at `/mcp/<endpoint id>`; every request must carry `Authorization: Bearer <secret>` (else
  * 401), a loopback `Host` and no foreign `Origin` (else 403, against DNS rebinding).
  *
- * - `POST` an `initialize` request without `Mcp-Session-Id`: opens an MCP session (one MCP-over-ACP
- *   connection, see `link.ts`) and answers with its `Mcp-Session-Id` header.
+ * - `POST` an `initialize` request without `Mcp-Session-Id`: opens an MCP session (one link, see
+ *   `link.ts`) and answers with its `Mcp-Session-Id` header.
  * - `POST` other messages with that header: requests are answered with a JSON body
  *   (`application/json`, never an SSE stream), notifications and responses with `202`. A batch
  *   (array) is answered with an array. Not JSON → 400 with a `-32700` body; not JSON-RPC → 400
@@ -14,7 +14,7 @@
  *   the client (notifications, requests such as `ping`, sampling or elicitation) goes there as an
  *   `event: message`. Messages sent while no stream is open wait for one (bounded). One stream per
  *   session (a second → 409).
- * - `DELETE` with the header ends the session (`mcp/disconnect`).
+ * - `DELETE` with the header ends the session (`mcp/disconnect` in the connection form).
  *
  * A `POST` whose client goes away before its answer withdraws the call upstream
  * (`$/cancel_request`): without resumable streams nobody could receive the answer.
@@ -243,7 +243,7 @@ export class HttpEndpoint {
     const responses = (await Promise.all(answers)).filter((r): r is JsonRpcResponse => r !== null);
     answered = true;
     if (initialize) {
-      if (session.link.connectionId === null) {
+      if (session.link.refused === true || session.link.closed === true) {
         // mcp/connect failed: no session was created; the body says why.
         this.sessions.delete(session.id);
         session.link.close("mcp/connect failed");

@@ -1,6 +1,25 @@
 /**
  * One MCP session of the agent's MCP client, relayed to the proxy that provides the server over
- * MCP-over-ACP in the **connection form**:
+ * MCP-over-ACP. Two forms exist; a link speaks one of them at a time.
+ *
+ * **Connectionless form** (the ACP schema's current `mcp/message`, `schema.unstable.json`; the
+ * default): every MCP *request* of the agent's client becomes
+ *
+ *   mcp/message {serverId, requestId, method, params?}            requestId: a fresh string per
+ *                                                                  request (the schema's
+ *                                                                  `McpRequestId`)
+ *
+ * answered with the carrier `{result}` or `{error}` (`MessageMcpResponse`; an outer error is a
+ * binding failure), which the client gets as its MCP result or error. `params._meta` gets the
+ * per-request MCP metadata the ACP SDK's `McpOverAcpCaller` adds (protocol version, and the
+ * client's capabilities and info from its `initialize`), so a strict SDK provider accepts it. The
+ * form has no client→server notifications: `notifications/initialized` and the like are dropped,
+ * and `notifications/cancelled` for a call in flight withdraws the outer request
+ * (`$/cancel_request`). It has no server→client requests either; the provider's request-scoped
+ * notifications (`mcp/message {serverId, requestId, method, params?}` without an id,
+ * `MessageMcpNotification`) reach the client as MCP notifications.
+ *
+ * **Connection form** (the older draft, still served by proxies that use it):
  *
  *   mcp/connect {serverId} → {connectionId}                       when the link opens
  *   mcp/message {connectionId, method, params?}                   each MCP request / notification
@@ -16,15 +35,28 @@
  *
  * and back: an `mcp/message {connectionId, …}` from the proxy side is delivered to the agent's
  * client (a request with a bridge-local id, whose answer goes back as the answer to the
- * `mcp/message`). The transport (loopback HTTP, or the TCP line of a `cordon mcp-bridge`
- * process) is the caller's business: it hands messages in with {@link McpLink.fromClient} and
- * receives what goes to the client through `toClient`.
+ * `mcp/message`).
+ *
+ * **Which form.** What a server's provider speaks is remembered per `serverId` ({@link FormMemory}).
+ * While it is not known, a link speaks the connectionless form, and the first answer decides: a
+ * well-formed carrier means connectionless for good; an outer "method not found" (-32601) or
+ * "invalid params" (-32602) — a provider that knows only `mcp/message {connectionId}`, or nobody
+ * owning the server — or a success that is not a carrier (a bare MCP result) means the provider
+ * did not understand it: the link falls back to the connection form (`mcp/connect`) and sends the
+ * same MCP message again there. The first message of an MCP session is its `initialize`, so what is
+ * sent twice is the handshake. If `mcp/connect` fails too, the connectionless answer is the one
+ * the client gets, and nothing is remembered.
+ *
+ * The transport (loopback HTTP, or the TCP line of a `cordon mcp-bridge` process) is the caller's
+ * business: it hands messages in with {@link McpLink.fromClient} and receives what goes to the
+ * client through `toClient`.
  *
  * Failure rules: a link that cannot connect answers every request with the connect error; a link
  * that closes answers its requests still in flight with an error, withdraws them upstream with
  * `$/cancel_request`, answers the proxy's requests still waiting on the agent with an error, and
- * sends `mcp/disconnect`.
+ * (connection form) sends `mcp/disconnect`.
  */
+import { randomUUID } from "node:crypto";
 import { ErrorCodes, errorResponse, idFromKey, idKey, paramsObject, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/json-rpc.js";
 
 export const McpMethods = {
@@ -32,6 +64,31 @@ export const McpMethods = {
   message: "mcp/message",
   disconnect: "mcp/disconnect",
 } as const;
+
+export type McpForm = "connectionless" | "connection";
+
+/**
+ * The MCP revision named in each connectionless request's `params._meta`, and the `_meta` keys, as
+ * the ACP SDK 2.4.0's `McpOverAcpCaller` sends them (`MCP_PROTOCOL_VERSION`, `MCP_META_*`).
+ */
+export const MCP_META = {
+  protocolVersion: "io.modelcontextprotocol/protocolVersion",
+  clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
+  clientInfo: "io.modelcontextprotocol/clientInfo",
+  version: "2026-07-28",
+} as const;
+
+/** Every connectionless `requestId` the bridge makes starts so (then a random UUID). */
+export const REQUEST_ID_PREFIX = "cordon:";
+
+/** Outer errors to a connectionless `mcp/message` that mean "not understood": try the connection form. */
+const NOT_UNDERSTOOD = new Set<number>([ErrorCodes.methodNotFound, ErrorCodes.invalidParams]);
+
+/** What is known, per `serverId`, of the form its provider speaks (shared by the links of a bridge). */
+export interface FormMemory {
+  formOf(serverId: string): McpForm | undefined;
+  learned(serverId: string, form: McpForm): void;
+}
 
 /** What a link needs from the bridge: requests and notifications toward the proxies, as if from the agent. */
 export interface Upstream {
@@ -47,39 +104,77 @@ export interface Upstream {
   cancel(id: JsonRpcId): void;
 }
 
+export interface LinkHooks {
+  connected(link: McpLink): void;
+  closed(link: McpLink): void;
+  /** A connectionless request is in flight under `requestId` (`active`), or no longer. */
+  tracking?(link: McpLink, requestId: string, active: boolean): void;
+}
+
 /** Receives the answer to a request of the agent's client. */
 export type Reply = (response: JsonRpcResponse) => void;
 
-type Call = { upstreamId: JsonRpcId; reply: Reply };
+type Call = { upstreamId: JsonRpcId; reply: Reply; requestId?: string };
+
+/** Parses a `MessageMcpResponse` carrier: `{result}` (even null) or `{error}` with a code and message; else null. */
+export function parseCarrier(value: unknown): { result: unknown } | { error: JsonRpcError } | null {
+  const v = paramsObject(value);
+  if (!v) return null;
+  if (Object.hasOwn(v, "result")) return { result: v.result };
+  const error = paramsObject(v.error);
+  if (error && Number.isInteger(error.code) && typeof error.message === "string") return { error: error as unknown as JsonRpcError };
+  return null;
+}
 
 /**
  * Everything is synchronous once the connection is up: an answer or a message from the proxy side
  * reaches `toClient` / the reply in the order the conductor routed them.
  */
 export class McpLink {
+  /** The form this link speaks now. */
+  form: McpForm = "connectionless";
   connectionId: string | null = null;
   private failure: JsonRpcError | null = null;
   private closedBecause: string | null = null;
-  private connecting = true;
+  private connecting = false;
+  /** The connectionless answer that made the link fall back (what the client gets if `mcp/connect` fails too). */
+  private fallbackError: JsonRpcError | null = null;
   /** What the agent's client sent before `mcp/connect` was answered. */
   private readonly early: { message: JsonRpcMessage; reply: Reply }[] = [];
   /** The agent's requests in flight upstream, by the agent's MCP id. */
   private readonly calls = new Map<string, Call>();
+  /** Connectionless: the calls in flight by their `requestId`. */
+  private readonly byRequestId = new Map<string, Call>();
   /** The proxy's requests delivered to the agent, by the bridge-local id → the id to answer upstream. */
   private readonly serverCalls = new Map<string, JsonRpcId>();
   private nextLocal = 1;
+  /** From the client's `initialize`, for each connectionless request's `_meta`. */
+  private clientCapabilities: Record<string, unknown> = {};
+  private clientInfo: unknown = undefined;
 
   constructor(
     private readonly up: Upstream,
     readonly serverId: string,
     private readonly toClient: (message: JsonRpcMessage) => void,
-    private readonly hooks: { connected(link: McpLink): void; closed(link: McpLink): void },
+    private readonly hooks: LinkHooks,
+    private readonly memory: FormMemory = { formOf: () => "connection", learned: () => {} },
   ) {
-    this.up.request(McpMethods.connect, { serverId }, (answer) => this.connected(answer));
+    if (memory.formOf(serverId) === "connection") this.connect();
   }
 
   get closed(): boolean {
     return this.closedBecause !== null;
+  }
+
+  /** The link cannot carry messages (its `mcp/connect` failed). */
+  get refused(): boolean {
+    return this.failure !== null;
+  }
+
+  private connect(): void {
+    this.form = "connection";
+    this.connecting = true;
+    this.up.request(McpMethods.connect, { serverId: this.serverId }, (answer) => this.connected(answer));
   }
 
   private connected(answer: JsonRpcResponse): void {
@@ -87,11 +182,12 @@ export class McpLink {
     const result = paramsObject(answer.result);
     // `connection_id` is the Rust SDK's older spelling.
     const connectionId = result?.connectionId ?? result?.connection_id;
-    if (answer.error) this.failure = answer.error;
+    if (answer.error) this.failure = this.fallbackError ?? answer.error;
     else if (typeof connectionId !== "string") {
-      this.failure = { code: ErrorCodes.internalError, message: `mcp/connect for server ${JSON.stringify(this.serverId)} was answered without a connectionId` };
+      this.failure = this.fallbackError ?? { code: ErrorCodes.internalError, message: `mcp/connect for server ${JSON.stringify(this.serverId)} was answered without a connectionId` };
     } else {
       this.connectionId = connectionId;
+      if (this.fallbackError) this.memory.learned(this.serverId, "connection");
       if (this.closed) this.disconnect();
       else this.hooks.connected(this);
     }
@@ -107,34 +203,109 @@ export class McpLink {
       this.early.push({ message, reply });
       return;
     }
-    if (!("method" in message)) return this.answerFromClient(message as JsonRpcResponse);
+    if (!("method" in message)) {
+      if (this.form === "connection") this.answerFromClient(message as JsonRpcResponse);
+      return; // connectionless: the provider cannot have asked anything
+    }
     const isRequest = "id" in message;
     const refusal = this.failure ?? (this.closedBecause !== null ? { code: ErrorCodes.internalError, message: `MCP connection closed: ${this.closedBecause}` } : null);
     if (refusal) {
       if (isRequest) reply(errorResponse((message as JsonRpcRequest).id, refusal.code, refusal.message, refusal.data));
       return;
     }
-    const params: Record<string, unknown> = { connectionId: this.connectionId, method: message.method };
-    if (message.params !== undefined) params.params = message.params;
     if (!isRequest) {
       // mcp/message carries no inner id, so the server could not tell which call an MCP
       // `notifications/cancelled` means: a call in flight is withdrawn with `$/cancel_request`.
       const cancelled = message.method === "notifications/cancelled" ? paramsObject(message.params)?.requestId : undefined;
       const call = typeof cancelled === "string" || typeof cancelled === "number" ? this.calls.get(idKey(cancelled)) : undefined;
       if (call) this.up.cancel(call.upstreamId);
-      else this.up.notify(McpMethods.message, params);
+      // The connectionless form has no client→server notifications.
+      else if (this.form === "connection") this.up.notify(McpMethods.message, this.connectionParams(message.method, message.params));
       return;
     }
     const id = (message as JsonRpcRequest).id;
     const key = idKey(id);
     if (this.calls.has(key)) return reply(errorResponse(id, ErrorCodes.invalidRequest, `request id ${JSON.stringify(id)} is already in flight on this MCP session`));
+    if (this.form === "connection") return this.viaConnection(message as JsonRpcRequest, reply);
+    this.connectionless(message as JsonRpcRequest, reply);
+  }
+
+  private connectionParams(method: string, params: unknown): Record<string, unknown> {
+    const out: Record<string, unknown> = { connectionId: this.connectionId, method };
+    if (params !== undefined) out.params = params;
+    return out;
+  }
+
+  private viaConnection(message: JsonRpcRequest, reply: Reply): void {
+    const { id } = message;
+    const key = idKey(id);
     const call: Call = { upstreamId: 0, reply };
-    call.upstreamId = this.up.request(McpMethods.message, params, (answer) => {
+    call.upstreamId = this.up.request(McpMethods.message, this.connectionParams(message.method, message.params), (answer) => {
       if (this.calls.get(key) !== call) return; // abandoned, or answered at close
       this.calls.delete(key);
       reply(answer.error ? errorResponse(id, answer.error.code, answer.error.message, answer.error.data) : { jsonrpc: "2.0", id, result: answer.result ?? null });
     });
     this.calls.set(key, call);
+  }
+
+  private connectionless(message: JsonRpcRequest, reply: Reply): void {
+    const { id, method } = message;
+    const key = idKey(id);
+    if (method === "initialize") {
+      const p = paramsObject(message.params);
+      const caps = paramsObject(p?.capabilities);
+      if (caps) this.clientCapabilities = caps;
+      if (paramsObject(p?.clientInfo)) this.clientInfo = p!.clientInfo;
+    }
+    const requestId = `${REQUEST_ID_PREFIX}${randomUUID()}`;
+    const params: Record<string, unknown> = { serverId: this.serverId, requestId, method };
+    const inner = this.withMeta(message.params);
+    if (inner !== undefined) params.params = inner;
+    const call: Call = { upstreamId: 0, reply, requestId };
+    call.upstreamId = this.up.request(McpMethods.message, params, (answer) => {
+      if (this.calls.get(key) !== call) return; // abandoned, or answered at close
+      this.settle(key, call);
+      const outcome = answer.error ? null : parseCarrier(answer.result);
+      const known = this.memory.formOf(this.serverId);
+      if (known !== "connectionless" && (answer.error ? NOT_UNDERSTOOD.has(answer.error.code) : outcome === null)) {
+        return this.fallBack(message, reply, answer);
+      }
+      if (outcome && known === undefined) this.memory.learned(this.serverId, "connectionless");
+      if (answer.error) return reply(errorResponse(id, answer.error.code, answer.error.message, answer.error.data));
+      if (!outcome) return reply(errorResponse(id, ErrorCodes.internalError, "the MCP server's answer was not an MCP-over-ACP carrier ({result} or {error})"));
+      reply("result" in outcome ? { jsonrpc: "2.0", id, result: outcome.result } : errorResponse(id, outcome.error.code, outcome.error.message, outcome.error.data));
+    });
+    this.calls.set(key, call);
+    this.byRequestId.set(requestId, call);
+    this.hooks.tracking?.(this, requestId, true);
+  }
+
+  /** `params` with the per-request MCP metadata added (what the caller gave wins); non-objects as they are. */
+  private withMeta(params: unknown): unknown {
+    if (params !== undefined && params !== null && !paramsObject(params)) return params;
+    const base = (params as Record<string, unknown> | null | undefined) ?? {};
+    const meta: Record<string, unknown> = { ...(paramsObject(base._meta) ?? {}) };
+    if (!Object.hasOwn(meta, MCP_META.protocolVersion)) meta[MCP_META.protocolVersion] = MCP_META.version;
+    if (!Object.hasOwn(meta, MCP_META.clientCapabilities)) meta[MCP_META.clientCapabilities] = this.clientCapabilities;
+    if (this.clientInfo !== undefined && !Object.hasOwn(meta, MCP_META.clientInfo)) meta[MCP_META.clientInfo] = this.clientInfo;
+    return { ...base, _meta: meta };
+  }
+
+  /** The provider did not understand the connectionless form: connect, and send the message again. */
+  private fallBack(message: JsonRpcRequest, reply: Reply, answer: JsonRpcResponse): void {
+    if (this.form === "connectionless") {
+      this.fallbackError = answer.error ?? { code: ErrorCodes.internalError, message: "the MCP server's answer was not an MCP-over-ACP carrier ({result} or {error})" };
+      this.connect();
+    }
+    this.fromClient(message, reply);
+  }
+
+  private settle(key: string, call: Call): void {
+    this.calls.delete(key);
+    if (call.requestId !== undefined) {
+      this.byRequestId.delete(call.requestId);
+      this.hooks.tracking?.(this, call.requestId, false);
+    }
   }
 
   /** The agent's client answered a request the proxy sent it. */
@@ -152,12 +323,26 @@ export class McpLink {
     const key = idKey(id);
     const call = this.calls.get(key);
     if (call) {
-      this.calls.delete(key);
+      this.settle(key, call);
       this.up.cancel(call.upstreamId);
       return call.reply(errorResponse(id, ErrorCodes.requestCancelled, "the MCP client went away before the answer"));
     }
     const early = this.early.findIndex((e) => "id" in e.message && "method" in e.message && idKey((e.message as JsonRpcRequest).id) === key);
     if (early >= 0) this.early.splice(early, 1)[0].reply(errorResponse(id, ErrorCodes.requestCancelled, "the MCP client went away before the answer"));
+  }
+
+  /**
+   * A connectionless `mcp/message` notification from the provider for one of this link's requests
+   * in flight (`params.requestId` is one of ours): delivered to the client. Returns false if not ours.
+   */
+  notificationFromServer(params: Record<string, unknown>): boolean {
+    const requestId = params.requestId;
+    if (typeof requestId !== "string" || !this.byRequestId.has(requestId) || params.serverId !== this.serverId) return false;
+    if (typeof params.method !== "string") return true; // malformed: dropped
+    const inner: Record<string, unknown> = { jsonrpc: "2.0", method: params.method };
+    if (params.params !== undefined && params.params !== null) inner.params = params.params;
+    this.toClient(inner as unknown as JsonRpcMessage);
+    return true;
   }
 
   /** An `mcp/message` for this connection from the proxy side (`message.params.connectionId` is ours). */
@@ -201,7 +386,7 @@ export class McpLink {
     this.closedBecause = reason;
     const error = (id: JsonRpcId) => errorResponse(id, ErrorCodes.internalError, `MCP connection closed: ${reason}`);
     for (const [key, call] of [...this.calls]) {
-      this.calls.delete(key);
+      this.settle(key, call);
       this.up.cancel(call.upstreamId);
       call.reply(error(idFromKey(key)));
     }
