@@ -1,11 +1,12 @@
 /**
  * MCP-over-ACP through a real chain: a raw client → `cordon run` → passthrough.wasm → a native
  * tool proxy (`test/peers/mcp-tool-proxy.mjs`, which declares `{"type":"acp"}` MCP servers and
- * serves both MCP-over-ACP forms) → passthrough.wasm → (Cordon's MCP bridge) → the reference agent,
- * whose MCP client calls the tools. The agent advertises (a) `acp` (it speaks MCP-over-ACP itself,
- * connectionless form), (b) only `http` (Cordon bridges over loopback streamable HTTP), (c) neither
- * (Cordon bridges over a stdio `cordon mcp-bridge` process). Plus an agent written here with the ACP
- * SDK's `McpOverAcpCaller`.
+ * serves both MCP-over-ACP forms, or with `--forms connection` only the older connection form) →
+ * passthrough.wasm → (Cordon's MCP bridge) → the reference agent, whose MCP client calls the tools.
+ * The agent advertises (a) `acp` (it speaks MCP-over-ACP itself, connectionless form), (b) only
+ * `http` (Cordon bridges over loopback streamable HTTP), (c) neither (Cordon bridges over a stdio
+ * `cordon mcp-bridge` process); the bridge speaks the connectionless form, and the connection form to
+ * a proxy that knows only that. Plus an agent written here with the ACP SDK's `McpOverAcpCaller`.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
@@ -17,7 +18,7 @@ import { CORDON, NODE, ROOT, proxyWasm } from "./helpers/paths.js";
 import { RawClient, type Json } from "./helpers/raw-client.js";
 
 const TOOL_PROXY = join(ROOT, "test/peers/mcp-tool-proxy.mjs");
-const toolProxy = (servers = "tools") => `"${NODE}" "${TOOL_PROXY}" --servers ${servers}`;
+const toolProxy = (servers = "tools", forms = "both") => `"${NODE}" "${TOOL_PROXY}" --servers ${servers} --forms ${forms}`;
 const CWD = mkdtempSync(join(tmpdir(), "cordon-mcp-cwd-"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -124,13 +125,19 @@ async function declarationsSeenByAgent(trace: string, count = 1): Promise<Json[]
 
 const MODES = [
   { mcp: "acp", form: "connectionless", http: false },
+  { mcp: "http", form: "connectionless", http: true },
+  { mcp: "stdio", form: "connectionless", http: false },
+] as const;
+
+/** A proxy that speaks only the connection form: the bridge falls back to it. */
+const CONNECTION_ONLY = [
   { mcp: "http", form: "connection", http: true },
   { mcp: "stdio", form: "connection", http: false },
 ] as const;
 
-describe.each(MODES)("reference agent advertising --mcp $mcp", ({ mcp, form, http }) => {
+describe.each([...MODES, ...CONNECTION_ONLY])("reference agent advertising --mcp $mcp, bridged in the $form form", ({ mcp, form, http }) => {
   it("sees mcpCapabilities.acp; lists and calls the proxy's tools; the tool sees the right session", async () => {
-    const client = chain({ mcp });
+    const client = chain({ mcp, toolProxies: [toolProxy("tools", form === "connection" ? "connection" : "both")] });
     const init = await start(client);
     expect(init.agentCapabilities.mcpCapabilities).toEqual({ http, sse: false, acp: true });
     const session = await newSession(client);
@@ -156,6 +163,9 @@ describe.each(MODES)("reference agent advertising --mcp $mcp", ({ mcp, form, htt
     const ping = await prompt(client, session, "use tool tools::ping-client");
     expect(ping.tools[0]).toMatchObject(form === "connection" ? { status: "completed", text: "client answered ping: {}" } : { status: "failed" });
   });
+});
+
+describe.each(MODES)("reference agent advertising --mcp $mcp", ({ mcp }) => {
 
   it("keeps two sessions' calls apart", async () => {
     const client = chain({ mcp });
@@ -206,7 +216,8 @@ describe.each(MODES)("reference agent advertising --mcp $mcp", ({ mcp, form, htt
     expect(r.tools[0].text).toMatch(/MCP error/);
     expect(r.tools[1]).toMatchObject({ status: "completed", text: "echo: still here" });
     const asked = client.received.filter((m) => "id" in m && typeof m.method === "string" && m.method.startsWith("mcp/"));
-    expect(asked[0].method).toBe(form === "connection" ? "mcp/connect" : "mcp/message");
+    expect(asked[0].method).toBe("mcp/message");
+    expect(asked[0].params.requestId).toEqual(expect.any(String));
     expect(asked[0].params.serverId).toBe("ghost-1");
     expect((await prompt(client, session, "echo fine")).stopReason).toBe("end_turn");
   });
@@ -227,6 +238,7 @@ describe.each(MODES)("reference agent advertising --mcp $mcp", ({ mcp, form, htt
   });
 });
 
+// The endpoints' own behaviour, with a proxy that knows only the connection form: one connection per MCP session, DELETE / a closed line → mcp/disconnect.
 describe("the HTTP bridge", () => {
   const post = (url: string, body: string | Json, headers: Record<string, string> = {}, signal?: AbortSignal) =>
     fetch(url, {
@@ -239,7 +251,7 @@ describe("the HTTP bridge", () => {
 
   it("binds to loopback, refuses requests without the secret, answers malformed messages, withdraws a dropped call, serves several connections", async () => {
     const trace = join(mkdtempSync(join(tmpdir(), "cordon-mcp-trace-")), "trace.jsonl");
-    const client = chain({ mcp: "http", trace });
+    const client = chain({ mcp: "http", trace, toolProxies: [toolProxy("tools", "connection")] });
     await start(client);
     const session = await newSession(client);
     expect((await prompt(client, session, "use tool tools::echo")).tools[0].status).toBe("completed");
@@ -346,7 +358,7 @@ describe("the stdio bridge", () => {
 
   it("refuses a connection without the secret, answers malformed lines, and survives a bridge killed mid-call", async () => {
     const trace = join(mkdtempSync(join(tmpdir(), "cordon-mcp-trace-")), "trace.jsonl");
-    const client = chain({ mcp: "stdio", trace });
+    const client = chain({ mcp: "stdio", trace, toolProxies: [toolProxy("tools", "connection")] });
     await start(client);
     const session = await newSession(client);
     expect((await prompt(client, session, "use tool tools::echo")).tools[0].status).toBe("completed");

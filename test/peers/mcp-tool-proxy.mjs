@@ -7,7 +7,9 @@
 // per server name, with a serverId unique on the connection, and remembers which ACP session the
 // id was declared for (from the params for load/resume, from the answer for new/fork).
 //
-// It serves those servers in both MCP-over-ACP forms, whichever the agent side uses:
+// It serves those servers in both MCP-over-ACP forms, whichever the agent side uses (with
+// `--forms connection`, only the connection form: a connectionless `mcp/message` for one of its
+// servers gets -32602, as from a proxy written before the schema changed):
 // - connection form: `mcp/connect {serverId}` → `{connectionId}`; `mcp/message {connectionId,
 //   method, params?}` answered with the raw MCP result (an MCP error is the outer error);
 //   `mcp/disconnect {connectionId}` → `{}`. Also the legacy `_mcp/*` names.
@@ -33,6 +35,10 @@ const serverNames = (() => {
   return (i >= 0 ? process.argv[i + 1] : "tools").split(",").filter(Boolean);
 })();
 const nonce = randomUUID().slice(0, 8);
+const connectionOnly = (() => {
+  const i = process.argv.indexOf("--forms");
+  return i >= 0 && process.argv[i + 1] === "connection";
+})();
 
 const out = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
 const key = (id) => JSON.stringify(id);
@@ -194,6 +200,10 @@ function fromAgentSide(msg) {
   const connection = typeof p.connectionId === "string" ? connections.get(p.connectionId) : undefined;
   const serverId = connection ? connection.serverId : p.serverId;
   if (!connection && (typeof p.connectionId === "string" || !servers.has(serverId))) return false;
+  if (!connection && connectionOnly) {
+    answer({ error: { code: -32602, message: "mcp/message needs params {connectionId, method, params?}" } });
+    return true;
+  }
   if (typeof p.method !== "string") {
     answer({ error: { code: -32602, message: "mcp/message needs a string method" } });
     return true;
