@@ -80,3 +80,13 @@ describe("capModule: tables", () => {
     expect(x.tab(1000)).toBe(-1);
   });
 });
+
+describe("capModule: types", () => {
+  it("refuses struct and array types (GC objects would live on the JS heap, uncapped), keeps function types with reference params", async () => {
+    const gc = await parse(`(module (type (struct (field i32))) (type (array i8)))`);
+    expect(() => capModule(gc, CAPS)).toThrow(/defines type 0 of form 0x5f \(struct, array or other garbage-collected types\)/);
+    const funcs = await parse(`(module (type (func (param i32 externref funcref) (result i64))) (func (param (ref null func)) (result (ref null extern)) ref.null extern) (memory 1))`);
+    expect(() => capModule(funcs, CAPS)).not.toThrow();
+    expect(() => new WebAssembly.Module(capModule(funcs, CAPS) as Uint8Array<ArrayBuffer>)).not.toThrow();
+  });
+});

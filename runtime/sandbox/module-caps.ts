@@ -10,6 +10,10 @@
  *   millions of entries; V8 keeps table entries on the JavaScript heap of the thread that runs the
  *   guest, and a worker whose heap passes its limit in one allocation aborts the whole process.
  *
+ * - **garbage-collected objects**: a module that defines struct or array types (the GC proposal,
+ *   on by default from Node 22) could allocate on the JavaScript heap without any cap; only
+ *   function types are accepted.
+ *
  * Refused outright: any import that is not a function (an imported memory, table, global or tag —
  * the host would have to provide it), shared or 64-bit memories and tables, more than one memory,
  * more than `maxTables` tables, tables of reference types other than funcref/externref or with an
@@ -67,6 +71,30 @@ function checkImports(module: Uint8Array, { body }: Section): void {
   }
 }
 
+/** Refuses every type that is not a function type (struct, array, recursive groups, subtypes: GC). */
+function checkTypes(module: Uint8Array, { body, end }: Section): void {
+  let [count, pos] = readU32(module, body);
+  const valtype = () => {
+    const t = module[pos++];
+    if (t === 0x63 || t === 0x64) {
+      // (ref null? heaptype): a signed LEB128 heap type
+      while (module[pos++] & 0x80) if (pos >= end) throw new ModuleCapError("malformed type section");
+    }
+  };
+  for (let i = 0; i < count; i++) {
+    const form = module[pos++];
+    if (form !== 0x60) {
+      throw new ModuleCapError(`the guest defines type ${i} of form 0x${form?.toString(16)} (struct, array or other garbage-collected types); only function types are supported`);
+    }
+    for (let side = 0; side < 2; side++) {
+      let [n, p] = readU32(module, pos);
+      pos = p;
+      for (; n > 0; n--) valtype();
+    }
+  }
+  if (pos !== end) throw new ModuleCapError("malformed type section");
+}
+
 function memorySection(module: Uint8Array, { body }: Section, maxPages: number): number[] {
   const [count, p0] = readU32(module, body);
   if (count !== 1) throw new ModuleCapError(`the guest defines ${count} memories; one is supported`);
@@ -113,7 +141,8 @@ export function capModule(module: Uint8Array, caps: ModuleCaps): Uint8Array {
   const replaced: { section: Section; body: number[] }[] = [];
   failing(() => {
     for (const section of all) {
-      if (section.id === 2) checkImports(module, section);
+      if (section.id === 1) checkTypes(module, section);
+      else if (section.id === 2) checkImports(module, section);
       else if (section.id === 5) replaced.push({ section, body: memorySection(module, section, caps.maxMemoryPages) });
       else if (section.id === 4 && caps.maxTableElements !== undefined) {
         replaced.push({ section, body: tableSection(module, section, caps.maxTableElements, caps.maxTables ?? MAX_TABLES) });
