@@ -23,7 +23,7 @@ Usage:
   before the client gets an error naming it (default 60000; env CORDON_INITIALIZE_TIMEOUT_MS).
   cordon inspect <proxy.wasm> [--json]
       Show a proxy's manifest, imports, exports, string encoding, memory and SHA-256.
-  cordon check <chain.json> [--isolation thread|worker]
+  cordon check <chain.json> [--isolation thread|worker] [--json]
       Validate a chain config and load every proxy (pins, manifests, config schemas), then print
       the chain (names, hashes, grants, limits, isolation) without starting the agent.
   cordon trace view <trace.jsonl> [-o trace.html] [--config chain.json]
