@@ -113,6 +113,18 @@ describe("cordon trace view", () => {
     expect(events.some((e) => e.type === "trace" && "dropped" in e)).toBe(true);
   });
 
+  it("names proxy:N lanes after the chain config's proxies with --config", async () => {
+    const trace = join(dir, "positional.jsonl");
+    const config = join(dir, "chain.json");
+    const event = (from: string, to: string) => JSON.stringify({ ts: 0, type: "request", protocol: "acp", from, to, id: 1, method: "initialize", session: null, params: {} });
+    appendFileSync(trace, [event("client", "proxy:0"), event("proxy:0", "proxy:1"), event("proxy:1", "agent")].join("\n") + "\n");
+    appendFileSync(config, JSON.stringify({ proxies: [{ name: "rules", wasm: "a.wasm" }, { wasm: "dir/arrow.wasm" }] }));
+    await exec(NODE, [CORDON, "trace", "view", trace, "--config", config]);
+    const html = readFileSync(join(dir, "positional.html"), "utf8");
+    const data = JSON.parse(/<script type="application\/json" id="trace-data">([\s\S]*?)<\/script>/.exec(html)![1]);
+    expect(data.lanes.map((l: { name: string }) => l.name)).toEqual(["client", "rules", "arrow", "agent"]);
+  });
+
   it.skipIf(browserMissing !== null)(
     `renders in headless Chromium: lanes, one arrow per message, session filter, JSON on click, nothing injected runs${browserMissing ? ` — SKIPPED: ${browserMissing}` : ""}`,
     async () => {

@@ -158,5 +158,6 @@ async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<numb
     }
   }
   const { run } = await import("./run.js");
-  return run({ mode, config: parsed.values.config, proxies, agent, trace: parsed.values.trace, isolation, initializeTimeoutMs });
+  const trace = parsed.values.trace === undefined ? undefined : resolve(parsed.values.trace); // errors name the resolved path
+  return run({ mode, config: parsed.values.config, proxies, agent, trace, isolation, initializeTimeoutMs });
 }
