@@ -58,7 +58,37 @@ export class GuestFault extends Error {
 }
 
 export function describe(error: unknown): string {
+  if (error !== null && typeof error === "object") {
+    const abort = abortReasons.get(error);
+    if (abort !== undefined) return abort;
+  }
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * `_cordon/abort {message, file, line, column}`: what the SDK's abort handler sends just before it
+ * traps (AssemblyScript's `abort(message, file, line, column)`: a throw, a failed assertion, `Map`
+ * key not found, …). Only the last message of a `receive` that trapped is read as one; the trap's
+ * description becomes `<message> at <file>:<line>:<column>` (the stack is left alone, so nothing
+ * the guest writes can pass for another kind of failure). A non-trapping one is dropped.
+ */
+export const ABORT_METHOD = "_cordon/abort";
+const ABORT_PREFIX = `{"jsonrpc":"2.0","method":"${ABORT_METHOD}"`;
+const abortReasons = new WeakMap<object, string>();
+
+function abortReason(text: string | undefined): string | null {
+  if (text === undefined || text.length > 16_384 || !text.includes(ABORT_METHOD)) return null;
+  let msg: { method?: unknown; params?: { message?: unknown; file?: unknown; line?: unknown; column?: unknown } };
+  try {
+    msg = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (msg?.method !== ABORT_METHOD || typeof msg.params !== "object" || msg.params === null) return null;
+  const { message, file, line, column } = msg.params;
+  const clean = (v: unknown, max: number) => String(v ?? "").replace(/[\u0000-\u001f\u007f]/g, " ").slice(0, max);
+  const where = typeof file === "string" && file.length ? ` at ${clean(file, 200)}:${Number(line) | 0}:${Number(column) | 0}` : "";
+  return `${clean(typeof message === "string" && message.length ? message : "abort", 500)}${where}`;
 }
 
 interface GuestExports {
@@ -152,8 +182,12 @@ export class CanonicalHost {
     try {
       const [ptr, len] = this.lower(message);
       this.guest.receive(ptr, len);
+      // An abort notification that did not end in a trap means nothing: it is never routed.
+      for (let i = outbox.length - 1; i >= 0; i--) if (outbox[i].startsWith(ABORT_PREFIX)) outbox.splice(i, 1);
       return outbox;
     } catch (error) {
+      const abort = error instanceof WebAssembly.RuntimeError ? abortReason(outbox[outbox.length - 1]) : null;
+      if (abort !== null) abortReasons.set(error as object, abort);
       this.poisoned = error;
       throw error;
     } finally {

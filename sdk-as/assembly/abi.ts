@@ -18,6 +18,10 @@ export function send(message: string): void {
 }
 
 let handler: ((message: string) => void) | null = null;
+/** Inside `receive` (where `send` is allowed): an abort can tell the host why before it traps. */
+let receiving = false;
+/** An abort is being reported (building its message may itself abort, e.g. out of memory). */
+let aborting = false;
 
 /** Installs the function that receives every message from the conductor (`register()` does this). */
 export function setReceiver(fn: (message: string) => void): void {
@@ -41,7 +45,9 @@ export function cordon_receive(ptr: usize, units: usize): void {
   }
   const fn = handler;
   if (fn == null) unreachable(); // the proxy never called register()
+  receiving = true;
   fn(message);
+  receiving = false;
 }
 
 /** Whether `ptr` is a string object whose payload is exactly `units` code units. */
@@ -62,7 +68,40 @@ export function cabi_realloc(oldPtr: usize, oldSize: usize, align: usize, newSiz
   return __pin(__renew(oldPtr, newSize));
 }
 
-/** Replaces the `env.abort` import: a failed assertion or a throw traps the instance. */
+/**
+ * Replaces the `env.abort` import: a failed assertion, a throw, `Map.get` of a missing key, an
+ * out-of-bounds index… traps the instance. Inside `receive` it first sends the host a
+ * `_cordon/abort` notification `{message, file, line, column}`, so the failure names the cause
+ * (`proxy "x" failed (trap): Key does not exist at ~lib/map.ts:105:17`) instead of `unreachable`.
+ * The host reads it only from the last message of a receive that trapped; it is never routed.
+ */
 export function abort(message: string | null, fileName: string | null, line: u32, column: u32): void {
+  if (receiving && !aborting) {
+    aborting = true;
+    send(
+      '{"jsonrpc":"2.0","method":"_cordon/abort","params":{"message":' +
+        jsonString(message == null ? "abort" : changetype<string>(message)) +
+        ',"file":' +
+        jsonString(fileName == null ? "" : changetype<string>(fileName)) +
+        ',"line":' +
+        line.toString() +
+        ',"column":' +
+        column.toString() +
+        "}}",
+    );
+  }
   unreachable();
+}
+
+/** A JSON string literal, self-contained (the abort path must not depend on json-as being initialized). */
+function jsonString(s: string): string {
+  let out = '"';
+  for (let i = 0, n = min(s.length, 1000); i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c == 0x22) out += '\\"';
+    else if (c == 0x5c) out += "\\\\";
+    else if (c < 0x20) out += "\\u00" + (c < 0x10 ? "0" : "") + c.toString(16);
+    else out += String.fromCharCode(c);
+  }
+  return out + '"';
 }

@@ -9,12 +9,14 @@
 //   }
 //   register(new Context());
 //
-// Build with `cordon-build-proxy context.ts -o context.wasm` (sdk-as/tools/build-proxy.mjs).
+// Build with `cordon-build-proxy context.ts -o context.wasm` (or `cordon build`). Every export below
+// is documented in the SDK's README.md. The raw channel (`@cordon/sdk-as/raw`) is not part of this
+// API: it exists for tests of the host.
 export { JSON } from "json-as";
-export { send } from "./abi";
+export { ErrorCode, LogLevel, McpErrorCode } from "./codes";
 export { Config } from "./config";
-export { ContentBlock, Editable, ResourceLinkBlock, TextBlock } from "./content";
-export { Builder, RawObject, arrObj, arrString, getArr, getBool, getJson, getNumber, getObj, getString, quote, typeOf } from "./json";
+export { ContentBlock, ResourceLinkBlock, TextBlock } from "./content";
+export { arrObj, arrString, getArr, getBool, getJson, getNumber, getObj, getString, quote, typeOf } from "./json";
 export {
   InitializeRequest,
   InitializeResponse,
@@ -30,6 +32,7 @@ export {
   Side,
   isObject,
 } from "./messages";
-export { McpErrorCode, McpServer, NO_ARGUMENTS, ServedServer, Tool, ToolCall, isSessionSetup, textResult } from "./mcp";
-export { ErrorCode, LogLevel, Proxy, register } from "./proxy";
+export { Proxy, register } from "./proxy";
+export { AvailableCommand, PerSession, SessionStore } from "./sessions";
+export { McpServer, NO_ARGUMENTS, ServedServer, Tool, ToolCall, isSessionSetup, textResult } from "./tools";
 export { Clock, Datetime, Random } from "./wasi";

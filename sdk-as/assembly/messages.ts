@@ -236,6 +236,10 @@ export class Response extends Editable {
   }
 }
 
+function isBlank(c: i32): bool {
+  return c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09;
+}
+
 /** A string member of a raw object ("" when the object or the member is missing or not a string). */
 function strOf(o: RawObject | null, key: string): string {
   if (o == null) return "";
@@ -330,6 +334,32 @@ export class PromptRequest extends Request {
     if (first) return this._tryRawEdit(inner, inner, empty ? json : json + ",");
     const close = v.valueEnd(i) - 2;
     return this._tryRawEdit(close, close, empty ? json : "," + json);
+  }
+
+  /**
+   * The slash command the prompt starts with: `/name input…` in its first text block → "name"
+   * ("" when the prompt is not a command). Offer commands with `Proxy.addCommand`.
+   */
+  get command(): string {
+    const t = this.firstText();
+    if (t.length < 2 || t.charCodeAt(0) != 0x2f) return "";
+    let end = 1;
+    while (end < t.length && !isBlank(t.charCodeAt(end))) end++;
+    return t.substring(1, end);
+  }
+
+  /** What follows the slash command in the first text block, trimmed ("" when none or not a command). */
+  get commandInput(): string {
+    const name = this.command;
+    if (name.length == 0) return "";
+    return this.firstText().substring(1 + name.length).trim();
+  }
+
+  /** The first text block's text ("" when none). */
+  private firstText(): string {
+    const blocks = this.blocks();
+    for (let i = 0; i < blocks.length; i++) if (blocks[i].isText) return blocks[i].text;
+    return "";
   }
 
   /** The text of all text blocks, joined with newlines. */

@@ -1,0 +1,235 @@
+// The wire seam of a proxy: its bookkeeping (its own request ids, the pending map that relays every
+// answer back under the requester's id, the open requests per side) and everything a proxy can
+// send. `Hooks` (hooks.ts) adds the author-facing hooks on top, `Dispatcher` (dispatch.ts) the
+// routing of what arrives, `Proxy` (proxy.ts) the MCP servers, slash commands and `register`.
+import { JSON } from "json-as";
+import { send } from "./abi";
+import { ErrorCode, LogLevel } from "./codes";
+import { Config } from "./config";
+import { Builder, getString, quote } from "./json";
+import { Message, PromptRequest, Request, Response, Side } from "./messages";
+import { AvailableCommand } from "./sessions";
+import { McpEngine } from "./tools";
+import { HEAD, build, envelope, errorResponse, key, logText, resultResponse, textChunkUpdate, toJson, updateParams } from "./wire";
+
+/** A request the proxy sent and is waiting on. */
+export class Pending {
+  constructor(
+    public method: string,
+    /** Where it went. */
+    public to: Side,
+    /** The request it forwards (null for the proxy's own). */
+    public request: Request | null,
+    public tag: string,
+  ) {}
+}
+
+export class Channel {
+  /** Configuration from `_cordon/configure` (empty until it arrives, which is before initialize). */
+  config: Config = new Config();
+
+  protected nextId: i64 = 1;
+  /** Requests received and not yet answered, by side + the conductor's id. */
+  protected incoming: Map<string, Request> = new Map<string, Request>();
+  /** Requests sent and not yet answered, by the id the proxy used. */
+  protected pending: Map<i64, Pending> = new Map<i64, Pending>();
+  /** The MCP servers the proxy provides (null until `addMcpServer`). */
+  _mcp: McpEngine | null = null;
+  /** The proxy's own slash commands (`addCommand`), merged into every `available_commands_update`. */
+  protected _commands: AvailableCommand[] = new Array<AvailableCommand>(0);
+
+  /** The proxy's name in the chain ("" until configured). */
+  get name(): string {
+    return this.config.name;
+  }
+
+  /** Called when a prompt is answered, before the answer leaves (`Hooks` turns it into `onTurnEnd`). */
+  protected turnEnded(prompt: PromptRequest, stopReason: string): void {}
+
+  // ---------------------------------------------------------------- sending
+
+  /**
+   * Sends a message on to the other side: a client-side message to the successor (in a
+   * `proxy/successor` envelope), an agent-side one to the predecessor. A request's answer comes
+   * back through `onResponse` (or `onInitializeResponse`) and is relayed by default.
+   */
+  forward(message: Message): void {
+    if (message.isRequest) {
+      const request = changetype<Request>(message);
+      if (request.answered || request.forwardedAs != 0) {
+        this.log(LogLevel.Warn, `request ${request.id} (${request.method}) was already ${request.answered ? "answered" : "forwarded"}; not forwarding it again`);
+        return;
+      }
+      const to = message.from == Side.Client ? Side.Agent : Side.Client;
+      const id = this.nextId++;
+      request.forwardedAs = id;
+      this.pending.set(id, new Pending(request.method, to, request, ""));
+      const host = this._mcp;
+      if (host != null && to == Side.Agent) host.forwarding(request, id);
+      send(envelope(to, id.toString(), message.method, message));
+    } else {
+      send(envelope(message.from == Side.Client ? Side.Agent : Side.Client, "", message.method, message));
+    }
+  }
+
+  /** Passes an answer back to whoever sent the request it answers (with their id). */
+  relay(response: Response): void {
+    const request = response.request;
+    if (request == null) return; // the proxy's own request: nobody to relay to
+    if (request.answered) return;
+    this.finish(request);
+    if (request instanceof PromptRequest) {
+      let reason = "";
+      if (!response.isError) {
+        const s = getString(response.readResult(), "stopReason");
+        if (s != null) reason = s;
+      }
+      this.turnEnded(changetype<PromptRequest>(request), reason);
+    }
+    const b = Builder.begin().str(HEAD).str(',"id":').str(request.id);
+    if (response.isError) {
+      b.str(',"error":').slice(response._src, response._eStart, response._eEnd);
+    } else if (response.changed && response._result != null) {
+      b.str(',"result":').str(JSON.stringify(response._result!));
+    } else if (response._rStart != 0) {
+      b.str(',"result":').slice(response._src, response._rStart, response._rEnd);
+    } else {
+      b.str(',"result":null');
+    }
+    send(b.str("}").build());
+  }
+
+  /**
+   * Answers a request with a result: a `JSON.Obj`, any `@json` class, or `JSON.Raw.from(text)` for
+   * JSON text. Use this for requests the proxy handles itself.
+   */
+  respond<T>(request: Request, result: T): void {
+    if (request.answered) {
+      this.log(LogLevel.Warn, `request ${request.id} (${request.method}) was already answered`);
+      return;
+    }
+    const json = toJson<T>(result);
+    this.finish(request);
+    if (request instanceof PromptRequest) {
+      let reason = "";
+      if (json.length > 0 && json.charCodeAt(0) == 0x7b) {
+        const s = getString(JSON.parse<JSON.Obj>(json), "stopReason");
+        if (s != null) reason = s;
+      }
+      this.turnEnded(changetype<PromptRequest>(request), reason);
+    }
+    send(resultResponse(request.id, json));
+  }
+
+  /** Answers a request with a JSON-RPC error. `data` is optional JSON text. */
+  respondError(request: Request, code: i32, message: string, data: string = ""): void {
+    if (request.answered) {
+      this.log(LogLevel.Warn, `request ${request.id} (${request.method}) was already answered`);
+      return;
+    }
+    this.finish(request);
+    if (request instanceof PromptRequest) this.turnEnded(changetype<PromptRequest>(request), "");
+    send(errorResponse(request.id, code, message, data));
+  }
+
+  /** Refuses a request by policy: `respondError` with `ErrorCode.Denied`. */
+  respondDenied(request: Request, message: string, data: string = ""): void {
+    this.respondError(request, ErrorCode.Denied, message, data);
+  }
+
+  /**
+   * Answers a prompt yourself, ending the turn: `{"stopReason": stopReason}` (`end_turn`,
+   * `max_tokens`, `max_turn_requests`, `refusal`, `cancelled`). Send the turn's text first with
+   * `sendMessageChunk`, or use `answerPrompt`.
+   */
+  endTurn(prompt: PromptRequest, stopReason: string = "end_turn"): void {
+    this.respond(prompt, JSON.Raw.from('{"stopReason":' + quote(stopReason) + "}"));
+  }
+
+  /** Answers a prompt yourself with one message: an `agent_message_chunk` with `text`, then `endTurn`. */
+  answerPrompt(prompt: PromptRequest, text: string, stopReason: string = "end_turn"): void {
+    this.sendMessageChunk(prompt.sessionId, text);
+    this.endTurn(prompt, stopReason);
+  }
+
+  /**
+   * Sends a `session/update` to the client side: `update` is the update object (`{"sessionUpdate":
+   * …}`) as a `JSON.Obj`, an `@json` class or `JSON.Raw.from(text)`.
+   */
+  sendUpdate<T>(sessionId: string, update: T): void {
+    send(build(Side.Client, "", "session/update", updateParams(sessionId, toJson<T>(update))));
+  }
+
+  /** Sends an `agent_message_chunk` with one text block to the client side. */
+  sendMessageChunk(sessionId: string, text: string): void {
+    send(build(Side.Client, "", "session/update", updateParams(sessionId, textChunkUpdate("agent_message_chunk", text))));
+  }
+
+  /** Sends an `agent_thought_chunk` with one text block to the client side. */
+  sendThought(sessionId: string, text: string): void {
+    send(build(Side.Client, "", "session/update", updateParams(sessionId, textChunkUpdate("agent_thought_chunk", text))));
+  }
+
+  /** Sends a notification to the client side (e.g. a `session/update` the proxy makes up). */
+  notifyClient<T>(method: string, params: T): void {
+    send(build(Side.Client, "", method, toJson<T>(params)));
+  }
+
+  /** Sends a notification to the agent side. */
+  notifyAgent<T>(method: string, params: T): void {
+    send(build(Side.Agent, "", method, toJson<T>(params)));
+  }
+
+  /** Sends the proxy's own request to the client side; the answer arrives in `onReply(tag, …)`. Returns its id. */
+  requestClient<T>(method: string, params: T, tag: string): i64 {
+    return this.request(Side.Client, method, toJson<T>(params), tag);
+  }
+
+  /** Sends the proxy's own request to the agent side; the answer arrives in `onReply(tag, …)`. Returns its id. */
+  requestAgent<T>(method: string, params: T, tag: string): i64 {
+    return this.request(Side.Agent, method, toJson<T>(params), tag);
+  }
+
+  /** Asks the receiver of one of the proxy's own requests (by id) to cancel it. */
+  cancelRequest(id: i64): void {
+    if (!this.pending.has(id)) return;
+    this.sendCancel(this.pending.get(id).to, id);
+  }
+
+  /** Sends a `_cordon/log` line (`error`, `warn`, `info`, `debug`); the conductor prints it with the proxy's name. */
+  log(level: string, message: string): void {
+    send(logText(level, message));
+  }
+
+  /** Number of requests the proxy has sent and not had answered (forwarded and own). */
+  get pendingCount(): i32 {
+    return this.pending.size;
+  }
+
+  /** Number of requests received and not yet answered. */
+  get openCount(): i32 {
+    return this.incoming.size;
+  }
+
+  // ---------------------------------------------------------------- bookkeeping
+
+  protected open(request: Request): void {
+    this.incoming.set(key(request.from, request.id), request);
+  }
+
+  protected finish(request: Request): void {
+    request.answered = true;
+    this.incoming.delete(key(request.from, request.id));
+  }
+
+  protected sendCancel(to: Side, id: i64): void {
+    send(build(to, "", "$/cancel_request", `{"requestId":${id.toString()}}`));
+  }
+
+  private request(to: Side, method: string, params: string, tag: string): i64 {
+    const id = this.nextId++;
+    this.pending.set(id, new Pending(method, to, null, tag));
+    send(build(to, id.toString(), method, params));
+    return id;
+  }
+}

@@ -1,0 +1,111 @@
+// The author-facing hooks of a proxy: one method per kind of message, each defaulting to forwarding
+// unchanged, so an empty subclass is a transparent pass-through. Override only what the proxy does.
+// AssemblyScript has no closures: answers to a proxy's own requests come back through
+// `onReply(tag, response)` with the tag it chose.
+import { Channel } from "./channel";
+import { Config } from "./config";
+import {
+  InitializeRequest,
+  InitializeResponse,
+  Notification,
+  PermissionRequest,
+  PromptRequest,
+  Request,
+  Response,
+  SessionUpdate,
+} from "./messages";
+import { ToolCall } from "./tools";
+
+export class Hooks extends Channel {
+  /** `_cordon/configure` arrived; `this.config` is set. */
+  onConfigure(config: Config): void {}
+
+  /** `proxy/initialize`: forward it (as `initialize`) to the successor, optionally after editing params. */
+  onInitialize(request: InitializeRequest): void {
+    this.forward(request);
+  }
+
+  /** The successor answered `initialize`; edit `response.result`/`agentCapabilities` before it is relayed. */
+  onInitializeResponse(response: InitializeResponse): void {
+    this.relay(response);
+  }
+
+  /** `session/prompt` from the client side. Default: `onClientRequest`. */
+  onPrompt(prompt: PromptRequest): void {
+    this.onClientRequest(prompt);
+  }
+
+  /** Any other request from the client side (`session/new`, `session/load`, `_ext/…`). Default: forward. */
+  onClientRequest(request: Request): void {
+    this.forward(request);
+  }
+
+  /** A notification from the client side (`session/cancel`, `_ext/…`). Default: forward. */
+  onClientNotification(notification: Notification): void {
+    this.forward(notification);
+  }
+
+  /** `session/update` from the agent side. Default: `onAgentNotification`. */
+  onSessionUpdate(update: SessionUpdate): void {
+    this.onAgentNotification(update);
+  }
+
+  /** `session/request_permission` from the agent side. Default: `onAgentRequest`. */
+  onPermissionRequest(request: PermissionRequest): void {
+    this.onAgentRequest(request);
+  }
+
+  /** Any other request from the agent side (`fs/*`, `terminal/*`, `_ext/…`). Default: forward. */
+  onAgentRequest(request: Request): void {
+    this.forward(request);
+  }
+
+  /** Any other notification from the agent side. Default: forward. */
+  onAgentNotification(notification: Notification): void {
+    this.forward(notification);
+  }
+
+  /** The answer to a request the proxy forwarded (other than initialize). Default: relay it back. */
+  onResponse(response: Response): void {
+    this.relay(response);
+  }
+
+  /** The answer to one of the proxy's own requests (`requestClient`/`requestAgent`). */
+  onReply(tag: string, response: Response): void {}
+
+  /**
+   * The conductor cancelled a request it sent the proxy. If the proxy had forwarded it, the SDK has
+   * already cancelled the forwarded request (its answer is still relayed when it comes). If the
+   * proxy holds it, the proxy must still answer it (a result, or `ErrorCode.RequestCancelled`).
+   */
+  onCancel(request: Request): void {}
+
+  /**
+   * An MCP `tools/call` for one of the proxy's tools (see `addMcpServer`). Answer it now or later
+   * with `call.reply(text)` / `call.fail(message)`. Default: a tool error saying it has no handler.
+   */
+  onToolCall(call: ToolCall): void {
+    call.fail(`tool ${call.tool} has no handler in proxy ${this.name}`);
+  }
+
+  /** The caller withdrew a tool call (`$/cancel_request`); the SDK has answered it already. */
+  onToolCallCancelled(call: ToolCall): void {}
+
+  /**
+   * A prompt was answered — by the agent (its answer is being relayed) or by the proxy itself
+   * (`endTurn`, `respond`, `respondError`) — and the answer is about to leave: what the proxy sends
+   * now (`sendMessageChunk`, `sendUpdate`) still reaches the client inside the turn. `stopReason`
+   * is the answer's (`end_turn`, `cancelled`, …), "" when the turn ended with an error.
+   */
+  onTurnEnd(prompt: PromptRequest, stopReason: string): void {}
+
+  /**
+   * A session ended: a `session/close` or `session/delete` the proxy forwarded was answered with
+   * success. Every `PerSession` store has already dropped the session; free anything else kept for it.
+   */
+  onSessionClosed(sessionId: string): void {}
+
+  protected turnEnded(prompt: PromptRequest, stopReason: string): void {
+    this.onTurnEnd(prompt, stopReason);
+  }
+}

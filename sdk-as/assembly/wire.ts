@@ -1,0 +1,136 @@
+// The wire: the JSON-RPC texts a proxy sends, assembled from literal pieces and raw slices of what
+// it received (an unedited message leaves as exactly the text that arrived; only the envelope and
+// the id change). No state here: the bookkeeping is in channel.ts.
+import { JSON } from "json-as";
+import { Builder, RawObject, quote } from "./json";
+import { Message, Side } from "./messages";
+
+export const HEAD = '{"jsonrpc":"2.0"';
+
+/** Key of a received request in the open map: side + the conductor's id (the two sides' ids are kept apart). */
+export function key(from: Side, id: string): string {
+  return (from == Side.Client ? "c" : "a") + id;
+}
+
+/** Points a message at its method and params in the received text `obj.src`. */
+export function fill(m: Message, method: string, from: Side, obj: RawObject, pi: i32): void {
+  m.method = method;
+  m.from = from;
+  m._src = obj.src;
+  const mi = obj.indexOf("method");
+  if (mi >= 0) {
+    m._mStart = obj.valueStart(mi);
+    m._mEnd = obj.valueEnd(mi);
+    m._method = method;
+  }
+  if (pi >= 0) {
+    m._pStart = obj.valueStart(pi);
+    m._pEnd = obj.valueEnd(pi);
+    if (pi == obj.nestedIndex) m._view = obj.nested;
+  }
+}
+
+/** The proxy's own numeric id from a response's raw id, or 0 when it is not one of ours. */
+export function parseId(raw: string): i64 {
+  const n = raw.length;
+  if (n == 0 || n > 18) return 0;
+  let v: i64 = 0;
+  for (let i = 0; i < n; i++) {
+    const c = raw.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return 0;
+    v = v * 10 + (c - 0x30);
+  }
+  return v;
+}
+
+/** An error response to the request with raw id `id` ("" → null). `data` is JSON text or "". */
+export function errorResponse(id: string, code: i32, message: string, data: string): string {
+  const b = Builder.begin()
+    .str(HEAD)
+    .str(',"id":')
+    .str(id.length ? id : "null")
+    .str(',"error":{"code":')
+    .str(code.toString())
+    .str(',"message":')
+    .str(quote(message));
+  if (data.length) b.str(',"data":').str(data);
+  return b.str("}}").build();
+}
+
+/** A success response to the request with raw id `id`; `result` is JSON text. */
+export function resultResponse(id: string, result: string): string {
+  return Builder.begin().str(HEAD).str(',"id":').str(id).str(',"result":').str(result).str("}").build();
+}
+
+/** JSON text of a result or params value: a `JSON.Raw` as is, anything else through json-as. */
+export function toJson<T>(value: T): string {
+  if (isString<T>()) {
+    ERROR("pass JSON.Raw.from(text) for JSON text, or a JSON.Obj / @json object");
+  }
+  if (value instanceof JSON.Raw) return changetype<JSON.Raw>(value).data;
+  return JSON.stringify<T>(value);
+}
+
+/**
+ * A request (`id` non-empty) or notification toward side `to` carrying a received message's
+ * params: wrapped in `proxy/successor` toward the agent side, plain toward the client side.
+ */
+export function envelope(to: Side, id: string, method: string, message: Message): string {
+  const b = Builder.begin().str(HEAD);
+  if (id.length) b.str(',"id":').str(id);
+  b.str(to == Side.Agent ? ',"method":"proxy/successor","params":{"method":' : ',"method":');
+  if (message._mStart != 0 && method == message._method) b.slice(message._src, message._mStart, message._mEnd);
+  else b.str(quote(method));
+  if (message.changed && message._params != null) {
+    b.str(',"params":').str(JSON.stringify(message._params!));
+  } else if (message._edit != null) {
+    // one raw edit: the received params with one range replaced
+    b.str(',"params":')
+      .slice(message._src, message._pStart, message._editStart)
+      .str(message._edit!)
+      .slice(message._src, message._editEnd, message._pEnd);
+  } else if (message._pStart != 0) {
+    b.str(',"params":').slice(message._src, message._pStart, message._pEnd);
+  }
+  if (to == Side.Agent) b.str("}");
+  return b.str("}").build();
+}
+
+/** Like `envelope`, with params given as JSON text ("" for none). */
+export function build(to: Side, id: string, method: string, params: string): string {
+  const b = Builder.begin().str(HEAD);
+  if (id.length) b.str(',"id":').str(id);
+  if (to == Side.Agent) b.str(',"method":"proxy/successor","params":{"method":').str(quote(method));
+  else b.str(',"method":').str(quote(method));
+  if (params.length) b.str(',"params":').str(params);
+  if (to == Side.Agent) b.str("}");
+  return b.str("}").build();
+}
+
+/** A `_cordon/log` notification. */
+export function logText(level: string, message: string): string {
+  return Builder.begin()
+    .str(HEAD)
+    .str(',"method":"_cordon/log","params":{"level":')
+    .str(quote(level))
+    .str(',"message":')
+    .str(quote(message))
+    .str("}}")
+    .build();
+}
+
+/** `{"sessionId":…,"update":<update JSON>}`: the params of a `session/update`. */
+export function updateParams(sessionId: string, update: string): string {
+  return Builder.begin().str('{"sessionId":').str(quote(sessionId)).str(',"update":').str(update).str("}").build();
+}
+
+/** A content chunk update (`agent_message_chunk`, `agent_thought_chunk`, …) with one text block. */
+export function textChunkUpdate(kind: string, text: string): string {
+  return Builder.begin()
+    .str('{"sessionUpdate":')
+    .str(quote(kind))
+    .str(',"content":{"type":"text","text":')
+    .str(quote(text))
+    .str("}}")
+    .build();
+}
