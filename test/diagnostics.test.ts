@@ -84,7 +84,7 @@ describe("cordon run at start", () => {
   it.skipIf(!haveScript)("prints a one-line hint on stderr when stdin is a terminal, and none otherwise", async () => {
     // `script` gives the command a pseudo-terminal; its stdin (ours) is closed, so Cordon ends.
     const command = [NODE, CORDON, "run", "--", ...SILENT_AGENT].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-    const { stdout } = await exec("script", ["-qec", `timeout 10 ${command} < $(tty)`, "/dev/null"], { env: { ...process.env, CORDON_LOG: "warn" } }).catch(
+    const { stdout } = await exec("script", ["-qec", `timeout 4 ${command} < $(tty)`, "/dev/null"], { env: { ...process.env, CORDON_LOG: "warn" } }).catch(
       (e: { stdout: string }) => ({ stdout: e.stdout }),
     );
     const hints = stdout.split(/\r?\n/).filter((l) => l.includes("waiting for an ACP client"));
