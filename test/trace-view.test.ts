@@ -169,6 +169,12 @@ describe("cordon trace view", () => {
         const seq = Number(await prompt.getAttribute("data-seq"));
         expect(shown).toEqual(events[seq]);
 
+        // And from the keyboard: focus the next arrow, press Enter.
+        const next = page.locator("svg#diagram g.arrow").nth(seq + 1);
+        await next.focus();
+        await page.keyboard.press("Enter");
+        expect(JSON.parse((await page.locator("#detail-body").textContent())!)).toEqual(events[Number(await next.getAttribute("data-seq"))]);
+
         // The session filter: one session's messages only.
         const model = buildTraceModel(traceText);
         const options = await page.locator("#session-filter option").allTextContents();

@@ -40,6 +40,7 @@ svg { display: block; }
 .note text { fill: var(--log); font-style: italic; }
 .note circle { fill: var(--log); }
 .arrow.selected text, .note.selected text { font-weight: 700; }
+.arrow:focus, .note:focus { outline: none; } .arrow:focus text, .note:focus text { text-decoration: underline; }
 .arrow.selected line, .arrow.selected path.shaft { stroke-width: 3; }
 .ts { fill: #9ca3af; font-size: 10.5px; font-family: ui-monospace, monospace; }
 #detail { flex: 0 0 420px; max-width: 45vw; overflow: auto; border-left: 1px solid #e5e7eb; background: #f9fafb; padding: 10px 12px; }
@@ -172,7 +173,12 @@ export const VIEWER_SCRIPT = String.raw`
         }
         g.appendChild(label);
       }
+      g.setAttribute("tabindex", "0");
+      g.setAttribute("role", "button");
       g.addEventListener("click", function () { select(g, m); });
+      g.addEventListener("keydown", function (ev) {
+        if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); select(g, m); }
+      });
       diagram.appendChild(g);
     });
     document.getElementById("shown").textContent = shown.length === messages.length ? "" : "showing " + shown.length + " of " + messages.length;
