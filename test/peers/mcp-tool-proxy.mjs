@@ -14,7 +14,9 @@
 //   method, params?}` answered with the raw MCP result (an MCP error is the outer error);
 //   `mcp/disconnect {connectionId}` → `{}`. Also the legacy `_mcp/*` names.
 // - connectionless form: `mcp/message {serverId, requestId, method, params?}` answered
-//   `{result}` or `{error}`.
+//   `{result}` or `{error}`; outer -32602 for a missing or non-string `requestId`, one already
+//   active for the server, or params that are not an object or null; a cancelled call is answered
+//   with the outer -32800 (as the ACP SDK's McpOverAcpProvider does).
 // Unknown connection or server ids are not this proxy's: the message travels on toward the client.
 // An `mcp/message` for one of its ids without a string `method` → -32602.
 //
@@ -49,6 +51,7 @@ const forwarded = new Map(); // "s|p" + their id key → my id (for $/cancel_req
 const servers = new Map(); // serverId → { name, sessionId }
 const connections = new Map(); // connectionId → { serverId }
 const running = new Map(); // their request id key → { cancel() }
+const active = new Set(); // connectionless: serverId + requestId of the calls in progress
 const stats = { connects: [], disconnects: [], cancels: [], notifications: [] };
 let serial = 0;
 
@@ -213,10 +216,26 @@ function fromAgentSide(msg) {
     return true;
   }
   const ctx = { serverId, connectionId: connection ? p.connectionId : null, outerId: msg.id };
-  void mcp(ctx, p.method, p.params).then((outcome) => {
-    if (connection) answer("error" in outcome ? { error: outcome.error } : { result: outcome.result });
-    else answer({ result: outcome }); // connectionless: the carrier {result} / {error}
-  });
+  if (!connection) {
+    const route = JSON.stringify([serverId, p.requestId]);
+    const invalid =
+      typeof p.requestId !== "string" ? "mcp/message needs a string requestId"
+      : p.params !== undefined && p.params !== null && (typeof p.params !== "object" || Array.isArray(p.params)) ? "mcp/message params must be an object or null"
+      : active.has(route) ? "duplicate active MCP request ID"
+      : null;
+    if (invalid) {
+      answer({ error: { code: -32602, message: invalid } });
+      return true;
+    }
+    active.add(route);
+    void mcp(ctx, p.method, p.params ?? undefined).then((outcome) => {
+      active.delete(route);
+      // Connectionless: the carrier {result} / {error}; a cancelled call is an outer error.
+      answer(outcome.error?.code === -32800 ? { error: outcome.error } : { result: outcome });
+    });
+    return true;
+  }
+  void mcp(ctx, p.method, p.params).then((outcome) => answer("error" in outcome ? { error: outcome.error } : { result: outcome.result }));
   return true;
 }
 
