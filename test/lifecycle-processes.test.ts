@@ -106,6 +106,15 @@ async function timedExit(client: RawClient) {
 }
 
 describe("agents behind launchers: no hang, no leftover process", () => {
+  it("an agent that ends on EOF is not kept waiting for the grace: Cordon exits 0 at once", async () => {
+    const { client, procs } = await start([NODE, LAUNCHER, NODE, `${ROOT}test/peers/stubborn-agent.mjs`], ["launcher", "agent"]);
+    client.child.stdin!.end();
+    const exit = await timedExit(client);
+    expect(exit.code, client.stderr).toBe(0);
+    expect(exit.ms).toBeLessThan(1000);
+    expect(survivors(procs)).toEqual([]);
+  });
+
   it("spawnSync launcher → agent ignoring EOF and SIGTERM: client EOF ends Cordon (exit 0) and the whole group", async () => {
     const { client, procs } = await start([NODE, LAUNCHER, "--sync", ...STUBBORN], ["launcher", "agent"]);
     client.child.stdin!.end();
