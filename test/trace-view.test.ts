@@ -187,6 +187,24 @@ describe("cordon trace view", () => {
         await page.selectOption("#session-filter", "*");
         expect(await page.locator("svg#diagram g.arrow").count()).toBe(arrows);
 
+        // A long trace is drawn a page at a time (here 10 messages a page).
+        const paged = join(dir, "paged.html");
+        await exec(NODE, [CORDON, "trace", "view", tracePath, "-o", paged, "--page-size", "10"]);
+        const pagedView = await browser.newPage();
+        await pagedView.goto(`file://${paged}`);
+        await pagedView.waitForSelector("body[data-ready='1']", { timeout: 10_000 });
+        const drawn = () => pagedView.locator("svg#diagram g.arrow, svg#diagram g.note").count();
+        expect(await drawn()).toBe(10);
+        expect(await pagedView.locator("#prev").isDisabled()).toBe(true);
+        let total = 10;
+        while (!(await pagedView.locator("#next").isDisabled())) {
+          await pagedView.click("#next");
+          total += await drawn();
+        }
+        expect(total).toBe(model.messages.length);
+        expect(await pagedView.locator("#shown").textContent()).toMatch(new RegExp(`of ${model.messages.length}$`));
+        await pagedView.close();
+
         // Nothing from the trace became markup or ran; nothing was fetched; no dialogs.
         expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
         expect(await page.locator("img, b, iframe, object, embed").count()).toBe(0);

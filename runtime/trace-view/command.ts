@@ -11,11 +11,12 @@ import { proxyNames } from "../cli/proxy-names.js";
 import { buildTraceModel } from "./model.js";
 import { renderTraceHtml } from "./render.js";
 
-export const TRACE_USAGE = `usage: cordon trace view <trace.jsonl> [-o trace.html] [--config chain.json] [--title text]
+export const TRACE_USAGE = `usage: cordon trace view <trace.jsonl> [-o trace.html] [--config chain.json] [--title text] [--page-size n]
   Writes the trace (from cordon run --trace) as one self-contained HTML file: a sequence diagram
   with a lane per participant, one arrow per message (coloured by kind), a session filter, and
   each message's JSON on click. --config names proxy:N lanes after the chain's proxies.
-  Default output: the trace's path with .html instead of .jsonl.
+  Default output: the trace's path with .html instead of .jsonl. A page draws --page-size
+  messages at once (default 2000), with earlier / later buttons beyond.
 `;
 
 export async function traceCommand(argv: string[]): Promise<number> {
@@ -36,6 +37,7 @@ export async function traceCommand(argv: string[]): Promise<number> {
         output: { type: "string", short: "o" },
         config: { type: "string", short: "c" },
         title: { type: "string" },
+        "page-size": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       allowPositionals: true,
@@ -51,6 +53,11 @@ export async function traceCommand(argv: string[]): Promise<number> {
   }
   if (parsed.positionals.length !== 1) {
     process.stderr.write(`cordon trace view: give exactly one trace file\n${TRACE_USAGE}`);
+    return 2;
+  }
+  const pageSize = parsed.values["page-size"] === undefined ? undefined : Number(parsed.values["page-size"]);
+  if (pageSize !== undefined && !(Number.isSafeInteger(pageSize) && pageSize > 0)) {
+    process.stderr.write(`cordon trace view: --page-size must be a positive whole number\n`);
     return 2;
   }
   const input = resolve(parsed.positionals[0]);
@@ -81,7 +88,7 @@ export async function traceCommand(argv: string[]): Promise<number> {
     process.stderr.write(`cordon trace view: ${input} holds no trace events (${model.skipped} unreadable line(s)); is it a cordon --trace file?\n`);
     return 1;
   }
-  const html = renderTraceHtml(model, { title: parsed.values.title ?? `Cordon trace — ${basename(input)}` });
+  const html = renderTraceHtml(model, { title: parsed.values.title ?? `Cordon trace — ${basename(input)}`, pageSize });
   try {
     writePrivate(output, html);
   } catch (error) {

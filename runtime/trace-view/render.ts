@@ -15,6 +15,8 @@ import { VIEWER_CSS, VIEWER_SCRIPT } from "./viewer-assets.js";
 
 export interface RenderOptions {
   title: string;
+  /** Messages drawn at once (default 2000); longer traces get earlier / later buttons. */
+  pageSize?: number;
 }
 
 /** JSON that is safe inside any HTML element, script blocks included. */
@@ -54,13 +56,14 @@ export function renderTraceHtml(model: TraceModel, options: RenderOptions): stri
 <title>${escapeHtml(options.title)}</title>
 <style>${VIEWER_CSS}</style>
 </head>
-<body>
+<body data-page-size="${Math.max(1, Math.floor(Number(options.pageSize ?? 2000)) || 2000)}">
 <header>
   <h1 id="title"></h1>
   <span class="stats" id="stats"></span>
   <label>Session <select id="session-filter"></select></label>
   <label><input type="checkbox" id="show-logs" checked> log lines</label>
   <span class="stats" id="shown"></span>
+  <span id="pager" hidden><button type="button" id="prev">◀ earlier</button> <button type="button" id="next">later ▶</button></span>
   <span class="legend"><span class="k-request"><i></i>request</span><span class="k-response"><i></i>response</span><span class="k-notification"><i></i>notification</span><span class="k-error"><i></i>error</span><span class="k-dropped"><i></i>dropped by Cordon</span></span>
   <span class="warning" id="warning"></span>
 </header>

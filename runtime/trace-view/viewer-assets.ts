@@ -54,6 +54,9 @@ export const VIEWER_SCRIPT = String.raw`
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
   var LANE_W = 180, LEFT = 70, ROW_H = 26, TOP = 16, DROP_W = 60;
+  // A long trace is drawn a page at a time, so the page stays responsive.
+  var PAGE = Number(document.body.getAttribute("data-page-size")) || 2000;
+  var page = 0;
   var data = JSON.parse(document.getElementById("trace-data").textContent);
   var lanes = data.lanes, messages = data.messages, sessions = data.sessions;
 
@@ -126,7 +129,11 @@ export const VIEWER_SCRIPT = String.raw`
   function draw() {
     while (diagram.firstChild) diagram.removeChild(diagram.firstChild);
     selected = null;
-    var shown = messages.filter(visible);
+    var matching = messages.filter(visible);
+    var pages = Math.max(1, Math.ceil(matching.length / PAGE));
+    if (page >= pages) page = pages - 1;
+    var first = page * PAGE;
+    var shown = matching.slice(first, first + PAGE);
     var height = TOP * 2 + Math.max(shown.length, 1) * ROW_H;
     diagram.setAttribute("width", String(width));
     diagram.setAttribute("height", String(height));
@@ -181,14 +188,21 @@ export const VIEWER_SCRIPT = String.raw`
       });
       diagram.appendChild(g);
     });
-    document.getElementById("shown").textContent = shown.length === messages.length ? "" : "showing " + shown.length + " of " + messages.length;
+    document.getElementById("shown").textContent = shown.length === messages.length ? "" :
+      "showing " + (matching.length ? first + 1 : 0) + "–" + (first + shown.length) + " of " + matching.length +
+      (matching.length === messages.length ? "" : " matching (" + messages.length + " in all)");
+    document.getElementById("pager").hidden = pages === 1;
+    document.getElementById("prev").disabled = page === 0;
+    document.getElementById("next").disabled = page >= pages - 1;
     detailTitle.textContent = "Message";
     detail.textContent = "";
     document.getElementById("detail-hint").textContent = "Click an arrow to see its JSON.";
   }
 
-  filter.addEventListener("change", draw);
-  showLogs.addEventListener("change", draw);
+  filter.addEventListener("change", function () { page = 0; draw(); });
+  showLogs.addEventListener("change", function () { page = 0; draw(); });
+  document.getElementById("prev").addEventListener("click", function () { page--; draw(); });
+  document.getElementById("next").addEventListener("click", function () { page++; draw(); });
   draw();
   document.body.setAttribute("data-ready", "1");
 })();
