@@ -83,9 +83,8 @@ export async function main(argv: string[]): Promise<number> {
       return demo();
     }
     case "reference-agent": {
-      const { runReferenceAgent } = await import("../agent/reference-agent.js");
-      await runReferenceAgent(rest);
-      return typeof process.exitCode === "number" ? process.exitCode : 0;
+      const { referenceAgentCommand } = await import("./reference-agent.js");
+      return referenceAgentCommand(rest);
     }
     case "mcp-bridge": {
       const { runBridgeCommand } = await import("../mcp/bridge-command.js");
