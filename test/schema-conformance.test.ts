@@ -9,7 +9,8 @@
  * Chains: the scripted seed-000 lifecycle (the official SDK client against the reference agent)
  * through 0 and 3 pass-through WASM proxies; MCP tool calls through `workspace-tools.wasm` with the
  * reference agent advertising `acp` (it speaks MCP-over-ACP itself), only `http` and neither (Cordon's
- * bridge relays, in the connectionless form).
+ * bridge relays, in the connectionless form); a client-side MCP server on the ACP SDK's strict
+ * `McpOverAcpProvider`, called by the bridged reference agent.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -17,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import * as unstable from "@agentclientprotocol/sdk/unstable";
 import { describe, expect, it } from "vitest";
 import { checkTrace, readTrace, report, type CheckResult } from "./helpers/acp-schema-check.js";
 import { LifecycleObserver, runLifecycle } from "./helpers/lifecycle.js";
@@ -117,6 +119,58 @@ describe.each(["acp", "http", "stdio"])("an MCP tool call through workspace-tool
     expect(result.byDef.get("MessageMcpResponse") ?? 0).toBeGreaterThanOrEqual(3);
     const setups = readTrace(trace).filter((e) => e.type === "request" && e.method === "session/new" && e.to === "agent");
     expect(setups[0].params.mcpServers[0]).toMatchObject(mode === "acp" ? { type: "acp", name: "workspace" } : mode === "http" ? { type: "http", name: "workspace" } : { name: "workspace", command: NODE });
+  }, 60_000);
+});
+
+/**
+ * The client provides an MCP server itself, with the ACP SDK's strict `McpOverAcpProvider` (MCP
+ * 2026-07-28: per-request metadata required, no `initialize`); the reference agent, bridged over
+ * http or stdio, calls it through a pass-through proxy.
+ */
+describe.each(["http", "stdio"])("a client's MCP server on the ACP SDK's McpOverAcpProvider, agent --mcp %s through the bridge", (mode) => {
+  it("lists and calls its tool; every hop conforms", async () => {
+    const trace = tracePath();
+    const child = spawn(NODE, [CORDON, "run", "--trace", trace, "--proxy", proxyWasm("passthrough"), "--", NODE, CORDON, "reference-agent", "--mcp", mode], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, CORDON_LOG: "warn" } });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    const provider = new unstable.McpOverAcpProvider();
+    const updates: Json[] = [];
+    const seen: string[] = [];
+    const app = unstable
+      .client({ name: "strict-provider" })
+      .onRequest(unstable.methods.client.mcp.message, provider.handleRequest)
+      .onNotification(unstable.methods.client.session.update, ({ params }: { params: Json }) => void updates.push(params.update));
+    const stream = unstable.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
+    const connection = app.connect(stream);
+    const tools = provider.registerServer(connection.agent, {
+      name: "tools",
+      handler: async (cx: { method: string; params?: Json }) => {
+        seen.push(cx.method);
+        if (cx.method === "tools/list") return { result: { tools: [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }] } };
+        if (cx.method === "tools/call") return { result: { content: [{ type: "text", text: `echo: ${cx.params?.arguments?.text}` }] } };
+        return { error: { code: -32601, message: `Method not found: ${cx.method}` } };
+      },
+    });
+    try {
+      await connection.agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+      const { sessionId } = (await connection.agent.request("session/new", { cwd: DIR, mcpServers: [tools.declaration] })) as { sessionId: string };
+      const turn = (await connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: 'list tools tools\nuse tool tools::echo {"text":"strict"}' }] })) as Json;
+      expect(turn.stopReason).toBe("end_turn");
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nstderr: ${stderr}`);
+    } finally {
+      connection.close();
+      child.stdin.end();
+      await exited;
+    }
+    const done = updates.filter((u) => u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed"));
+    expect(done.map((u) => u.status), JSON.stringify(updates)).toEqual(["completed", "completed"]);
+    expect(done[1].content[0].content.text).toBe("echo: strict");
+    // The provider saw MCP's initialize (and refused it: the bridge answered it), then the real requests.
+    expect(seen).toEqual(["initialize", "tools/list", "tools/call"]);
+    const result = conforming(trace);
+    expect(result.byDef.get("MessageMcpRequest")).toBe(3 * 2); // client ← passthrough ← bridge
   }, 60_000);
 });
 

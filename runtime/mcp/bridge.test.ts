@@ -390,6 +390,26 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     expect((await h.next((m) => m.method === "mcp/disconnect")).params).toEqual({ connectionId: "k2" });
   });
 
+  it("answers initialize itself for a provider without MCP's handshake (MCP 2026-07-28: initialize is method-not-found)", async () => {
+    const h = await harness("auto");
+    await h.initialize({});
+    const c = await bridged(h);
+    c.write({ id: 1, method: "initialize", params: INIT });
+    const init = await h.next((m) => m.method === "mcp/message");
+    await h.send({ id: init.id, result: { error: { code: -32601, message: "Method not found" } } });
+    expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "tools", version: "0.0.0" } } });
+    c.write({ id: 2, method: "tools/list", params: {} });
+    const list = await h.next((m) => m.method === "mcp/message");
+    expect(list.params).toMatchObject({ serverId: "srv-1", method: "tools/list", params: { _meta: META() } });
+    await h.send({ id: list.id, result: { result: { tools: [] } } });
+    expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 2, result: { tools: [] } });
+    // Any other method-not-found is the client's error.
+    c.write({ id: 3, method: "prompts/list", params: {} });
+    const prompts = await h.next((m) => m.method === "mcp/message");
+    await h.send({ id: prompts.id, result: { error: { code: -32601, message: "Method not found" } } });
+    expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32601, message: "Method not found" } });
+  });
+
   it("falls back on a bare MCP result; answers with the connectionless error when no one owns the server", async () => {
     const h = await harness("auto");
     await h.initialize({});

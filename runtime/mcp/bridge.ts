@@ -162,6 +162,7 @@ export class McpBridgePeer implements Peer, EndpointHost {
         },
       },
       this.memory,
+      endpoint.name,
     );
     endpoint.links.add(link);
     return link;

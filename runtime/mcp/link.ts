@@ -47,6 +47,11 @@
  * sent twice is the handshake. If `mcp/connect` fails too, the connectionless answer is the one
  * the client gets, and nothing is remembered.
  *
+ * **MCP's handshake.** The agent's MCP client starts with `initialize`; it is sent like any request
+ * (providers written for a stateful MCP client answer it). A provider of MCP 2026-07-28, which has
+ * no handshake, answers it with an inner method-not-found: the bridge then answers it itself (the
+ * version the client asked for, `tools` as the capability, the declaration's name as the server's).
+ *
  * The transport (loopback HTTP, or the TCP line of a `cordon mcp-bridge` process) is the caller's
  * business: it hands messages in with {@link McpLink.fromClient} and receives what goes to the
  * client through `toClient`.
@@ -158,6 +163,8 @@ export class McpLink {
     private readonly toClient: (message: JsonRpcMessage) => void,
     private readonly hooks: LinkHooks,
     private readonly memory: FormMemory = { formOf: () => "connection", learned: () => {} },
+    /** The declaration's name (what an `initialize` answered by the bridge itself names). */
+    private readonly serverName: string = serverId,
   ) {
     if (memory.formOf(serverId) === "connection") this.connect();
   }
@@ -273,11 +280,24 @@ export class McpLink {
       if (outcome && known === undefined) this.memory.learned(this.serverId, "connectionless");
       if (answer.error) return reply(errorResponse(id, answer.error.code, answer.error.message, answer.error.data));
       if (!outcome) return reply(errorResponse(id, ErrorCodes.internalError, "the MCP server's answer was not an MCP-over-ACP carrier ({result} or {error})"));
+      if (method === "initialize" && "error" in outcome && outcome.error.code === ErrorCodes.methodNotFound) {
+        return reply({ jsonrpc: "2.0", id, result: this.initializeResult(message.params) });
+      }
       reply("result" in outcome ? { jsonrpc: "2.0", id, result: outcome.result } : errorResponse(id, outcome.error.code, outcome.error.message, outcome.error.data));
     });
     this.calls.set(key, call);
     this.byRequestId.set(requestId, call);
     this.hooks.tracking?.(this, requestId, true);
+  }
+
+  /**
+   * The answer to the client's `initialize` when the server has none (an MCP 2026-07-28 server, as
+   * the ACP SDK's providers serve: every request stands alone, there is no handshake): the version
+   * the client asked for, tools as the capability, the declaration's name.
+   */
+  private initializeResult(params: unknown): Record<string, unknown> {
+    const asked = paramsObject(params)?.protocolVersion;
+    return { protocolVersion: typeof asked === "string" ? asked : "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: this.serverName, version: "0.0.0" } };
   }
 
   /** `params` with the per-request MCP metadata added (what the caller gave wins); non-objects as they are. */

@@ -28,7 +28,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import Ajv2020, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 
 type Json = Record<string, any>;
 type Kind = "Request" | "Response" | "Notification";
@@ -78,7 +78,8 @@ class Schema {
   validate(defName: string, value: unknown): ErrorObject[] {
     let fn = this.compiled.get(defName);
     if (!fn) {
-      fn = this.ajv.getSchema(`${this.file}#/$defs/${defName}`)!;
+      fn = this.ajv.getSchema(`${this.file}#/$defs/${defName}`);
+      if (!fn) throw new Error(`no $defs entry ${defName} in ${this.file}`);
       this.compiled.set(defName, fn);
     }
     return fn(value) ? [] : [...(fn.errors ?? [])];
