@@ -16,7 +16,7 @@ import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { Conductor } from "../routing/conductor.js";
 import { TraceFile } from "../routing/trace.js";
 import { defaultIsolation, type Isolation } from "../sandbox/sandbox-factory.js";
-import { AgentProcessPeer } from "./agent-process.js";
+import { ChildProcessPeer } from "../components/child-process.js";
 import { InMemoryClientPeer } from "./client-peer.js";
 
 /** A WASM proxy entry as written in a config (`grants` may be left out). */
@@ -133,13 +133,12 @@ export async function startChain(options: ChainOptions & { onMessage(message: Js
   const peers = buildProxies(config.proxies, log, options.isolation ?? defaultIsolation());
   peers.push(new McpBridgePeer({ log }));
   const stderr = options.agentStderr ?? "ignore";
-  const agent = new AgentProcessPeer({
-    command: config.agent.command,
-    args: config.agent.args,
-    env: config.agent.env,
-    cwd: config.agent.cwd,
-    stderr: stderr === "inherit" ? (chunk) => process.stderr.write(chunk) : stderr === "ignore" ? undefined : stderr,
-  });
+  // The same peer as `cordon run`'s agent: its own process group, ended as a group, watched if we die.
+  const agent = new ChildProcessPeer(
+    { command: config.agent.command, args: config.agent.args, env: config.agent.env, cwd: config.agent.cwd },
+    "agent",
+    stderr === "inherit" ? (chunk) => process.stderr.write(chunk) : stderr === "ignore" ? () => {} : (chunk) => stderr(chunk.toString("utf8")),
+  );
 
   let resolveExit!: (exit: ChainExit) => void;
   const exited = new Promise<ChainExit>((r) => (resolveExit = r));
