@@ -22,7 +22,7 @@ import * as unstable from "@agentclientprotocol/sdk/unstable";
 import { describe, expect, it } from "vitest";
 import { checkTrace, readTrace, report, type CheckResult } from "./helpers/acp-schema-check.js";
 import { LifecycleObserver, runLifecycle } from "./helpers/lifecycle.js";
-import { CORDON, NODE, proxyWasm } from "./helpers/paths.js";
+import { CORDON, NODE, ROOT, proxyWasm } from "./helpers/paths.js";
 import { RawClient, type Json } from "./helpers/raw-client.js";
 
 const DIR = mkdtempSync(join(tmpdir(), "cordon-conformance-"));
@@ -119,6 +119,33 @@ describe.each(["acp", "http", "stdio"])("an MCP tool call through workspace-tool
     expect(result.byDef.get("MessageMcpResponse") ?? 0).toBeGreaterThanOrEqual(3);
     const setups = readTrace(trace).filter((e) => e.type === "request" && e.method === "session/new" && e.to === "agent");
     expect(setups[0].params.mcpServers[0]).toMatchObject(mode === "acp" ? { type: "acp", name: "workspace" } : mode === "http" ? { type: "http", name: "workspace" } : { name: "workspace", command: NODE });
+  }, 60_000);
+});
+
+describe.each(["acp", "http"])("a tool call cancelled mid-call (native tool proxy), agent --mcp %s, conforms on every hop", (mode) => {
+  it("session/cancel during an MCP tool call; the next call works", async () => {
+    const trace = tracePath();
+    const tool = `"${NODE}" "${join(ROOT, "test/peers/mcp-tool-proxy.mjs")}"`;
+    const client = new RawClient(NODE, [CORDON, "run", "--trace", trace, "--proxy", proxyWasm("passthrough"), "--proxy-cmd", tool, "--", NODE, CORDON, "reference-agent", "--mcp", mode]);
+    try {
+      expect((await client.request("initialize", { protocolVersion: 1, clientCapabilities: {} })).error, client.stderr).toBeUndefined();
+      const sessionId: string = (await client.request("session/new", { cwd: DIR, mcpServers: [] })).result.sessionId;
+      const id = "slow-turn";
+      client.send({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: 'use tool tools::slow {"ms":20000}' }] } });
+      await client.waitFor((m) => m.method === "session/update" && m.params.update.status === "in_progress", 15_000);
+      await new Promise((r) => setTimeout(r, 200));
+      client.notify("session/cancel", { sessionId });
+      expect((await client.waitFor((m) => m.id === id && !("method" in m), 15_000)).result?.stopReason).toBe("cancelled");
+      const after = await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: 'use tool tools::echo {"text":"after"}' }] });
+      expect(after.result?.stopReason, client.stderr).toBe("end_turn");
+    } finally {
+      await client.close();
+    }
+    const result = conforming(trace);
+    // The withdrawn mcp/message was answered with an error on its way back (`$/cancel_request`
+    // itself is not recorded in traces: the conductor translates it per hop without tracing it).
+    expect(result.byDef.get("Error") ?? 0).toBeGreaterThan(0);
+    expect(result.byDef.get("MessageMcpRequest") ?? 0).toBeGreaterThan(0);
   }, 60_000);
 });
 

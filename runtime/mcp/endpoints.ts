@@ -11,7 +11,7 @@ import type { McpLink } from "./link.js";
 export interface Endpoint {
   /** Random, in the URL path (http) or the bridge command's arguments (stdio). */
   readonly id: string;
-  /** The `serverId` of the declaration: what `mcp/connect` asks for. */
+  /** The `serverId` of the declaration: what `mcp/message` (or `mcp/connect`) names. */
   readonly serverId: string;
   readonly name: string;
   /** Shared by the endpoints of one session setup request; only the agent is given it. */
@@ -24,7 +24,7 @@ export interface Endpoint {
 
 export interface EndpointHost {
   endpoint(id: string): Endpoint | undefined;
-  /** Starts an MCP session on `endpoint` (sends `mcp/connect`); `toClient` delivers to the agent's MCP client. */
+  /** Starts an MCP session on `endpoint` (a link, see link.ts); `toClient` delivers to the agent's MCP client. */
   openLink(endpoint: Endpoint, toClient: (message: JsonRpcMessage) => void): McpLink;
   readonly log: Logger;
 }

@@ -244,9 +244,9 @@ export class HttpEndpoint {
     answered = true;
     if (initialize) {
       if (session.link.refused === true || session.link.closed === true) {
-        // mcp/connect failed: no session was created; the body says why.
+        // The link refused (its mcp/connect failed): no session was created; the body says why.
         this.sessions.delete(session.id);
-        session.link.close("mcp/connect failed");
+        session.link.close("the MCP session could not be opened");
       } else if (res.destroyed) this.end(session, "the agent went away before it learned its session id");
       else res.setHeader("Mcp-Session-Id", session.id);
     }
