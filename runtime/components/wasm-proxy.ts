@@ -1,11 +1,13 @@
 /**
  * A proxy that is a WebAssembly component, run in a sandbox. Its first message is always the
  * `_cordon/configure` notification with its name and config (see wit/README.md); after that it
- * sees exactly what the router sends it. Output that is not a JSON object is a fault: the proxy
- * is stopped rather than trusted to be making sense.
+ * sees exactly what the router sends it — except what its manifest says it does not watch, which
+ * its interest filter passes on in its place, in order (`interest-filter.ts`). Output that is not
+ * a JSON object is a fault: the proxy is stopped rather than trusted to be making sense.
  */
 import { loadComponent, type LoadOptions } from "../sandbox/component-loader.js";
 import { configProblems } from "../sandbox/manifest.js";
+import { InterestFilter, interestOf } from "./interest-filter.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
 import { attachRaw, serialize } from "../protocol/raw-json.js";
@@ -30,6 +32,8 @@ export class WasmProxyPeer implements Peer {
   /** Its swimlane in traces: its name in the chain. */
   readonly traceName: string;
   private sandbox: ProxySandbox | null = null;
+  /** What the guest does not watch passes it here (null: it sees everything). One per instance. */
+  private filter: InterestFilter | null = null;
   private dead = false;
   private paused = false;
 
@@ -52,7 +56,7 @@ export class WasmProxyPeer implements Peer {
         `${this.label} (${this.spec.path}) does not match its pin: the config says sha256 ${this.spec.sha256}, the file is ${component.sha256}; refusing to start`,
       );
     }
-    const problems = configProblems(component.manifest, this.spec.config ?? {});
+    const problems = await configProblems(component.manifest, this.spec.config ?? {});
     if (problems.length > 0) {
       throw new Error(`${this.label}: its config does not match the schema in its manifest: ${problems.join("; ")}`);
     }
@@ -62,6 +66,8 @@ export class WasmProxyPeer implements Peer {
     }
     const sandbox = this.createSandbox(component, { ...DEFAULT_LIMITS, ...this.spec.limits }, this.spec.grants ?? []);
     this.sandbox = sandbox;
+    const interest = sandbox.passThrough ? interestOf(component.manifest) : null;
+    this.filter = interest && new InterestFilter(interest);
     if (this.paused) sandbox.pause?.(); // a restart during backpressure starts paused
     const fail = (reason: string) => {
       if (this.dead) return;
@@ -84,6 +90,9 @@ export class WasmProxyPeer implements Peer {
             sink.message(value);
           }
         },
+        passed: (message) => {
+          if (!this.dead) sink.message(message);
+        },
         congested: (congested) => sink.congested?.(congested),
         failed: (failure) =>
           fail(failure.kind === "timeout" || failure.kind === "budget" ? `was stopped: ${failure.message}` : `failed (${failure.kind}): ${failure.message}`),
@@ -95,7 +104,13 @@ export class WasmProxyPeer implements Peer {
   }
 
   send(message: JsonRpcMessage): void {
-    if (!this.dead) this.sandbox?.deliver(serialize(message));
+    const sandbox = this.sandbox;
+    if (this.dead || sandbox === null) return;
+    if (this.filter !== null) {
+      const passed = this.filter.pass(message);
+      if (passed !== null) return sandbox.passThrough!(passed);
+    }
+    sandbox.deliver(serialize(message));
   }
 
   /** Backpressure: the guest starts no further delivery until resumed (see `ProxySandbox.pause`). */

@@ -21,6 +21,11 @@ export interface SandboxFailure {
 export interface SandboxHandlers {
   /** Messages the guest sent, in order, as JSON texts; called once per delivery that produced output. */
   output(messages: string[]): void;
+  /**
+   * A message queued with `passThrough`, handed back in its place in the queue: after the output
+   * of every delivery queued before it, before the output of any queued after it.
+   */
+  passed?(message: object): void;
   /** The guest is dead. Called at most once; no output follows. */
   failed(failure: SandboxFailure): void;
   /**
@@ -40,6 +45,13 @@ export interface ProxySandbox {
   start(handlers: SandboxHandlers): Promise<void>;
   /** Queues one message for the guest's `receive`. Deliveries run one at a time, in order. */
   deliver(message: string): void;
+  /**
+   * Queues a message that does not enter the guest (an interest filter let it pass, see
+   * `components/interest-filter.ts`): it waits in the same ordered queue as deliveries, counts
+   * toward the same high-water mark, is held by `pause`, and comes back through `handlers.passed`
+   * in its turn — never synchronously from this call.
+   */
+  passThrough?(message: object): void;
   /** Ends the guest; pending deliveries are dropped. */
   stop(): Promise<void>;
   /**

@@ -61,7 +61,8 @@ export class ThreadSandbox implements ProxySandbox {
   private readonly startFuel: bigint;
   private host: CanonicalHost | null = null;
   private handlers: SandboxHandlers | null = null;
-  private readonly queue: string[] = [];
+  /** Deliveries (texts for the guest) and pass-through messages (objects), in order. */
+  private readonly queue: (string | object)[] = [];
   /** Backpressure from the conductor: no delivery starts while set. */
   private paused = false;
   private head = 0;
@@ -135,6 +136,14 @@ export class ThreadSandbox implements ProxySandbox {
   }
 
   deliver(message: string): void {
+    this.enqueue(message);
+  }
+
+  passThrough(message: object): void {
+    this.enqueue(message);
+  }
+
+  private enqueue(message: string | object): void {
     if (this.dead || !this.host) return;
     this.queue.push(message);
     if (!this.congested && this.queue.length - this.head >= QUEUE_HIGH_WATER) {
@@ -174,6 +183,15 @@ export class ThreadSandbox implements ProxySandbox {
       if (this.head === this.queue.length) {
         this.queue.length = 0;
         this.head = 0;
+      }
+      if (typeof message !== "string") {
+        // Passes the guest by, in its turn.
+        if (this.congested && this.queue.length - this.head <= QUEUE_LOW_WATER) {
+          this.congested = false;
+          this.handlers?.congested?.(false);
+        }
+        this.handlers?.passed?.(message);
+        continue;
       }
       const host = this.host!;
       const t = performance.now();

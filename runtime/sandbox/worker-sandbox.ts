@@ -58,7 +58,9 @@ export class WorkerSandbox implements ProxySandbox {
   /** Deliveries accepted and not yet completed: posted to the worker, or waiting to be. */
   private inFlight = 0;
   private posted = 0;
-  private readonly waiting: string[] = [];
+  /** Deliveries (texts) and pass-through messages (objects) not yet handed on, in order. */
+  private readonly waiting: (string | object)[] = [];
+  private pumpScheduled = false;
   private waitingHead = 0;
   private paused = false;
   private congested = false;
@@ -127,6 +129,8 @@ export class WorkerSandbox implements ProxySandbox {
               break;
             }
             if (reply.output.length > 0) handlers.output(reply.output);
+            // Only now: a pass-through message waiting behind this delivery follows its output.
+            this.pump(false);
             break;
           }
           case "failed":
@@ -184,6 +188,17 @@ export class WorkerSandbox implements ProxySandbox {
     this.pump();
   }
 
+  passThrough(message: object): void {
+    if (this.dead || !this.worker) return;
+    this.inFlight++;
+    if (!this.congested && this.inFlight >= QUEUE_HIGH_WATER) {
+      this.congested = true;
+      this.handlers?.congested?.(true);
+    }
+    this.waiting.push(message);
+    this.pumpSoon();
+  }
+
   pause(): void {
     this.paused = true;
   }
@@ -196,20 +211,49 @@ export class WorkerSandbox implements ProxySandbox {
   /**
    * Hands waiting deliveries to the worker, at most `POSTED_WINDOW` at a time: enough to keep the
    * worker busy, few enough that a pause takes effect within a few deliveries instead of after
-   * everything already queued (a worker's queue cannot be taken back).
+   * everything already queued (a worker's queue cannot be taken back). A pass-through message
+   * waits until every delivery before it has come back (its output first), and is handed back
+   * from an event or a microtask, never from inside the router's call (`fromRouter`).
    */
-  private pump(): void {
-    while (!this.paused && !this.dead && this.posted < POSTED_WINDOW && this.waitingHead < this.waiting.length) {
-      const message = this.waiting[this.waitingHead++];
-      if (this.waitingHead === this.waiting.length) {
-        this.waiting.length = 0;
-        this.waitingHead = 0;
+  private pump(fromRouter = true): void {
+    while (!this.paused && !this.dead && this.waitingHead < this.waiting.length) {
+      const item = this.waiting[this.waitingHead];
+      if (typeof item !== "string") {
+        if (this.posted > 0) return; // `done` of the last one pumps again
+        if (fromRouter) return this.pumpSoon();
+        this.take();
+        this.inFlight--;
+        if (this.congested && this.inFlight <= QUEUE_LOW_WATER) {
+          this.congested = false;
+          this.handlers?.congested?.(false);
+        }
+        this.handlers?.passed?.(item);
+        continue;
       }
+      if (this.posted >= POSTED_WINDOW) return;
+      this.take();
       this.posted++;
       if (this.posted === 1) this.arm();
-      const request: WorkerRequest = { type: "deliver", message };
+      const request: WorkerRequest = { type: "deliver", message: item };
       this.worker!.postMessage(request);
     }
+  }
+
+  private take(): void {
+    this.waitingHead++;
+    if (this.waitingHead === this.waiting.length) {
+      this.waiting.length = 0;
+      this.waitingHead = 0;
+    }
+  }
+
+  private pumpSoon(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    queueMicrotask(() => {
+      this.pumpScheduled = false;
+      this.pump(false);
+    });
   }
 
   async stop(): Promise<void> {
@@ -228,7 +272,6 @@ export class WorkerSandbox implements ProxySandbox {
     }
     if (this.posted > 0) this.watchdog?.refresh();
     else this.disarm();
-    this.pump();
   }
 
   private arm(): void {
