@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "./nesting.js";
+import { attachRaw } from "./raw-json.js";
 
 const nested = (depth: number): unknown => JSON.parse("[".repeat(depth) + "]".repeat(depth));
 
@@ -27,5 +28,17 @@ describe("nestsDeeperThan", () => {
     const value = JSON.parse(`{"__proto__":{"x":1},"wide":[1,2,3],"deep":${"[".repeat(200)}${"]".repeat(200)}}`);
     expect(nestsDeeperThan(value)).toBe(true);
     expect(nestsDeeperThan(JSON.parse('{"__proto__":{"constructor":{}}}'))).toBe(false);
+  });
+});
+
+describe("nestsDeeperThan on a message with its text", () => {
+  it("skips the walk only when the text is too short to nest past the limit, and still refuses one level more", () => {
+    const text = "[".repeat(MAX_NESTING_DEPTH + 1) + "]".repeat(MAX_NESTING_DEPTH + 1); // exactly 2 × (max + 1) characters
+    expect(nestsDeeperThan(attachRaw(JSON.parse(text) as object, text))).toBe(true);
+    const limit = "[".repeat(MAX_NESTING_DEPTH) + "]".repeat(MAX_NESTING_DEPTH);
+    expect(nestsDeeperThan(attachRaw(JSON.parse(limit) as object, limit))).toBe(false);
+    const short = '{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":{"text":"hi"}}}}';
+    expect(nestsDeeperThan(attachRaw(JSON.parse(short) as object, short), 2)).toBe(true); // short, but deeper than a small limit: walked
+    expect(nestsDeeperThan(attachRaw(JSON.parse(short) as object, short))).toBe(false);
   });
 });

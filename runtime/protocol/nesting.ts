@@ -9,13 +9,20 @@
  *
  * Cost: one visit per container node, none per byte — a 10 MB string is one node. The walk itself
  * recurses at most `max` frames deep, so it cannot overflow on the input it is guarding against.
+ * A message that still has the text it was parsed from (`attachRaw`) and is shorter than
+ * 2 × (max + 1) characters is not walked at all: every level takes an opening and a closing
+ * bracket, so such a text cannot nest deeper than `max`.
  */
+import { rawOf } from "./raw-json.js";
 
 /** Deepest nesting Cordon forwards. ACP's own shapes nest about 10 deep; tool inputs rarely 30. */
 export const MAX_NESTING_DEPTH = 128;
 
 /** Whether `value` nests objects/arrays more than `max` levels deep (the message itself is level 1). */
 export function nestsDeeperThan(value: unknown, max: number = MAX_NESTING_DEPTH): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const text = rawOf(value);
+  if (text !== undefined && text.length < 2 * (max + 1)) return false;
   return exceeds(value, max);
 }
 

@@ -1,0 +1,76 @@
+/**
+ * The per-message path of one streamed `session/update`, stage by stage (µs per message, in this
+ * process): what a chunk costs from the agent's line to the client's line, so changes to the hot
+ * path are measured one at a time. `node dist/bench/hot-path.js [n]`.
+ */
+import { loadComponent } from "../runtime/sandbox/component-loader.js";
+import { CanonicalHost } from "../runtime/sandbox/canonical-host.js";
+import { classify } from "../runtime/protocol/json-rpc.js";
+import { LineBuffer } from "../runtime/protocol/line-buffer.js";
+import { nestsDeeperThan } from "../runtime/protocol/nesting.js";
+import { attachRaw, serialize } from "../runtime/protocol/raw-json.js";
+import { unwrap, wrap, type Call } from "../runtime/routing/envelope.js";
+import { DEFAULT_LIMITS } from "../runtime/sandbox/sandbox.js";
+import { ThreadSandbox } from "../runtime/sandbox/thread-sandbox.js";
+import { fileURLToPath } from "node:url";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const N = Number(process.argv[2] ?? 200_000);
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const line = (i: number) =>
+  JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `chunk ${i}` } } } });
+const lines = Array.from({ length: 1000 }, (_, i) => line(i));
+
+function time(name: string, n: number, fn: (i: number) => unknown): number {
+  for (let i = 0; i < Math.min(n, 20_000); i++) fn(i);
+  const t = performance.now();
+  for (let i = 0; i < n; i++) fn(i);
+  const us = ((performance.now() - t) * 1000) / n;
+  console.log(`| ${name} | ${us.toFixed(3)} |`);
+  return us;
+}
+
+console.log("| stage | µs per message |\n|---|---|");
+const block = Buffer.from(lines.join("\n") + "\n");
+const lb = new LineBuffer();
+time("LineBuffer.push (per line, 1000-line chunks)", N / 1000, () => lb.push(block));
+const parsed = lines.map((l) => attachRaw(JSON.parse(l), l));
+time("JSON.parse", N, (i) => JSON.parse(lines[i % 1000]));
+time("JSON.parse + attachRaw", N, (i) => attachRaw(JSON.parse(lines[i % 1000]), lines[i % 1000]));
+time("nestsDeeperThan", N, (i) => nestsDeeperThan(parsed[i % 1000]));
+time("classify", N, (i) => classify(parsed[i % 1000]));
+const wrapped = parsed.map((m) => wrap(m as Call, "rfd"));
+time("wrap (raw splice)", N, (i) => wrap(parsed[i % 1000] as Call, "rfd"));
+time("unwrap (raw splice)", N, (i) => unwrap(wrapped[i % 1000]));
+time("serialize (raw)", N, (i) => serialize(wrapped[i % 1000]));
+time("JSON.stringify envelope", N, (i) => JSON.stringify(wrapped[i % 1000]));
+
+const cacheDir = mkdtempSync(join(tmpdir(), "cordon-hot-"));
+const component = await loadComponent(`${root}proxies/dist/passthrough.wasm`, { cacheDir });
+const configure = JSON.stringify({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "p", config: {} } });
+const texts = wrapped.map((w) => serialize(w));
+const plain = new CanonicalHost(component.module, { encodings: component.encodings });
+plain.receive(configure);
+time("guest receive, unmetered (CanonicalHost)", N, (i) => plain.receive(texts[i % 1000]));
+const sandbox = new ThreadSandbox(component, DEFAULT_LIMITS);
+let outputs = 0;
+await sandbox.start({ output: (m) => (outputs += m.length), failed: (f) => console.error(f) });
+const host = (sandbox as unknown as { host: CanonicalHost }).host;
+host.receive(configure);
+time("guest receive, fuel-metered", N, (i) => host.receive(texts[i % 1000]));
+const out = host.receive(texts[0])[0];
+time("guest output JSON.parse + attachRaw", N, () => attachRaw(JSON.parse(out), out));
+// Through the sandbox's queue and drain, in batches of 100.
+const batch = async (n: number) => {
+  for (let i = 0; i < n; i += 100) {
+    for (let k = 0; k < 100; k++) sandbox.deliver(texts[(i + k) % 1000]);
+    await new Promise<void>((r) => setImmediate(r));
+  }
+};
+await batch(20_000);
+let t = performance.now();
+await batch(N);
+console.log(`| ThreadSandbox deliver → drain → output (batches of 100) | ${(((performance.now() - t) * 1000) / N).toFixed(3)} |`);
+await sandbox.stop();
