@@ -17,6 +17,7 @@ import { z } from "zod";
 import { GRANTS } from "../routing/grants.js";
 import { WASI_GRANTS } from "../sandbox/wasi-grants.js";
 import { ISOLATIONS } from "../sandbox/sandbox-factory.js";
+import { isNativeProxy } from "./chain-entries.js";
 
 const limits = z
   .object({
@@ -105,7 +106,7 @@ export type ChainConfig = z.infer<typeof ChainConfigSchema>;
 export type WasmProxyEntry = z.infer<typeof wasmProxy>;
 export type NativeProxyEntry = z.infer<typeof nativeProxy>;
 export type ProxyEntry = WasmProxyEntry | NativeProxyEntry;
-export const isNativeProxy = (p: ProxyEntry): p is NativeProxyEntry => "command" in p;
+export { isNativeProxy };
 export type AgentEntry = z.infer<typeof agent>;
 
 export class ConfigError extends Error {

@@ -1,6 +1,7 @@
 /** The names proxies go by in a chain (logs, errors, `cordon check`, the trace viewer's lanes). */
 import { basename } from "node:path";
-import { isNativeProxy, type ProxyEntry } from "./chain-config.js";
+import type { ProxyEntry } from "./chain-config.js";
+import { isNativeProxy } from "./chain-entries.js";
 
 /** The configured name, else the file or command's base name; repeats get `#2`, `#3`… (as `cordon run` names them). */
 export function proxyNames(entries: ProxyEntry[]): string[] {

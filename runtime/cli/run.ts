@@ -16,7 +16,8 @@ import { Conductor, type ConductorOptions } from "../routing/conductor.js";
 import type { Peer } from "../routing/peer.js";
 import { GRANTS, type Grant } from "../routing/grants.js";
 import { TraceFile } from "../routing/trace.js";
-import { ConfigError, isNativeProxy, readChainConfig, type AgentEntry, type ProxyEntry } from "./chain-config.js";
+import type { AgentEntry, ProxyEntry } from "./chain-config.js";
+import { isNativeProxy } from "./chain-entries.js";
 import { McpBridgePeer } from "../mcp/bridge.js";
 import { defaultIsolation, sandboxFactory, type Isolation } from "../sandbox/sandbox-factory.js";
 
@@ -39,10 +40,12 @@ export async function run(options: RunOptions): Promise<number> {
   const log = createLogger();
   let proxies: ProxyEntry[] = [];
   let agent: AgentEntry | undefined;
+  // The config's schema (zod) is loaded only when there is a config file to read.
+  const chainConfig = options.config ? await import("./chain-config.js") : null;
   try {
-    if (options.config) ({ proxies, agent } = await readChainConfig(resolve(options.config)));
+    if (options.config) ({ proxies, agent } = await chainConfig!.readChainConfig(resolve(options.config)));
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (chainConfig && error instanceof chainConfig.ConfigError) {
       log.error(error.message);
       return 2;
     }

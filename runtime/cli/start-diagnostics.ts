@@ -15,7 +15,8 @@ import { EventEmitter } from "node:events";
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import type { Peer } from "../routing/peer.js";
-import { isNativeProxy, type AgentEntry, type ProxyEntry } from "./chain-config.js";
+import type { AgentEntry, ProxyEntry } from "./chain-config.js";
+import { isNativeProxy } from "./chain-entries.js";
 
 /** The hint for a human at a terminal, or null when stdin is not one. */
 export function ttyHint(mode: "agent" | "proxy", stdin: { isTTY?: boolean } = process.stdin): string | null {

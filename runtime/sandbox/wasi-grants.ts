@@ -8,8 +8,19 @@
  * `retptr` layouts below) is done here, by the same host that lowers the channel, so no jco glue
  * runs per call. Only functions without resources are offered (no pollables).
  */
-import { wallClock } from "@bytecodealliance/preview2-shim/clocks";
-import { insecure, insecureSeed, random } from "@bytecodealliance/preview2-shim/random";
+import { createRequire } from "node:module";
+
+type Shim = typeof import("@bytecodealliance/preview2-shim/clocks") & typeof import("@bytecodealliance/preview2-shim/random");
+let shim: Shim | null = null;
+
+/** The shim, loaded the first time a guest is granted WASI (loading it costs start-up time every other chain would pay for nothing). */
+function loadShim(): Shim {
+  if (shim === null) {
+    const require = createRequire(import.meta.url);
+    shim = { ...require("@bytecodealliance/preview2-shim/clocks"), ...require("@bytecodealliance/preview2-shim/random") } as Shim;
+  }
+  return shim;
+}
 
 export const WASI_GRANTS = ["wasi:clocks", "wasi:random"] as const;
 export type WasiGrant = (typeof WASI_GRANTS)[number];
@@ -51,6 +62,7 @@ const MAX_RANDOM_BYTES = 1 << 20;
 
 /** Host functions for the granted WASI imports of `module`, lowered for the guest. */
 export function wasiImports(module: WebAssembly.Module, grants: readonly string[], guest: GuestMemory): Record<string, Record<string, Function>> {
+  const { wallClock, random, insecure, insecureSeed } = loadShim();
   const view = () => new DataView(guest.memory().buffer);
   const writeDatetime = (retptr: number, t: { seconds: bigint; nanoseconds: number }) => {
     const v = view();
