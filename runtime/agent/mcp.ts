@@ -7,7 +7,7 @@
  *   cwd when that exists);
  * - `{"type":"http", name, url, headers}`: the SDK's `StreamableHTTPClientTransport`, with the headers;
  * - `{"type":"acp", name, serverId}`: MCP-over-ACP through the agent's own ACP connection, in the
- *   connectionless form, with the ACP SDK's {@link acp.McpOverAcpCaller}: every MCP request becomes an
+ *   connectionless form, with the ACP SDK's {@link McpOverAcpCaller}: every MCP request becomes an
  *   `mcp/message {serverId, requestId, method, params}` request to the client, answered `{result}` or
  *   `{error}`. That form has no client→server notifications: `notifications/initialized` is not sent,
  *   and `notifications/cancelled` withdraws the outer request (`$/cancel_request`) instead.
@@ -17,12 +17,12 @@
  * re-set-up (load/resume), and when the ACP connection ends.
  */
 import { existsSync } from "node:fs";
-import * as acp from "@agentclientprotocol/sdk/unstable";
+import { McpOverAcpCaller, type AgentContext, type McpCapabilities, type McpServer } from "@agentclientprotocol/sdk/unstable";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { CallToolResult, JSONRPCMessage, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type CallToolResult, type JSONRPCMessage, type Tool } from "@modelcontextprotocol/sdk/types.js";
 
 /** The MCP transports the agent supports beyond stdio (which every agent must support). */
 export interface McpSupport {
@@ -44,12 +44,12 @@ export function parseMcpSupport(text: string): McpSupport {
 }
 
 /** `agentCapabilities.mcpCapabilities` for what the agent supports (`acp` only when on: it is unstable). */
-export function mcpCapabilities(support: McpSupport): acp.McpCapabilities {
+export function mcpCapabilities(support: McpSupport): McpCapabilities {
   return { http: support.http, sse: false, ...(support.acp ? { acp: true } : {}) };
 }
 
 /** Why a declaration cannot be accepted, or null. */
-export function unsupportedServer(server: acp.McpServer, support: McpSupport): string | null {
+export function unsupportedServer(server: McpServer, support: McpSupport): string | null {
   if (!("type" in server)) return null;
   if (server.type === "http" && support.http) return null;
   if (server.type === "acp" && support.acp) return null;
@@ -61,8 +61,8 @@ export interface McpTarget {
   sessionId: string;
   /** Where a stdio server runs (if the folder exists). */
   cwd: string;
-  server: acp.McpServer;
-  peer: acp.AgentContext;
+  server: McpServer;
+  peer: AgentContext;
 }
 
 interface Entry {
@@ -73,10 +73,10 @@ interface Entry {
 export class McpClients {
   private readonly entries = new Map<string, Entry>();
   /** One caller per agent app: it routes `mcp/message` notifications to the request they belong to. */
-  readonly caller: acp.McpOverAcpCaller;
+  readonly caller: McpOverAcpCaller;
 
   constructor(private readonly clientInfo: { name: string; version: string }, private readonly log: (line: string) => void = () => {}) {
-    this.caller = new acp.McpOverAcpCaller({ clientInfo });
+    this.caller = new McpOverAcpCaller({ clientInfo });
   }
 
   async listTools(target: McpTarget, signal?: AbortSignal): Promise<Tool[]> {
@@ -139,7 +139,7 @@ export class McpClients {
     return entry.client;
   }
 
-  private transport(server: acp.McpServer, peer: acp.AgentContext, cwd: string): Transport {
+  private transport(server: McpServer, peer: AgentContext, cwd: string): Transport {
     if (!("type" in server)) {
       return new StdioClientTransport({
         command: server.command,
@@ -159,7 +159,7 @@ export class McpClients {
 
 /**
  * An MCP transport over the ACP connection, in MCP-over-ACP's connectionless form (the ACP SDK's
- * {@link acp.McpOverAcpCaller}). Requests only: the form has no client→server notifications and no
+ * {@link McpOverAcpCaller}). Requests only: the form has no client→server notifications and no
  * server→client requests; request-scoped notifications from the server (progress) are delivered.
  */
 class AcpTransport implements Transport {
@@ -170,8 +170,8 @@ class AcpTransport implements Transport {
   private closed = false;
 
   constructor(
-    private readonly caller: acp.McpOverAcpCaller,
-    private readonly peer: acp.AgentContext,
+    private readonly caller: McpOverAcpCaller,
+    private readonly peer: AgentContext,
     private readonly serverId: string,
   ) {}
 
@@ -204,7 +204,7 @@ class AcpTransport implements Transport {
           deliver({
             jsonrpc: "2.0",
             id,
-            error: { code: typeof error?.code === "number" ? error.code : -32603, message: String(error?.message ?? error), ...(error?.data !== undefined ? { data: error.data } : {}) },
+            error: { code: typeof error?.code === "number" ? error.code : ErrorCode.InternalError, message: String(error?.message ?? error), ...(error?.data !== undefined ? { data: error.data } : {}) },
           }),
       )
       .finally(() => this.inFlight.delete(id));

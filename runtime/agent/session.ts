@@ -152,9 +152,7 @@ export class AgentSession {
    */
   beginTurn(requestSignal: AbortSignal): PromptTurn {
     if (this.turn) {
-      throw new RequestError(-32600, `Invalid request: session ${this.id} already has a prompt in progress`, {
-        sessionId: this.id,
-      });
+      throw RequestError.invalidRequest({ sessionId: this.id }, `session ${this.id} already has a prompt in progress`);
     }
     this.turn = new PromptTurn(requestSignal);
     return this.turn;
