@@ -130,10 +130,13 @@ describe.each(["acp", "http"])("a tool call cancelled mid-call (native tool prox
     try {
       expect((await client.request("initialize", { protocolVersion: 1, clientCapabilities: {} })).error, client.stderr).toBeUndefined();
       const sessionId: string = (await client.request("session/new", { cwd: DIR, mcpServers: [] })).result.sessionId;
+      // Connected first (MCP's initialize), so the cancel finds the tool call itself in flight.
+      const warm = await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: 'use tool tools::echo {"text":"warm"}' }] });
+      expect(warm.result?.stopReason, client.stderr).toBe("end_turn");
       const id = "slow-turn";
       client.send({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: 'use tool tools::slow {"ms":20000}' }] } });
       await client.waitFor((m) => m.method === "session/update" && m.params.update.status === "in_progress", 15_000);
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 300));
       client.notify("session/cancel", { sessionId });
       expect((await client.waitFor((m) => m.id === id && !("method" in m), 15_000)).result?.stopReason).toBe("cancelled");
       const after = await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: 'use tool tools::echo {"text":"after"}' }] });
