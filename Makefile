@@ -18,7 +18,8 @@ tsc: install
 	@echo "==> compiling the runtime (tsc)" >&2
 	npx tsc -p tsconfig.build.json
 
-proxies: install
+# The SDK's build tool is TypeScript (sdk-as/tools), compiled into dist/ by the tsc step.
+proxies: tsc
 	@echo "==> building the example proxies into proxies/dist/" >&2
 	node sdk-as/tools/build-proxy.mjs --all proxies
 

@@ -5,8 +5,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadComponent } from "../../runtime/sandbox/component-loader.js";
 import { ProxyUnderTest, ROOT } from "./harness.js";
-// @ts-expect-error: plain ESM tool without type declarations
-import { BuildError, buildProxy, isUpToDate } from "../tools/build-proxy.mjs";
+import { BuildError, buildProxy, isUpToDate } from "../tools/index.js";
 import { readFileSync } from "node:fs";
 import { readManifest } from "../../runtime/sandbox/manifest.js";
 
@@ -123,7 +122,7 @@ describe("cordon-build-proxy", () => {
     expect(missingError).toBeInstanceOf(BuildError);
     const usage = spawnSync(process.execPath, [TOOL], { cwd: dir, encoding: "utf8" });
     expect(usage.status).toBe(2);
-    expect(usage.stderr).toContain("usage: cordon-build-proxy <entry.ts> [-o <out.wasm>] [--world <world>] [--force]");
+    expect(usage.stderr).toContain("usage: cordon-build-proxy [<entry.ts>] [-o <out.wasm>] [--world <world>] [--force]");
     const missing = spawnSync(process.execPath, [TOOL, "nope.ts"], { cwd: dir, encoding: "utf8" });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("error: nope: no such file nope.ts");

@@ -1,0 +1,97 @@
+/**
+ * Compiling an author's AssemblyScript into the core module: asc in process, in memory (-O3,
+ * incremental GC, the SDK's trapping abort, json-as and the export-rename transforms), on the
+ * generated entry module. `@cordon/sdk-as` resolves through node_modules; where it is not
+ * installed, the SDK this tool belongs to is served instead, so the ABI and the tool always match.
+ */
+import { realpathSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { checkCore } from "./check.js";
+import { ABI_MODULE, ENTRY_SUFFIX, SDK_PACKAGE, entrySource, findSdkRoot, findWasiWit, findWit, type World } from "./compose.js";
+import { BuildError } from "./errors.js";
+import { RenameExports } from "./rename-exports.js";
+
+const require = createRequire(import.meta.url);
+
+/** Directory that holds the node_modules packages the tool itself resolves (json-as). */
+function packagesDirOf(pkg: string): string {
+  return path.dirname(path.dirname(require.resolve(`${pkg}/package.json`)));
+}
+
+export interface CompiledCore {
+  core: Uint8Array;
+  /** Every file asc read (for the up-to-date check), sorted. */
+  files: string[];
+  /** asc's diagnostics text. */
+  diagnostics: string;
+  world: World;
+}
+
+type Asc = typeof import("assemblyscript/asc");
+let asc: Asc | null = null;
+
+export async function compileCore(entry: string, { world = null }: { world?: World | null } = {}): Promise<CompiledCore> {
+  entry = path.resolve(entry);
+  const name = path.basename(entry, ".ts");
+  const witFile = findWit();
+  const sdkRoot = findSdkRoot();
+  asc ??= await import("assemblyscript/asc");
+
+  const virtualEntry = path.join(path.dirname(entry), `${name}${ENTRY_SUFFIX}`);
+  const baseDir = process.cwd();
+  const read = new Set([entry, witFile]);
+  const outputs = new Map<string, Uint8Array>();
+  const sdkMarker = `${path.sep}node_modules${path.sep}${SDK_PACKAGE.replace("/", path.sep)}${path.sep}`;
+
+  const readFileHook = async (filename: string, dir: string): Promise<string | null> => {
+    const file = path.resolve(dir, filename);
+    if (file === virtualEntry) return entrySource(entry);
+    try {
+      const text = await readFile(file, "utf8");
+      read.add(realpathSync(file));
+      return text;
+    } catch {
+      const at = file.lastIndexOf(sdkMarker);
+      if (at < 0) return null;
+      const inside = path.join(sdkRoot, file.slice(at + sdkMarker.length));
+      try {
+        const text = await readFile(inside, "utf8");
+        read.add(realpathSync(inside));
+        return text;
+      } catch {
+        return null;
+      }
+    }
+  };
+
+  const stderr = asc.createMemoryStream();
+  const stdout = asc.createMemoryStream();
+  const args = [
+    path.relative(baseDir, virtualEntry),
+    "--outFile", "proxy.core.wasm",
+    "-O3",
+    "--runtime", "incremental",
+    "--use", `abort=~lib/${ABI_MODULE}/abort`,
+    "--transform", require.resolve("json-as"),
+    "--disableWarning", "201",
+    "--path", packagesDirOf("json-as"),
+    "--noColors",
+  ];
+  const result = await asc.main(args, {
+    stdout,
+    stderr,
+    readFile: readFileHook,
+    writeFile: (file: string, contents: Uint8Array) => void outputs.set(path.basename(file), contents),
+    listFiles: () => [],
+    transforms: [RenameExports],
+  } as unknown as Parameters<Asc["main"]>[1]);
+  const diagnostics = stderr.toString().trim();
+  if (result.error) throw new BuildError(`${name}: AssemblyScript compilation failed (${result.error.message})`, diagnostics);
+  const core = outputs.get("proxy.core.wasm");
+  if (!core) throw new BuildError(`${name}: asc produced no output`, diagnostics);
+  const used = checkCore(name, core, world);
+  if (used === "proxy-wasi") read.add(realpathSync(findWasiWit()));
+  return { core, files: [...read].sort(), diagnostics, world: used };
+}
