@@ -303,3 +303,19 @@ describe("diagnostics", () => {
     ]);
   });
 });
+
+describe("dialects", () => {
+  it("method-not-found relayed from further down is not mistaken for a proxy that only speaks _proxy/*", async () => {
+    const client = new MemoryPeer("client");
+    const proxy = new MemoryPeer('proxy "p0"', passThrough);
+    const agent = new MemoryPeer('agent "old"', (m, peer) => {
+      if (m.method === "initialize") peer.emit({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no initialize here" } });
+    });
+    const conductor = new Conductor({ client, proxies: [proxy], agent, log: createLogger("error", () => {}), onExit: () => {} });
+    await conductor.start();
+    client.emit({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    const answer = await client.waitFor((m) => m.id === 1);
+    expect(answer.error.message).toBe("no initialize here");
+    expect(proxy.received.filter((m) => /proxy\/initialize$/.test(m.method ?? "")).map((m) => m.method)).toEqual(["proxy/initialize"]);
+  });
+});

@@ -397,6 +397,7 @@ export class Conductor {
         return;
       }
       if (isRequest(inner)) hop.successorInit = { kind: "pending" };
+      hop.passedInitializeOn = true;
     }
     this.toward(hop, inner, pos.index + 1);
   }
@@ -510,7 +511,9 @@ export class Conductor {
     hop.outgoing.delete(key);
     if (hop.position.role === "proxy") this.stalls.settled(hop.label, key);
     if (pending.kind === "own") return pending.answer(message);
-    if (pending.retry && message.error?.code === ErrorCodes.methodNotFound) {
+    // Method-not-found means "I speak only _proxy/*" only if the proxy never passed the initialize
+    // on: one that did understood it, and is relaying an error from further down the chain.
+    if (pending.retry && message.error?.code === ErrorCodes.methodNotFound && !hop.passedInitializeOn) {
       pending.from.incoming.delete(idKey(pending.fromId)); // the retry forwards the same request again
       return pending.retry();
     }

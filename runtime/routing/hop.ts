@@ -86,6 +86,8 @@ export class Hop {
   grants = new Set<Grant>();
   /** Gated requests it was handed by its successor, which it may forward without a grant. */
   readonly forwardable = new Forwardable();
+  /** It has sent `initialize` on to its successor: it understood `proxy/initialize` (so keeps its dialect). */
+  passedInitializeOn = false;
   /** Its `initialize` toward its successor: once per instance, replayed after a restart. */
   successorInit: SuccessorInitState = { kind: "none" };
   /**
