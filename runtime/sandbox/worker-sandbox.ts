@@ -99,8 +99,10 @@ export class WorkerSandbox implements ProxySandbox {
       stdout: true,
       stderr: true,
     });
-    worker.stdout.pipe(process.stderr);
-    worker.stderr.pipe(process.stderr);
+    // Copied, not piped: a pipe adds listeners to process.stderr per worker (a warning at 5 proxies).
+    const toStderr = (chunk: Buffer) => process.stderr.write(chunk);
+    worker.stdout.on("data", toStderr);
+    worker.stderr.on("data", toStderr);
     this.worker = worker;
     worker.unref();
     return new Promise<void>((resolve, reject) => {
