@@ -3,7 +3,7 @@
  * a raw client → `cordon run --config` → passthrough.wasm → workspace-tools.wasm →
  * passthrough.wasm → the reference agent, whose MCP client calls the tools. The agent advertises
  * `acp` (it calls the proxy in the connectionless form), only `http` (Cordon's bridge relays
- * loopback HTTP in the connection form) or neither (a stdio `cordon mcp-bridge`). Then persona's
+ * loopback HTTP, also in the connectionless form) or neither (a stdio `cordon mcp-bridge`). Then persona's
  * Sparkle flow in front of the same agent.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";

@@ -210,12 +210,12 @@ describe("workspace-tools: read_file", () => {
 });
 
 describe("workspace-tools: manifest", () => {
-  it("asks for fs:read and validates its config", () => {
+  it("asks for fs:read and validates its config", async () => {
     const manifest = exampleManifest("workspace-tools");
     expect(manifest?.name).toBe("workspace-tools");
     expect(manifest?.grants).toEqual(["fs:read"]);
-    expect(configProblems(manifest, { serverName: "ws", maxEntries: 10 })).toEqual([]);
-    expect(configProblems(manifest, { maxEntries: "ten" })).not.toEqual([]);
-    expect(configProblems(manifest, { servername: "typo" })).not.toEqual([]);
+    expect(await configProblems(manifest, { serverName: "ws", maxEntries: 10 })).toEqual([]);
+    expect(await configProblems(manifest, { maxEntries: "ten" })).not.toEqual([]);
+    expect(await configProblems(manifest, { servername: "typo" })).not.toEqual([]);
   });
 });
