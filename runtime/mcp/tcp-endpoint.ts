@@ -8,7 +8,7 @@
  * within {@link HELLO_TIMEOUT_MS}) gets `{"cordonBridge":"refused","reason":…}` and the connection
  * is closed. Otherwise the answer is `{"cordonBridge":"ok"}` and from then on every line is one MCP
  * JSON-RPC message: from the agent's MCP client in, to it out. One TCP connection is one MCP
- * session (one MCP-over-ACP connection); when it closes, the link closes (`link.ts`). A line that is
+ * session (one link, `link.ts`); when it closes, the link closes. A line that is
  * not JSON is answered with a `-32700` error, one that is not JSON-RPC or nests deeper than
  * {@link MAX_NESTING_DEPTH} with `-32600`; the connection stays.
  *
