@@ -230,8 +230,12 @@ export function findStep(transcript: LifecycleTranscript, name: string): Lifecyc
   return step;
 }
 
-/** The extension request used as a barrier: any answer (normally -32601) means everything before it arrived. */
-export const BARRIER_METHOD = "_cordon/barrier";
+/**
+ * The extension request used as a barrier: the agent's answer (normally -32601) means everything the
+ * agent sent before it has arrived. Not in `_cordon/`: that namespace is the host's, and a proxy built
+ * with the SDK answers such a request itself, before it could reach the agent.
+ */
+export const BARRIER_METHOD = "_lifecycle/barrier";
 
 /** Small deterministic media for the content prompt. */
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toString("base64");
