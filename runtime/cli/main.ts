@@ -21,6 +21,13 @@ Usage:
   thread: in Cordon's thread with fuel metering; worker: a worker thread each; env CORDON_ISOLATION).
   cordon run also takes --initialize-timeout <ms>: how long the agent has to answer initialize
   before the client gets an error naming it (default 60000; env CORDON_INITIALIZE_TIMEOUT_MS).
+  cordon new <name> [--sdk <spec | sdk.tgz>] [--no-install]
+      Scaffold a proxy project in ./<name> (AssemblyScript source, manifest, a unit test, a golden
+      transcript, README) and npm install it; then npm run build && npm test.
+  cordon build [<entry.ts> [-o out.wasm] | --all <dir>] [--world proxy|proxy-wasi] [--force]
+      Build a proxy into a component (no entry: the project's, from package.json "cordon").
+  cordon test [<proxy.wasm> <transcript.jsonl>...]
+      Replay golden transcripts against a built proxy; in a project: build, transcripts, node --test.
   cordon inspect <proxy.wasm> [--json]
       Show a proxy's manifest, imports, exports, string encoding, memory and SHA-256.
   cordon check <chain.json> [--isolation thread|worker] [--json]
@@ -66,6 +73,18 @@ export async function main(argv: string[]): Promise<number> {
       return runCommand("agent", rest);
     case "proxy":
       return runCommand("proxy", rest);
+    case "new": {
+      const { newProject } = await import("./new.js");
+      return newProject(rest);
+    }
+    case "build": {
+      const { build } = await import("./build.js");
+      return build(rest);
+    }
+    case "test": {
+      const { testProxy } = await import("./test-proxy.js");
+      return testProxy(rest);
+    }
     case "inspect": {
       const { inspect } = await import("./inspect.js");
       return inspect(rest.find((a) => !a.startsWith("--")), rest.includes("--json"));
