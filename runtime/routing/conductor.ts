@@ -24,6 +24,7 @@ import {
   idFromKey,
   idKey,
   paramsObject,
+  type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from "../protocol/json-rpc.js";
@@ -343,8 +344,7 @@ export class Conductor {
         hop.settled.add(key);
         this.agent.incoming.delete(idKey(pending.fromId));
         this.agent.peer.send({ jsonrpc: "2.0", id: pending.fromId, result: { outcome: { outcome: "cancelled" } } });
-        const cancel = cancelRequest(idFromKey(key));
-        hop.peer.send(hop === this.client ? cancel : wrap(cancel, hop.dialect));
+        this.sendCancel(this.agent, hop, cancelRequest(idFromKey(key)), hop !== this.client);
       }
     }
   }
@@ -563,8 +563,13 @@ export class Conductor {
     if (typeof requestId !== "string" && typeof requestId !== "number") return;
     const record: Incoming | undefined = from.incoming.get(idKey(requestId));
     if (!record || !record.to.alive) return; // unknown or finished: ignored, as the spec says
-    const cancel = cancelRequest(record.toId, paramsObject(params));
-    record.to.peer.send(record.enveloped ? wrap(cancel, record.to.dialect) : cancel);
+    this.sendCancel(from, record.to, cancelRequest(record.toId, paramsObject(params)), record.enveloped);
+  }
+
+  /** Sends `$/cancel_request` on `to`'s hop (in an envelope when the request went in one), and traces it. */
+  private sendCancel(from: Hop, to: Hop, cancel: JsonRpcNotification, enveloped: boolean): void {
+    this.trace?.({ type: "notification", protocol: "acp", from: participant(from), to: participant(to), method: cancel.method, session: null, params: cancel.params });
+    to.peer.send(enveloped ? wrap(cancel, to.dialect) : cancel);
   }
 
   /** Answers a request with an error on behalf of the chain (notifications are only logged). */
@@ -629,7 +634,7 @@ export class Conductor {
     // dropped there instead of reaching a restarted instance that reuses the id.
     for (const [key, record] of hop.incoming) {
       hop.incoming.delete(key);
-      this.settle(record);
+      this.settle(hop, record);
     }
     if (hop === this.agent) this.afterAgentDeath(`${hop.label} ${reason}`, data);
     else if (hop.position.role === "proxy") this.supervisor.failed(hop, reason);
@@ -682,12 +687,10 @@ export class Conductor {
   }
 
   /** A request whose asker died: nobody waits for its answer any more, so cancel it where it is. */
-  private settle(record: Incoming): void {
+  private settle(asker: Hop, record: Incoming): void {
     const key = idKey(record.toId);
     if (record.to.outgoing.delete(key)) record.to.settled.add(key);
-    if (!record.to.alive) return;
-    const cancel = cancelRequest(record.toId);
-    record.to.peer.send(record.enveloped ? wrap(cancel, record.to.dialect) : cancel);
+    if (record.to.alive) this.sendCancel(asker, record.to, cancelRequest(record.toId), record.enveloped);
   }
 
   private exit(code: number): void {
