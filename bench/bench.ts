@@ -16,7 +16,7 @@
  *   P5  RSS per added proxy.
  *
  * Env: BENCH_PROMPTS (2000), BENCH_CHUNKS (100000), BENCH_STARTS (5), BENCH_P3 (300), BENCH_ABI=1
- * adds the canonical-host vs jco-glue table.
+ * adds the canonical-host vs jco-glue table, BENCH_ONLY=P2,P4 runs only those parts (no goals table).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
@@ -27,7 +27,7 @@ import { loadComponent } from "../runtime/sandbox/component-loader.js";
 import { DEFAULT_LIMITS, type ProxySandbox } from "../runtime/sandbox/sandbox.js";
 import { DEFAULT_ISOLATION, ISOLATIONS, sandboxFactory, type Isolation } from "../runtime/sandbox/sandbox-factory.js";
 import { readLines } from "./ndjson.js";
-import { treeRssMiB } from "./process-tree.js";
+import { treeCpuMs, treeRssMiB } from "./process-tree.js";
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -42,6 +42,8 @@ const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100_000);
 const STARTS = Number(process.env.BENCH_STARTS ?? 5);
 const P3_ROUNDS = Number(process.env.BENCH_P3 ?? 300);
 const WARMUP = Math.min(200, Math.ceil(PROMPTS / 10));
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map((s) => s.trim().toUpperCase())) : null;
+const runs = (part: string) => ONLY === null || ONLY.has(part);
 // Each run gets its own compile cache (warmed by the first start), not the user's.
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-bench-cache-"));
 const env = { CORDON_LOG: "warn", CORDON_CACHE_DIR: cacheDir };
@@ -59,8 +61,8 @@ class Chain {
   updates = 0;
   private readonly exited: Promise<void>;
 
-  constructor(argv: string[]) {
-    this.child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, ...env } });
+  constructor(argv: string[], extraEnv: Record<string, string> = {}) {
+    this.child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, ...env, ...extraEnv } });
     this.exited = new Promise((resolve) => this.child.once("exit", () => resolve()));
     readLines(this.child.stdout!, (line) => {
       const m = JSON.parse(line);
@@ -100,7 +102,13 @@ interface Config {
   kind: "direct" | "cordon" | "thinkwell";
   proxies: number;
   isolation?: Isolation;
+  /** The proxies' interest filters: `watching` forces them off (every message crosses every sandbox). */
+  filters?: "watching" | "declared";
+  env?: Record<string, string>;
 }
+
+/** Interest filters off: every proxy sees every message, as one that watches everything would. */
+const WATCH_ALL = { CORDON_INTEREST_FILTERS: "off" };
 
 const cordonArgs = (n: number, isolation: Isolation, extra: string[] = []) => [
   node,
@@ -119,8 +127,18 @@ const configs: Config[] = [
   { name: "direct: client → raw agent", argv: rawAgent, kind: "direct", proxies: 0 },
   { name: "cordon, 0 proxies", argv: cordonArgs(0, DEFAULT_ISOLATION), kind: "cordon", proxies: 0 },
   ...ISOLATIONS.flatMap((isolation) =>
-    [1, 3].map((n): Config => ({ name: `cordon, ${n} WASM proxies (${isolation})`, argv: cordonArgs(n, isolation), kind: "cordon", proxies: n, isolation })),
+    [1, 3].map(
+      (n): Config => ({ name: `cordon, ${n} WASM proxies (${isolation})`, argv: cordonArgs(n, isolation), kind: "cordon", proxies: n, isolation, filters: "watching", env: WATCH_ALL }),
+    ),
   ),
+  {
+    name: `cordon, 3 WASM proxies (${DEFAULT_ISOLATION}, declared: watch nothing)`,
+    argv: cordonArgs(3, DEFAULT_ISOLATION),
+    kind: "cordon",
+    proxies: 3,
+    isolation: DEFAULT_ISOLATION,
+    filters: "declared",
+  },
   { name: "thinkwell 0.5.7, 0 proxies", argv: thinkwellArgs(0), kind: "thinkwell", proxies: 0 },
   { name: "thinkwell 0.5.7, 3 process proxies", argv: thinkwellArgs(3), kind: "thinkwell", proxies: 3 },
 ];
@@ -136,9 +154,9 @@ interface RttResult {
 
 const notAgent = (cmd: string) => cmd.includes("raw-agent.js") && !cmd.includes("thinkwell.js") && !cmd.includes("cordon.js");
 
-async function open(argv: string[]): Promise<{ chain: Chain; startMs: number; session: string }> {
+async function open(argv: string[], extraEnv?: Record<string, string>): Promise<{ chain: Chain; startMs: number; session: string }> {
   const t = performance.now();
-  const chain = new Chain(argv);
+  const chain = new Chain(argv, extraEnv);
   await chain.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
   const startMs = performance.now() - t;
   const { sessionId } = await chain.request("session/new", { cwd: "/tmp", mcpServers: [] });
@@ -146,7 +164,7 @@ async function open(argv: string[]): Promise<{ chain: Chain; startMs: number; se
 }
 
 async function rtt(config: Config): Promise<RttResult> {
-  const { chain, startMs, session } = await open(config.argv);
+  const { chain, startMs, session } = await open(config.argv, config.env);
   for (let i = 0; i < WARMUP; i++) await chain.prompt(session, `warm ${i}`);
   const before = chain.updates;
   const times: number[] = [];
@@ -162,17 +180,26 @@ async function rtt(config: Config): Promise<RttResult> {
   return { config, startMs, mean: mean(times), p50: quantile(times, 0.5), p95: quantile(times, 0.95), rssMiB };
 }
 
-/** Chunks per second for one `stream N` prompt. */
-async function stream(argv: string[]): Promise<number> {
-  const { chain, session } = await open(argv);
+/**
+ * One `stream N` prompt: chunks per second, and the CPU time the path between client and agent
+ * spent per chunk (the conductor's process tree without the agent; for direct, the agent's own) —
+ * a figure a loaded machine disturbs much less than the rate.
+ */
+async function stream(argv: string[], extraEnv?: Record<string, string>): Promise<{ rate: number; cpuUs: number }> {
+  const { chain, session } = await open(argv, extraEnv);
   await chain.prompt(session, "stream 1000"); // warm-up
   const before = chain.updates;
+  const pid = chain.child.pid!;
+  const direct = argv === rawAgent;
+  const cpu = () => (direct ? treeCpuMs(pid) : treeCpuMs(pid, notAgent));
+  const cpu0 = cpu();
   const t = performance.now();
   await chain.prompt(session, `stream ${CHUNKS}`);
   const seconds = (performance.now() - t) / 1000;
+  const cpuUs = ((cpu() - cpu0) * 1000) / CHUNKS;
   if (chain.updates - before !== CHUNKS) throw new Error(`stream: ${chain.updates - before} of ${CHUNKS} chunks`);
   await chain.close();
-  return CHUNKS / seconds;
+  return { rate: CHUNKS / seconds, cpuUs };
 }
 
 /** Median time to the first `initialize` answer over STARTS cold starts. */
@@ -251,81 +278,113 @@ async function main() {
   await (await open(cordonArgs(1, "worker"))).chain.close();
 
   const results: RttResult[] = [];
-  for (const config of configs) {
-    progress(`P1 ${config.name}`);
-    results.push(await rtt(config));
+  if (runs("P1") || runs("P5")) {
+    for (const config of configs) {
+      progress(`P1 ${config.name}`);
+      results.push(await rtt(config));
+    }
   }
   const by = (pred: (c: Config) => boolean) => results.find((r) => pred(r.config))!;
   const cordon0 = by((c) => c.kind === "cordon" && c.proxies === 0);
   const think0 = by((c) => c.kind === "thinkwell" && c.proxies === 0);
   const think3 = by((c) => c.kind === "thinkwell" && c.proxies === 3);
 
-  console.log(`\nP1 — prompt round trip (ms) with one update, ${PROMPTS} sequential prompts; conductor RSS = process tree without the agent`);
-  console.log("| configuration | start (ms) | mean | p50 | p95 | mean vs direct | mean vs cordon 0 | mean vs thinkwell 3 | RSS (MiB) |");
-  console.log("|---|---|---|---|---|---|---|---|---|");
-  for (const r of results) {
-    const rss = r.config.kind === "direct" ? `${f(r.rssMiB, 0)} (agent)` : f(r.rssMiB, 0);
-    console.log(`| ${r.config.name} | ${f(r.startMs, 0)} | ${f(r.mean)} | ${f(r.p50)} | ${f(r.p95)} | ${x(r.mean, results[0].mean)} | ${x(r.mean, cordon0.mean)} | ${x(r.mean, think3.mean)} | ${rss} |`);
+  if (results.length > 0) {
+    console.log(`\nP1 — prompt round trip (ms) with one update, ${PROMPTS} sequential prompts; conductor RSS = process tree without the agent`);
+    console.log("(\"WASM proxies\": pass-through proxies that see every message — interest filters off; \"declared\": the same proxies with their manifest's filter: they watch nothing)");
+    console.log("| configuration | start (ms) | mean | p50 | p95 | mean vs direct | mean vs cordon 0 | mean vs thinkwell 3 | RSS (MiB) |");
+    console.log("|---|---|---|---|---|---|---|---|---|");
+    for (const r of results) {
+      const rss = r.config.kind === "direct" ? `${f(r.rssMiB, 0)} (agent)` : f(r.rssMiB, 0);
+      console.log(`| ${r.config.name} | ${f(r.startMs, 0)} | ${f(r.mean)} | ${f(r.p50)} | ${f(r.p95)} | ${x(r.mean, results[0].mean)} | ${x(r.mean, cordon0.mean)} | ${x(r.mean, think3.mean)} | ${rss} |`);
+    }
   }
 
-  progress("P2 streaming");
-  const streams: { name: string; rate: number }[] = [{ name: "direct", rate: await stream(rawAgent) }];
-  for (const isolation of ISOLATIONS) {
-    progress(`P2 cordon, 3 proxies (${isolation})`);
-    streams.push({ name: `cordon, 3 WASM proxies (${isolation})`, rate: await stream(cordonArgs(3, isolation)) });
+  const streams: { name: string; rate: number; cpuUs: number; isolation?: Isolation; filters?: "watching" | "declared" }[] = [];
+  if (runs("P2")) {
+    progress("P2 streaming");
+    streams.push({ name: "direct (CPU: the agent's)", ...(await stream(rawAgent)) });
+    progress("P2 cordon, 0 proxies");
+    streams.push({ name: "cordon, 0 proxies (the conductor's own floor)", ...(await stream(cordonArgs(0, DEFAULT_ISOLATION))) });
+    for (const isolation of ISOLATIONS) {
+      progress(`P2 cordon, 3 proxies (${isolation}), watching everything`);
+      streams.push({ name: `cordon, 3 WASM proxies (${isolation}) watching every update`, ...(await stream(cordonArgs(3, isolation), WATCH_ALL)), isolation, filters: "watching" });
+    }
+    for (const isolation of ISOLATIONS) {
+      progress(`P2 cordon, 3 proxies (${isolation}), declared: not watching updates`);
+      streams.push({ name: `cordon, 3 WASM proxies (${isolation}) declared not watching updates`, ...(await stream(cordonArgs(3, isolation))), isolation, filters: "declared" });
+    }
+    progress("P2 thinkwell, 3 proxies");
+    streams.push({ name: "thinkwell 0.5.7, 3 process proxies", ...(await stream(thinkwellArgs(3))) });
   }
-  progress("P2 thinkwell, 3 proxies");
-  streams.push({ name: "thinkwell 0.5.7, 3 process proxies", rate: await stream(thinkwellArgs(3)) });
 
-  progress("P3 100 KB prompt through context.wasm");
-  const p3 = await contextEdit();
+  let p3: { name: string; us: number }[] = [];
+  if (runs("P3")) {
+    progress("P3 100 KB prompt through context.wasm");
+    p3 = await contextEdit();
+  }
 
-  progress("P4 cold starts");
-  const starts: { name: string; ms: number }[] = [{ name: "direct", ms: await coldStart(rawAgent) }];
-  for (const isolation of ISOLATIONS) starts.push({ name: `cordon, 3 WASM proxies (${isolation})`, ms: await coldStart(cordonArgs(3, isolation)) });
-  starts.push({ name: "thinkwell 0.5.7, 3 process proxies", ms: await coldStart(thinkwellArgs(3)) });
+  const starts: { name: string; ms: number }[] = [];
+  if (runs("P4")) {
+    progress("P4 cold starts");
+    starts.push({ name: "direct", ms: await coldStart(rawAgent) });
+    for (const isolation of ISOLATIONS) starts.push({ name: `cordon, 3 WASM proxies (${isolation})`, ms: await coldStart(cordonArgs(3, isolation)) });
+    starts.push({ name: "thinkwell 0.5.7, 3 process proxies", ms: await coldStart(thinkwellArgs(3)) });
+  }
 
-  console.log(`\nP2 — ${CHUNKS} agent_message_chunk updates streamed in one turn through 3 pass-through proxies`);
-  console.log("| path | chunks/s | % of direct |");
-  console.log("|---|---|---|");
-  for (const s of streams) console.log(`| ${s.name} | ${f(s.rate, 0)} | ${f((100 * s.rate) / streams[0].rate, 0)} % |`);
+  if (streams.length > 0) {
+    console.log(`\nP2 — ${CHUNKS} agent_message_chunk updates streamed in one turn through 3 pass-through proxies`);
+    console.log("(CPU µs per chunk: the conductor's process tree without the agent — all its threads, and thinkwell's proxy processes)");
+    console.log("| path | chunks/s | % of direct | conductor CPU µs per chunk |");
+    console.log("|---|---|---|---|");
+    for (const s of streams) console.log(`| ${s.name} | ${f(s.rate, 0)} | ${f((100 * s.rate) / streams[0].rate, 0)} % | ${f(s.cpuUs, 1)} |`);
+  }
 
-  console.log("\nP3 — one 100 KB prompt, prepend a text block (µs per message)");
-  console.log("| path | µs | vs plain JS |");
-  console.log("|---|---|---|");
-  for (const r of p3) console.log(`| ${r.name} | ${f(r.us, 0)} | ${x(r.us, p3[0].us)} |`);
+  if (p3.length > 0) {
+    console.log("\nP3 — one 100 KB prompt, prepend a text block (µs per message)");
+    console.log("| path | µs | vs plain JS |");
+    console.log("|---|---|---|");
+    for (const r of p3) console.log(`| ${r.name} | ${f(r.us, 0)} | ${x(r.us, p3[0].us)} |`);
+  }
 
-  console.log(`\nP4 — cold start to the first initialize answer (median of ${STARTS}, warm compile cache)`);
-  console.log("| path | ms | vs direct |");
-  console.log("|---|---|---|");
-  for (const s of starts) console.log(`| ${s.name} | ${f(s.ms, 0)} | ${s === starts[0] ? "—" : `+${f(s.ms - starts[0].ms, 0)} ms`} |`);
+  if (starts.length > 0) {
+    console.log(`\nP4 — cold start to the first initialize answer (median of ${STARTS}, warm compile cache)`);
+    console.log("| path | ms | vs direct |");
+    console.log("|---|---|---|");
+    for (const s of starts) console.log(`| ${s.name} | ${f(s.ms, 0)} | ${s === starts[0] ? "—" : `+${f(s.ms - starts[0].ms, 0)} ms`} |`);
+  }
 
-  console.log("\nP5 — conductor RSS per added proxy (3 proxies vs 0, from P1)");
-  console.log("| path | MiB per proxy |");
-  console.log("|---|---|");
   const perProxy: Record<string, number> = {};
-  for (const isolation of ISOLATIONS) {
-    const three = by((c) => c.kind === "cordon" && c.proxies === 3 && c.isolation === isolation);
-    perProxy[isolation] = (three.rssMiB - cordon0.rssMiB) / 3;
-    console.log(`| cordon (${isolation}) | ${f(perProxy[isolation], 1)} |`);
+  if (results.length > 0) {
+    console.log("\nP5 — conductor RSS per added proxy (3 proxies vs 0, from P1)");
+    console.log("| path | MiB per proxy |");
+    console.log("|---|---|");
+    for (const isolation of ISOLATIONS) {
+      const three = by((c) => c.kind === "cordon" && c.proxies === 3 && c.isolation === isolation && c.filters === "watching");
+      perProxy[isolation] = (three.rssMiB - cordon0.rssMiB) / 3;
+      console.log(`| cordon (${isolation}) | ${f(perProxy[isolation], 1)} |`);
+    }
+    console.log(`| thinkwell 0.5.7 (process proxies) | ${f((think3.rssMiB - think0.rssMiB) / 3, 1)} |`);
   }
-  console.log(`| thinkwell 0.5.7 (process proxies) | ${f((think3.rssMiB - think0.rssMiB) / 3, 1)} |`);
 
-  console.log(`\nGoals, default isolation "${DEFAULT_ISOLATION}"`);
-  const d3 = by((c) => c.kind === "cordon" && c.proxies === 3 && c.isolation === DEFAULT_ISOLATION);
-  const dStream = streams.find((s) => s.name.includes(`(${DEFAULT_ISOLATION})`))!;
-  const dP3 = p3.find((r) => r.name.includes(`${DEFAULT_ISOLATION} sandbox`))!;
-  const dStart = starts.find((s) => s.name.includes(`(${DEFAULT_ISOLATION})`))!;
-  console.log(`| goal | measured | |`);
-  console.log("|---|---|---|");
-  console.log(`| P1 3 proxies ≤ 1.3× cordon 0 | ${x(d3.mean, cordon0.mean)} | ${verdict(d3.mean <= 1.3 * cordon0.mean)} |`);
-  console.log(`| P1 3 proxies ≤ 0.5× thinkwell 3 | ${x(d3.mean, think3.mean)} | ${verdict(d3.mean <= 0.5 * think3.mean)} |`);
-  console.log(`| P1 cordon 0 ≤ thinkwell 0 | ${x(cordon0.mean, think0.mean)} | ${verdict(cordon0.mean <= think0.mean)} |`);
-  console.log(`| P2 streaming ≥ 50 % of direct | ${f((100 * dStream.rate) / streams[0].rate, 0)} % | ${verdict(dStream.rate >= 0.5 * streams[0].rate)} |`);
-  console.log(`| P2 ≥ 85 % with interest filters | not built | NOT met |`);
-  console.log(`| P3 ≤ 1.3× plain JS | ${x(dP3.us, p3[0].us)} | ${verdict(dP3.us <= 1.3 * p3[0].us)} |`);
-  console.log(`| P4 ≤ direct + 60 ms | +${f(dStart.ms - starts[0].ms, 0)} ms | ${verdict(dStart.ms <= starts[0].ms + 60)} |`);
-  console.log(`| P5 ≤ 8 MiB per proxy | ${f(perProxy[DEFAULT_ISOLATION], 1)} MiB | ${verdict(perProxy[DEFAULT_ISOLATION] <= 8)} |`);
+  if (ONLY === null) {
+    console.log(`\nGoals, default isolation "${DEFAULT_ISOLATION}"`);
+    const d3 = by((c) => c.kind === "cordon" && c.proxies === 3 && c.isolation === DEFAULT_ISOLATION && c.filters === "watching");
+    const dStream = streams.find((s) => s.isolation === DEFAULT_ISOLATION && s.filters === "watching")!;
+    const dFiltered = streams.find((s) => s.isolation === DEFAULT_ISOLATION && s.filters === "declared")!;
+    const dP3 = p3.find((r) => r.name.includes(`${DEFAULT_ISOLATION} sandbox`))!;
+    const dStart = starts.find((s) => s.name.includes(`(${DEFAULT_ISOLATION})`))!;
+    console.log(`| goal | measured | |`);
+    console.log("|---|---|---|");
+    console.log(`| P1 3 proxies ≤ 1.3× cordon 0 | ${x(d3.mean, cordon0.mean)} | ${verdict(d3.mean <= 1.3 * cordon0.mean)} |`);
+    console.log(`| P1 3 proxies ≤ 0.5× thinkwell 3 | ${x(d3.mean, think3.mean)} | ${verdict(d3.mean <= 0.5 * think3.mean)} |`);
+    console.log(`| P1 cordon 0 ≤ thinkwell 0 | ${x(cordon0.mean, think0.mean)} | ${verdict(cordon0.mean <= think0.mean)} |`);
+    console.log(`| P2 streaming ≥ 50 % of direct | ${f((100 * dStream.rate) / streams[0].rate, 0)} % | ${verdict(dStream.rate >= 0.5 * streams[0].rate)} |`);
+    console.log(`| P2 ≥ 85 % with interest filters | ${f((100 * dFiltered.rate) / streams[0].rate, 0)} % | ${verdict(dFiltered.rate >= 0.85 * streams[0].rate)} |`);
+    console.log(`| P3 ≤ 1.3× plain JS | ${x(dP3.us, p3[0].us)} | ${verdict(dP3.us <= 1.3 * p3[0].us)} |`);
+    console.log(`| P4 ≤ direct + 60 ms | +${f(dStart.ms - starts[0].ms, 0)} ms | ${verdict(dStart.ms <= starts[0].ms + 60)} |`);
+    console.log(`| P5 ≤ 8 MiB per proxy | ${f(perProxy[DEFAULT_ISOLATION], 1)} MiB | ${verdict(perProxy[DEFAULT_ISOLATION] <= 8)} |`);
+  }
 
   if (process.env.BENCH_ABI === "1") {
     const { abiHostBench } = await import("./abi-host.js");

@@ -51,3 +51,28 @@ export function treeRssMiB(pid: number, exclude?: (commandLine: string) => boole
   }
   return total / 1024;
 }
+
+/** CPU time (user + system, all threads) of one process, in ms; 0 once it is gone. */
+function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU time of `pid` and its descendants (minus `exclude`d ones, as `treeRssMiB`), in ms. */
+export function treeCpuMs(pid: number, exclude?: (commandLine: string) => boolean): number {
+  const tree = children();
+  let total = 0;
+  const stack = [pid];
+  while (stack.length > 0) {
+    const p = stack.pop()!;
+    if (exclude && p !== pid && exclude(commandLine(p))) continue;
+    total += cpuMs(p);
+    stack.push(...(tree.get(p) ?? []));
+  }
+  return total;
+}
