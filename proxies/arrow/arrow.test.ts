@@ -54,11 +54,11 @@ describe("arrow proxy", () => {
     expect(out).toContain(`"params":${params}}}`);
   });
 
-  it("embeds a manifest whose config schema accepts its config and refuses mistakes", () => {
+  it("embeds a manifest whose config schema accepts its config and refuses mistakes", async () => {
     const manifest = exampleManifest("arrow");
     expect(manifest?.name).toBe("arrow");
     expect(manifest?.description).toBeTruthy();
-    expect(configProblems(manifest, {})).toEqual([]);
-    expect(configProblems(manifest, { prefix: ">" })).not.toEqual([]);
+    expect(await configProblems(manifest, {})).toEqual([]);
+    expect(await configProblems(manifest, { prefix: ">" })).not.toEqual([]);
   });
 });

@@ -63,11 +63,11 @@ describe("context proxy", () => {
     expect(p.deliver(agentUpdate(textChunk("ok")))).toEqual([clientUpdate(textChunk("ok"))]);
   });
 
-  it("embeds a manifest whose config schema accepts its config and refuses mistakes", () => {
+  it("embeds a manifest whose config schema accepts its config and refuses mistakes", async () => {
     const manifest = exampleManifest("context");
     expect(manifest?.name).toBe("context");
     expect(manifest?.description).toBeTruthy();
-    expect(configProblems(manifest, { text: "House rules" })).toEqual([]);
-    expect(configProblems(manifest, { txt: "typo" })).not.toEqual([]);
+    expect(await configProblems(manifest, { text: "House rules" })).toEqual([]);
+    expect(await configProblems(manifest, { txt: "typo" })).not.toEqual([]);
   });
 });

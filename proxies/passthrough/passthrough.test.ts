@@ -171,11 +171,11 @@ describe("passthrough proxy", () => {
     expect(p.host.memoryBytes).toBeLessThanOrEqual(before * 1.5);
   });
 
-  it("embeds a manifest whose config schema accepts its config and refuses mistakes", () => {
+  it("embeds a manifest whose config schema accepts its config and refuses mistakes", async () => {
     const manifest = exampleManifest("passthrough");
     expect(manifest?.name).toBe("passthrough");
     expect(manifest?.description).toBeTruthy();
-    expect(configProblems(manifest, {})).toEqual([]);
-    expect(configProblems(manifest, { anything: 1 })).not.toEqual([]);
+    expect(await configProblems(manifest, {})).toEqual([]);
+    expect(await configProblems(manifest, { anything: 1 })).not.toEqual([]);
   });
 });

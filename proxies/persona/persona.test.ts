@@ -121,9 +121,9 @@ describe("persona: the embodiment turn", () => {
     expect(p.logs.map((l) => l.message)).toContain("no embodiment configured: prompts pass through unchanged");
   });
 
-  it("embeds a manifest whose schema takes its config", () => {
+  it("embeds a manifest whose schema takes its config", async () => {
     const manifest = exampleManifest("persona");
-    expect(configProblems(manifest, SPARKLE)).toEqual([]);
-    expect(configProblems(manifest, { embodyment: "typo" })).not.toEqual([]);
+    expect(await configProblems(manifest, SPARKLE)).toEqual([]);
+    expect(await configProblems(manifest, { embodyment: "typo" })).not.toEqual([]);
   });
 });

@@ -149,11 +149,11 @@ describe("redact proxy", () => {
     expect(out.params.params.prompt[0].text).toBe(OPENAI);
   });
 
-  it("embeds a manifest whose config schema accepts its config and refuses mistakes", () => {
+  it("embeds a manifest whose config schema accepts its config and refuses mistakes", async () => {
     const manifest = exampleManifest("redact");
     expect(manifest?.name).toBe("redact");
     expect(manifest?.description).toBeTruthy();
-    expect(configProblems(manifest, { patterns: ["a"], mask: "*", builtin: false })).toEqual([]);
-    expect(configProblems(manifest, { pattern: ["a"] })).not.toEqual([]);
+    expect(await configProblems(manifest, { patterns: ["a"], mask: "*", builtin: false })).toEqual([]);
+    expect(await configProblems(manifest, { pattern: ["a"] })).not.toEqual([]);
   });
 });

@@ -80,11 +80,11 @@ describe("tool-guard proxy", () => {
     expect(fs).toEqual({ jsonrpc: "2.0", id: fs.id, method: "fs/read_text_file", params: { sessionId: "s", path: "/etc/password" } });
   });
 
-  it("embeds a manifest whose config schema accepts its config and refuses mistakes", () => {
+  it("embeds a manifest whose config schema accepts its config and refuses mistakes", async () => {
     const manifest = exampleManifest("tool-guard");
     expect(manifest?.name).toBe("tool-guard");
     expect(manifest?.description).toBeTruthy();
-    expect(configProblems(manifest, { deny: ["rm -rf*"] })).toEqual([]);
-    expect(configProblems(manifest, { deny: "rm -rf*" })).not.toEqual([]);
+    expect(await configProblems(manifest, { deny: ["rm -rf*"] })).toEqual([]);
+    expect(await configProblems(manifest, { deny: "rm -rf*" })).not.toEqual([]);
   });
 });
