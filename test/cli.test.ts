@@ -47,7 +47,7 @@ describe("cordon CLI", () => {
     writeFileSync(join(dir, "bad.json"), JSON.stringify({ proxies: [{ wasm: 1 }] }));
     const bad = await cordon(["run", "--config", join(dir, "bad.json")]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/bad\.json: invalid chain config\n\s+proxies\[0\]\.wasm/);
+    expect(bad.stderr).toMatch(/bad\.json: invalid chain config\n\[cordon\] error: {3}proxies\[0\]\.wasm/);
     for (const r of [noAgent, flag, bad]) expect(r.stdout).toBe("");
   });
 

@@ -46,7 +46,7 @@ export async function run(options: RunOptions): Promise<number> {
     if (options.config) ({ proxies, agent } = await chainConfig!.readChainConfig(resolve(options.config)));
   } catch (error) {
     if (chainConfig && error instanceof chainConfig.ConfigError) {
-      log.error(error.message);
+      for (const line of error.message.split("\n")) log.error(line); // one log line per issue
       return 2;
     }
     throw error;

@@ -69,11 +69,11 @@ export class WasmProxyPeer implements Peer {
     const interest = sandbox.passThrough ? interestOf(component.manifest) : null;
     this.filter = interest && new InterestFilter(interest);
     if (this.paused) sandbox.pause?.(); // a restart during backpressure starts paused
-    const fail = (reason: string) => {
+    const fail = (reason: string, kind: string) => {
       if (this.dead) return;
       this.dead = true;
       void sandbox.stop();
-      sink.closed(reason);
+      sink.closed(reason, { kind });
     };
     await sandbox
       .start({
@@ -85,7 +85,7 @@ export class WasmProxyPeer implements Peer {
               value = JSON.parse(text);
               if (typeof value === "object" && value !== null) attachRaw(value, text);
             } catch {
-              return fail(`sent output that is not JSON: ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`);
+              return fail(`sent output that is not JSON: ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`, "fault");
             }
             sink.message(value);
           }
@@ -95,7 +95,7 @@ export class WasmProxyPeer implements Peer {
         },
         congested: (congested) => sink.congested?.(congested),
         failed: (failure) =>
-          fail(failure.kind === "timeout" || failure.kind === "budget" ? `was stopped: ${failure.message}` : `failed (${failure.kind}): ${failure.message}`),
+          fail(failure.kind === "timeout" || failure.kind === "budget" ? `was stopped: ${failure.message}` : `failed (${failure.kind}): ${failure.message}`, failure.kind),
       })
       .catch((error: Error) => {
         throw new Error(`${this.label} (${this.spec.path}) failed to start: ${error.message}`);
