@@ -14,7 +14,7 @@
  * `JSON.parse`, so the scanner need not validate.
  */
 
-const raws = new WeakMap<object, string>();
+const raws = new WeakMap<object, string | (() => string)>();
 
 /** Remembers `text` as the exact spelling of `value` (an object `JSON.parse(text)` returned). */
 export function attachRaw<T extends object>(value: T, text: string): T {
@@ -22,11 +22,30 @@ export function attachRaw<T extends object>(value: T, text: string): T {
   return value;
 }
 
-export const rawOf = (value: object): string | undefined => raws.get(value);
+/**
+ * Like `attachRaw`, with the text built only if someone reads it (then kept). An envelope Cordon
+ * wraps around a message is often taken apart again in-process (the MCP bridge, an interest
+ * filter) without ever being written; building its text eagerly cost a few µs per hop.
+ */
+export function attachLazyRaw<T extends object>(value: T, build: () => string): T {
+  raws.set(value, build);
+  return value;
+}
+
+/** Whether `value` has text (without building lazy text). */
+export const hasRaw = (value: object): boolean => raws.has(value);
+
+export function rawOf(value: object): string | undefined {
+  const raw = raws.get(value);
+  if (typeof raw !== "function") return raw;
+  const text = raw();
+  raws.set(value, text);
+  return text;
+}
 
 /** The text to write for `message`: as it arrived (with Cordon's splices), or freshly serialised. */
 export function serialize(message: object): string {
-  return raws.get(message) ?? JSON.stringify(message);
+  return rawOf(message) ?? JSON.stringify(message);
 }
 
 /** `[start, end)` of a member's value in the text. */
@@ -107,15 +126,19 @@ export function objectMembers(text: string, start = 0): Map<string, Range> | nul
  */
 export function withMember<T extends object>(message: T, key: string, value: unknown): T {
   const copy = { ...message, [key]: value } as T;
-  const text = raws.get(message);
-  const range = text === undefined ? undefined : objectMembers(text)?.get(key);
-  if (text !== undefined && range) raws.set(copy, text.slice(0, range[0]) + JSON.stringify(value) + text.slice(range[1]));
+  if (!raws.has(message)) return copy;
+  // Spliced when the copy's text is first read: most copies are written, but not all.
+  raws.set(copy, () => {
+    const text = rawOf(message)!;
+    const range = objectMembers(text)?.get(key);
+    return range ? text.slice(0, range[0]) + JSON.stringify(value) + text.slice(range[1]) : JSON.stringify(copy);
+  });
   return copy;
 }
 
 /** The text of member `key` of `message` as it arrived, if the message has text and the member. */
 export function rawMember(message: object, key: string): string | undefined {
-  const text = raws.get(message);
+  const text = rawOf(message);
   const range = text === undefined ? undefined : objectMembers(text)?.get(key);
   return range && text!.slice(range[0], range[1]);
 }

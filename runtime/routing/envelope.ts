@@ -5,7 +5,7 @@
  */
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { paramsObject } from "../protocol/json-rpc.js";
-import { attachRaw, objectMembers, rawOf, withMember } from "../protocol/raw-json.js";
+import { attachLazyRaw, attachRaw, hasRaw, objectMembers, rawOf, withMember } from "../protocol/raw-json.js";
 import { Methods } from "../protocol/methods.js";
 import type { Dialect } from "./hop.js";
 
@@ -29,11 +29,15 @@ export function wrap(message: Call, dialect: Dialect): Call {
   if (message.params !== undefined) params.params = message.params;
   const method = dialect === "rust" ? Methods.legacyProxySuccessor : Methods.proxySuccessor;
   const envelope: Call = isRequest(message) ? { jsonrpc: "2.0", id: message.id, method, params } : { jsonrpc: "2.0", method, params };
-  const text = rawOf(message);
-  const range = text === undefined || message.params === undefined ? undefined : objectMembers(text)?.get("params");
-  if (range) {
-    const inner = `{"method":${JSON.stringify(message.method)},"params":${text!.slice(range[0], range[1])}}`;
-    attachRaw(envelope, `{"jsonrpc":"2.0",${idText(message)}"method":"${method}","params":${inner}}`);
+  if (message.params !== undefined && hasRaw(message)) {
+    // Built only when written: in-process peers take the envelope apart without reading it.
+    attachLazyRaw(envelope, () => {
+      const text = rawOf(message)!;
+      const range = objectMembers(text)?.get("params");
+      if (!range) return JSON.stringify(envelope);
+      const inner = `{"method":${JSON.stringify(message.method)},"params":${text.slice(range[0], range[1])}}`;
+      return `{"jsonrpc":"2.0",${idText(message)}"method":"${method}","params":${inner}}`;
+    });
   }
   carried.set(envelope, message);
   return envelope;
