@@ -72,7 +72,7 @@ const batch = async (n: number) => {
   }
 };
 await batch(20_000);
-let t = performance.now();
+const t = performance.now();
 await batch(N);
 console.log(`| ThreadSandbox deliver → drain → output (batches of 100) | ${(((performance.now() - t) * 1000) / N).toFixed(3)} |`);
 await sandbox.stop();

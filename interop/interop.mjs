@@ -338,7 +338,7 @@ function normalize(run) {
   for (const [name, path] of Object.entries(run.paths)) text = text.split(path).join(`<${name}>`);
   const sessions = [];
   for (const s of t.steps) if (s.method === "session/new" && typeof s.result?.sessionId === "string") sessions.push(s.result.sessionId);
-  sessions.forEach((id, i) => (text = text.split(id).join(`<session ${i}>`)));
+  for (const [i, id] of sessions.entries()) text = text.split(id).join(`<session ${i}>`);
   text = text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, "<uuid>");
   text = text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?/g, "<time>");
   return JSON.parse(text);

@@ -45,7 +45,7 @@ export {
   type UsageEvent,
 } from "./embed/prompt-stream.js";
 export { resolveDecision, type PermissionDecision, type PermissionPolicy, type PermissionRequest } from "./embed/permissions.js";
-export { type FileSystemHandlers, type TerminalHandlers } from "./embed/capabilities.js";
+export type { FileSystemHandlers, TerminalHandlers } from "./embed/capabilities.js";
 export {
   startChain,
   resolveChainConfig,
@@ -58,7 +58,7 @@ export {
   type RunningChain,
   type WasmProxyInput,
 } from "./embed/chain.js";
-export { type RequestOptions } from "./embed/rpc.js";
+export type { RequestOptions } from "./embed/rpc.js";
 export { AbortError, AgentError, ChainStartError, ConnectionClosedError, CordonError, InvalidRequestError, UnsupportedError } from "./embed/errors.js";
 export { ConfigError, ChainConfigSchema, type ChainConfig } from "./cli/chain-config.js";
 export type * as acp from "@agentclientprotocol/sdk/unstable";

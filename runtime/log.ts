@@ -51,7 +51,7 @@ export function parseLevel(value: unknown, fallback: Level = "info"): Level {
 }
 
 /** Whether `value` is one of the four level names. Prototype-safe: `"__proto__"`, `"constructor"`, `"toString"` are not. */
-export const isLevel = (value: unknown): value is Level => typeof value === "string" && Object.prototype.hasOwnProperty.call(ORDER, value);
+export const isLevel = (value: unknown): value is Level => typeof value === "string" && Object.hasOwn(ORDER, value);
 
 /**
  * `text` as one safe log line: C0 controls, DEL and C1 controls are escaped (`\n`, `\r`, `\t`,
@@ -82,7 +82,7 @@ export function sanitizeForLog(text: unknown, maxChars: number = MAX_LOG_LINE_CH
     if (i >= s.length) break;
     const c = s.charCodeAt(i);
     if (!needsEscape(c)) break; // the run stopped at the bound
-    const piece = escape(c);
+    const piece = escapeChar(c);
     if (out.length + piece.length > limit) break;
     out += piece;
     i++;
@@ -94,7 +94,7 @@ function needsEscape(c: number): boolean {
   return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c === 0x200e || c === 0x200f || c === 0x061c;
 }
 
-function escape(c: number): string {
+function escapeChar(c: number): string {
   if (c === 0x0a) return "\\n";
   if (c === 0x0d) return "\\r";
   if (c === 0x09) return "\\t";

@@ -41,7 +41,7 @@ async function lifecycle(args: string[]): Promise<LifecycleTranscript> {
 function normalize(t: LifecycleTranscript): unknown {
   let text = JSON.stringify(t.steps.map(({ name, method, params, result, error, updates, after, clientRequests }) => ({ name, method, params, result, error, updates, after, clientRequests })));
   const ids = [...new Set(text.match(/sess-[0-9a-f-]{36}/g) ?? [])];
-  ids.forEach((id, i) => (text = text.split(id).join(`<session ${i}>`)));
+  for (const [i, id] of ids.entries()) text = text.split(id).join(`<session ${i}>`);
   text = text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>");
   return JSON.parse(text);
 }

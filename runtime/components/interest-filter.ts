@@ -111,7 +111,7 @@ export class InterestFilter {
     const requestId = params?.requestId;
     if (typeof requestId !== "string" && typeof requestId !== "number") return message;
     const passed = typeof requestId === "string" ? this.passed.get(requestId) : undefined;
-    if (!passed || !passed.toSuccessor) return null;
+    if (!passed?.toSuccessor) return null;
     return { ...message, params: { ...params, requestId: passed.id } };
   }
 

@@ -87,7 +87,7 @@ const GATED: Record<string, { capability: keyof acp.PromptCapabilities; what: st
 export function checkPromptContent(blocks: acp.ContentBlock[], caps: acp.AgentCapabilities): void {
   const prompt = caps.promptCapabilities ?? {};
   blocks.forEach((block, i) => {
-    const gate = Object.prototype.hasOwnProperty.call(GATED, block.type) ? GATED[block.type] : undefined;
+    const gate = Object.hasOwn(GATED, block.type) ? GATED[block.type] : undefined;
     if (gate && prompt[gate.capability] !== true) {
       throw new UnsupportedError(
         `prompt block ${i} is ${gate.what}, but the agent did not advertise promptCapabilities.${gate.capability}; nothing was sent`,

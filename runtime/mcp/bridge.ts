@@ -287,7 +287,7 @@ export class McpBridgePeer implements Peer, EndpointHost {
       // A provider's notification for a connectionless request in flight (`MessageMcpNotification`).
       const requestId = p?.requestId;
       const owner = !("id" in message) && typeof requestId === "string" ? this.requests.get(requestId) : undefined;
-      if (owner && owner.notificationFromServer(p!)) return;
+      if (owner?.notificationFromServer(p!)) return;
       // For one of the bridge's requests that was answered already: the agent has no use for it.
       if (!("id" in message) && typeof requestId === "string" && requestId.startsWith(REQUEST_ID_PREFIX)) {
         return this.log.debug(`MCP bridge: dropped an mcp/message notification for request ${requestId}, no longer in flight`);

@@ -356,8 +356,8 @@ describe("the HTTP bridge listener's bounds", () => {
     const batch = await post(http.port, path, JSON.stringify(Array.from({ length: 1001 }, (_, i) => ({ jsonrpc: "2.0", method: "notifications/x", params: { i } }))), { Authorization: auth });
     expect(batch.status).toBe(400);
     expect(batch.body.error.message).toMatch(/batch of more than 1000/);
-    const escape = await post(http.port, "/mcp/%E0%A4%A", "{}", { Authorization: auth });
-    expect(escape.status).toBe(404);
+    const badEscape = await post(http.port, "/mcp/%E0%A4%A", "{}", { Authorization: auth });
+    expect(badEscape.status).toBe(404);
     for (const name of ["__proto__", "constructor", "toString"]) expect((await post(http.port, `/mcp/${name}`, "{}", { Authorization: auth })).status).toBe(404);
   });
 });

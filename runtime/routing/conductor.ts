@@ -553,7 +553,7 @@ export class Conductor {
     const requestId = params?.requestId;
     if (typeof requestId !== "string" && typeof requestId !== "number") return message;
     const pending = hop.outgoing.get(idKey(requestId));
-    if (!pending || pending.kind !== "forward") return message;
+    if (pending?.kind !== "forward") return message;
     return { ...message, params: { ...params, requestId: pending.fromId } };
   }
 
@@ -562,7 +562,7 @@ export class Conductor {
     const requestId = paramsObject(params)?.requestId;
     if (typeof requestId !== "string" && typeof requestId !== "number") return;
     const record: Incoming | undefined = from.incoming.get(idKey(requestId));
-    if (!record || !record.to.alive) return; // unknown or finished: ignored, as the spec says
+    if (!record?.to.alive) return; // unknown or finished: ignored, as the spec says
     this.sendCancel(from, record.to, cancelRequest(record.toId, paramsObject(params)), record.enveloped);
   }
 

@@ -61,7 +61,10 @@ export interface GuestMemory {
 const MAX_RANDOM_BYTES = 1 << 20;
 
 /** Host functions for the granted WASI imports of `module`, lowered for the guest. */
-export function wasiImports(module: WebAssembly.Module, grants: readonly string[], guest: GuestMemory): Record<string, Record<string, Function>> {
+/** A host function handed to the guest as an import (its arguments are whatever the ABI passes). */
+type HostFunction = (...args: never[]) => unknown;
+
+export function wasiImports(module: WebAssembly.Module, grants: readonly string[], guest: GuestMemory): Record<string, Record<string, HostFunction>> {
   const { wallClock, random, insecure, insecureSeed } = loadShim();
   const view = () => new DataView(guest.memory().buffer);
   const writeDatetime = (retptr: number, t: { seconds: bigint; nanoseconds: number }) => {
@@ -78,7 +81,7 @@ export function wasiImports(module: WebAssembly.Module, grants: readonly string[
     v.setUint32(retptr, ptr, true);
     v.setUint32(retptr + 4, data.length, true);
   };
-  const impl: Record<string, Function> = {
+  const impl: Record<string, HostFunction> = {
     now: (retptr: number) => writeDatetime(retptr, wallClock.now()),
     resolution: (retptr: number) => writeDatetime(retptr, wallClock.resolution()),
     "get-random-bytes": bytes((n) => random.getRandomBytes(n)),
@@ -92,7 +95,7 @@ export function wasiImports(module: WebAssembly.Module, grants: readonly string[
       v.setBigUint64(retptr + 8, b, true);
     },
   };
-  const imports: Record<string, Record<string, Function>> = {};
+  const imports: Record<string, Record<string, HostFunction>> = {};
   for (const imp of WebAssembly.Module.imports(module)) {
     if (!allowedWasiImport(imp.module, imp.name, grants)) continue;
     (imports[imp.module] ??= {})[imp.name] = impl[imp.name];

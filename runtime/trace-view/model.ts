@@ -106,7 +106,7 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
   // Requests waiting for their response, by hop and id ("to→from#id" as the response will travel).
   const open = new Map<string, ViewMessage>();
   const pairKey = (from: unknown, to: unknown, id: unknown) => JSON.stringify([from, to, id]);
-  events.forEach((e, seq) => {
+  for (const [seq, e] of events.entries()) {
     const ts = typeof e.ts === "number" && Number.isFinite(e.ts) ? e.ts : null;
     const base = { seq, ts, event: e };
     switch (e.type) {
@@ -114,7 +114,7 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
       case "notification": {
         const from = lane(e.from);
         const to = lane(e.to);
-        if (from < 0 || to < 0) return void skipped++;
+        if (from < 0 || to < 0) { skipped++; continue; }
         const method = str(e.method) ?? "(no method)";
         const id = e.type === "request" ? idOf(e.id) : null;
         const session = str(e.session) ?? sessionIn(e.params);
@@ -122,12 +122,12 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
         const m: ViewMessage = { ...base, kind: e.type, from, to, method, id, session, label: `${method}${id === null ? "" : ` #${id}`}${detail ? ` ${detail}` : ""}` };
         messages.push(m);
         if (e.type === "request") open.set(pairKey(e.to, e.from, e.id), m);
-        return;
+        continue;
       }
       case "response": {
         const from = lane(e.from);
         const to = lane(e.to);
-        if (from < 0 || to < 0) return void skipped++;
+        if (from < 0 || to < 0) { skipped++; continue; }
         const key = pairKey(e.from, e.to, e.id);
         const request = open.get(key);
         open.delete(key);
@@ -140,11 +140,11 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
         const what = isError ? `error${errorText(e.payload)}` : "result";
         const label = `${method ? `${method} ` : ""}${id === null ? "" : `#${id} `}${what}`;
         messages.push({ ...base, kind: isError ? "error" : "response", from, to, method, id, session, label });
-        return;
+        continue;
       }
       case "trace": {
         const from = lane(e.component);
-        if (from < 0) return void skipped++;
+        if (from < 0) { skipped++; continue; }
         const text = str(e.message) ?? "";
         if ("dropped" in e) {
           const dropped = e.dropped as Json | null;
@@ -155,10 +155,10 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
         } else {
           messages.push({ ...base, kind: "log", from, to: -1, method: "", id: null, session: null, label: `${str(e.level) ?? "log"}: ${text}` });
         }
-        return;
+        continue;
       }
     }
-  });
+  }
   for (const m of messages) m.label = clip(m.label, MAX_LABEL_CHARS);
 
   const sessions = [...new Set(messages.map((m) => m.session).filter((s): s is string => s !== null))];

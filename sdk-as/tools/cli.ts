@@ -12,7 +12,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { buildMany, findProxies, type BuildJob } from "./build.js";
 import { WORLDS, type World } from "./compose.js";
-import { BuildError } from "./errors.js";
+import type { BuildError } from "./errors.js";
 import { findProject } from "./project.js";
 
 export function usage(command = "cordon-build-proxy"): string {

@@ -11,8 +11,10 @@ const KEEP = new Set(["memory", "cabi_realloc"]);
 
 export class RenameExports extends Transform {
   // binaryen's module type is not part of asc's public typings.
-  afterCompile(module: any): void { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const binaryen = (this as unknown as { binaryen: any }).binaryen; // eslint-disable-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: see above
+  afterCompile(module: any): void {
+    // biome-ignore lint/suspicious/noExplicitAny: see above
+    const binaryen = (this as unknown as { binaryen: any }).binaryen;
     const exports: { name: string; kind: number; value: string }[] = [];
     for (let i = 0, n = module.getNumExports(); i < n; i++) exports.push(binaryen.getExportInfo(module.getExportByIndex(i)));
     for (const name of RENAMES.keys()) {

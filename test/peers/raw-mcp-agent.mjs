@@ -20,7 +20,7 @@ const sessions = new Map(); // sessionId → [{name, serverId}]
 const pending = new Map(); // my id → resolve
 let nextId = 1;
 let n = 0;
-let inbox = []; // mcp/message notifications from the client side
+const inbox = []; // mcp/message notifications from the client side
 
 function request(method, params) {
   const id = `a${nextId++}`;
