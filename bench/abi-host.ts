@@ -13,7 +13,10 @@ import { WorkerSandbox } from "../runtime/sandbox/worker-sandbox.js";
 const small = JSON.stringify({
   jsonrpc: "2.0",
   method: "proxy/successor",
-  params: { method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hello" } } } },
+  params: {
+    method: "session/update",
+    params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hello" } } },
+  },
 });
 const big = JSON.stringify({
   jsonrpc: "2.0",
@@ -31,7 +34,13 @@ function perCall(fn: (msg: string) => unknown, msg: string, n: number): number {
 
 async function jcoGlue(bytes: Uint8Array, onSend: (m: string) => void): Promise<(m: string) => void> {
   const { transpileBytes } = await import("@bytecodealliance/jco-transpile");
-  const { files } = await transpileBytes(bytes, { name: "g", instantiation: "sync", wasiShim: false, noTypescript: true, base64Cutoff: 0 } as never);
+  const { files } = await transpileBytes(bytes, {
+    name: "g",
+    instantiation: "sync",
+    wasiShim: false,
+    noTypescript: true,
+    base64Cutoff: 0,
+  } as never);
   const mod = await import(`data:text/javascript;base64,${Buffer.from(files["g.js"]).toString("base64")}`);
   const channel = { send: onSend };
   const root = mod.instantiate((name: string) => new WebAssembly.Module(files[name] as Uint8Array<ArrayBuffer>), {
@@ -99,7 +108,9 @@ export async function abiHostBench(componentPath: string): Promise<void> {
   console.log("|---|---|---|");
   for (const [name, s, b] of rows) console.log(`| ${name} | ${s.toFixed(2)} | ${b.toFixed(1)} |`);
   console.log(`| ratio jco / Cordon | ${(rows[1][1] / rows[0][1]).toFixed(2)}× | ${(rows[1][2] / rows[0][2]).toFixed(2)}× |`);
-  console.log(`\nworker boundary (small messages): ping-pong ${ping.toFixed(1)} µs per round trip, pipelined ${pipelined.toFixed(1)} µs per message`);
+  console.log(
+    `\nworker boundary (small messages): ping-pong ${ping.toFixed(1)} µs per round trip, pipelined ${pipelined.toFixed(1)} µs per message`,
+  );
   limitsCost(component.coreBytes);
 }
 

@@ -18,14 +18,14 @@
  * Env: BENCH_PROMPTS (2000), BENCH_CHUNKS (100000), BENCH_STARTS (5), BENCH_P3 (300), BENCH_ABI=1
  * adds the canonical-host vs jco-glue table, BENCH_ONLY=P2,P4 runs only those parts (no goals table).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadComponent } from "../runtime/sandbox/component-loader.js";
 import { DEFAULT_LIMITS, type ProxySandbox } from "../runtime/sandbox/sandbox.js";
-import { DEFAULT_ISOLATION, ISOLATIONS, sandboxFactory, type Isolation } from "../runtime/sandbox/sandbox-factory.js";
+import { DEFAULT_ISOLATION, ISOLATIONS, type Isolation, sandboxFactory } from "../runtime/sandbox/sandbox-factory.js";
 import { readLines } from "./ndjson.js";
 import { treeCpuMs, treeRssMiB } from "./process-tree.js";
 
@@ -51,7 +51,11 @@ const env = { CORDON_LOG: "warn", CORDON_CACHE_DIR: cacheDir };
 const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const median = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.5);
+const median = (xs: number[]) =>
+  quantile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
 
 /** A raw NDJSON client on a spawned chain. */
 class Chain {
@@ -68,7 +72,8 @@ class Chain {
       const m = JSON.parse(line);
       if (m.method === "session/update") this.updates++;
       else if (m.method === undefined) this.waiting.get(m.id)?.(m);
-      else if (m.id !== undefined) this.child.stdin!.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no" } }) + "\n");
+      else if (m.id !== undefined)
+        this.child.stdin!.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no" } }) + "\n");
     });
   }
 
@@ -121,14 +126,28 @@ const cordonArgs = (n: number, isolation: Isolation, extra: string[] = []) => [
   "--",
   ...rawAgent,
 ];
-const thinkwellArgs = (n: number) => [node, `${here}/thinkwell.js`, ...Array.from({ length: n }, () => `${node} ${here}/raw-proxy.js`), "--", rawAgent.join(" ")];
+const thinkwellArgs = (n: number) => [
+  node,
+  `${here}/thinkwell.js`,
+  ...Array.from({ length: n }, () => `${node} ${here}/raw-proxy.js`),
+  "--",
+  rawAgent.join(" "),
+];
 
 const configs: Config[] = [
   { name: "direct: client → raw agent", argv: rawAgent, kind: "direct", proxies: 0 },
   { name: "cordon, 0 proxies", argv: cordonArgs(0, DEFAULT_ISOLATION), kind: "cordon", proxies: 0 },
   ...ISOLATIONS.flatMap((isolation) =>
     [1, 3].map(
-      (n): Config => ({ name: `cordon, ${n} WASM proxies (${isolation})`, argv: cordonArgs(n, isolation), kind: "cordon", proxies: n, isolation, filters: "watching", env: WATCH_ALL }),
+      (n): Config => ({
+        name: `cordon, ${n} WASM proxies (${isolation})`,
+        argv: cordonArgs(n, isolation),
+        kind: "cordon",
+        proxies: n,
+        isolation,
+        filters: "watching",
+        env: WATCH_ALL,
+      }),
     ),
   ),
   {
@@ -217,7 +236,12 @@ async function coldStart(argv: string[]): Promise<number> {
 async function contextEdit(): Promise<{ name: string; us: number }[]> {
   const RULES = "Project rules (AGENTS.md): answer briefly.";
   const prompt = (id: number) =>
-    JSON.stringify({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId: "s1", prompt: [{ type: "text", text: 'x"ü\n'.repeat(25_000) }] } });
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "session/prompt",
+      params: { sessionId: "s1", prompt: [{ type: "text", text: 'x"ü\n'.repeat(25_000) }] },
+    });
   const component = await loadComponent(`${root}proxies/dist/context.wasm`, { cacheDir });
   const rows: { name: string; us: number }[] = [];
   const sample = prompt(1);
@@ -227,7 +251,10 @@ async function contextEdit(): Promise<{ name: string; us: number }[]> {
     return JSON.stringify({ jsonrpc: "2.0", id: 1, method: "proxy/successor", params: m });
   };
   /** Mean µs of `run` on a fresh 100 KB prompt; `after` (untimed) settles what the prompt left behind. */
-  const time = async (run: (text: string) => Promise<unknown> | unknown, after: (result: unknown) => Promise<unknown> | unknown = () => {}) => {
+  const time = async (
+    run: (text: string) => Promise<unknown> | unknown,
+    after: (result: unknown) => Promise<unknown> | unknown = () => {},
+  ) => {
     for (let i = 0; i < Math.min(50, P3_ROUNDS); i++) await after(await run(prompt(i + 1_000_000)));
     let total = 0;
     for (let i = 0; i < P3_ROUNDS; i++) {
@@ -256,11 +283,13 @@ async function contextEdit(): Promise<{ name: string; us: number }[]> {
     // The proxy forwards each prompt as its own request and waits for the answer: answer it, untimed.
     const answer = async (out: unknown) => {
       const forwarded = (out as string[]).map((m) => JSON.parse(m)).find((m) => m.method === "proxy/successor" && m.id !== undefined);
-      if (!forwarded) throw new Error(`context.wasm did not forward the prompt: ${(out as string[]).map((m) => m.slice(0, 120)).join(" | ")}`);
+      if (!forwarded)
+        throw new Error(`context.wasm did not forward the prompt: ${(out as string[]).map((m) => m.slice(0, 120)).join(" | ")}`);
       await through(JSON.stringify({ jsonrpc: "2.0", id: forwarded.id, result: { stopReason: "end_turn" } }));
     };
     const check = await through(sample);
-    if (!check.some((m) => m.includes(RULES))) throw new Error(`context.wasm did not prepend the rules: ${check.map((m) => m.slice(0, 120)).join(" | ")}`);
+    if (!check.some((m) => m.includes(RULES)))
+      throw new Error(`context.wasm did not prepend the rules: ${check.map((m) => m.slice(0, 120)).join(" | ")}`);
     await answer(check);
     rows.push({ name: `context.wasm, ${isolation} sandbox (text in, text out)`, us: await time(through, answer) });
     await sandbox.stop();
@@ -273,7 +302,9 @@ const x = (v: number, b: number) => `${(v / b).toFixed(2)}×`;
 const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
 
 async function main() {
-  progress(`Node ${process.version}; ${PROMPTS} prompts per configuration (+${WARMUP} warm-up), ${CHUNKS} streamed chunks, ${STARTS} cold starts`);
+  progress(
+    `Node ${process.version}; ${PROMPTS} prompts per configuration (+${WARMUP} warm-up), ${CHUNKS} streamed chunks, ${STARTS} cold starts`,
+  );
   // Warm the compile cache (P4 measures starts with a warm cache).
   await (await open(cordonArgs(1, "worker"))).chain.close();
 
@@ -290,13 +321,19 @@ async function main() {
   const think3 = by((c) => c.kind === "thinkwell" && c.proxies === 3);
 
   if (results.length > 0) {
-    console.log(`\nP1 — prompt round trip (ms) with one update, ${PROMPTS} sequential prompts; conductor RSS = process tree without the agent`);
-    console.log("(\"WASM proxies\": pass-through proxies that see every message — interest filters off; \"declared\": the same proxies with their manifest's filter: they watch nothing)");
+    console.log(
+      `\nP1 — prompt round trip (ms) with one update, ${PROMPTS} sequential prompts; conductor RSS = process tree without the agent`,
+    );
+    console.log(
+      '("WASM proxies": pass-through proxies that see every message — interest filters off; "declared": the same proxies with their manifest\'s filter: they watch nothing)',
+    );
     console.log("| configuration | start (ms) | mean | p50 | p95 | mean vs direct | mean vs cordon 0 | mean vs thinkwell 3 | RSS (MiB) |");
     console.log("|---|---|---|---|---|---|---|---|---|");
     for (const r of results) {
       const rss = r.config.kind === "direct" ? `${f(r.rssMiB, 0)} (agent)` : f(r.rssMiB, 0);
-      console.log(`| ${r.config.name} | ${f(r.startMs, 0)} | ${f(r.mean)} | ${f(r.p50)} | ${f(r.p95)} | ${x(r.mean, results[0].mean)} | ${x(r.mean, cordon0.mean)} | ${x(r.mean, think3.mean)} | ${rss} |`);
+      console.log(
+        `| ${r.config.name} | ${f(r.startMs, 0)} | ${f(r.mean)} | ${f(r.p50)} | ${f(r.p95)} | ${x(r.mean, results[0].mean)} | ${x(r.mean, cordon0.mean)} | ${x(r.mean, think3.mean)} | ${rss} |`,
+      );
     }
   }
 
@@ -308,11 +345,21 @@ async function main() {
     streams.push({ name: "cordon, 0 proxies (the conductor's own floor)", ...(await stream(cordonArgs(0, DEFAULT_ISOLATION))) });
     for (const isolation of ISOLATIONS) {
       progress(`P2 cordon, 3 proxies (${isolation}), watching everything`);
-      streams.push({ name: `cordon, 3 WASM proxies (${isolation}) watching every update`, ...(await stream(cordonArgs(3, isolation), WATCH_ALL)), isolation, filters: "watching" });
+      streams.push({
+        name: `cordon, 3 WASM proxies (${isolation}) watching every update`,
+        ...(await stream(cordonArgs(3, isolation), WATCH_ALL)),
+        isolation,
+        filters: "watching",
+      });
     }
     for (const isolation of ISOLATIONS) {
       progress(`P2 cordon, 3 proxies (${isolation}), declared: not watching updates`);
-      streams.push({ name: `cordon, 3 WASM proxies (${isolation}) declared not watching updates`, ...(await stream(cordonArgs(3, isolation))), isolation, filters: "declared" });
+      streams.push({
+        name: `cordon, 3 WASM proxies (${isolation}) declared not watching updates`,
+        ...(await stream(cordonArgs(3, isolation))),
+        isolation,
+        filters: "declared",
+      });
     }
     progress("P2 thinkwell, 3 proxies");
     streams.push({ name: "thinkwell 0.5.7, 3 process proxies", ...(await stream(thinkwellArgs(3))) });
@@ -328,7 +375,8 @@ async function main() {
   if (runs("P4")) {
     progress("P4 cold starts");
     starts.push({ name: "direct", ms: await coldStart(rawAgent) });
-    for (const isolation of ISOLATIONS) starts.push({ name: `cordon, 3 WASM proxies (${isolation})`, ms: await coldStart(cordonArgs(3, isolation)) });
+    for (const isolation of ISOLATIONS)
+      starts.push({ name: `cordon, 3 WASM proxies (${isolation})`, ms: await coldStart(cordonArgs(3, isolation)) });
     starts.push({ name: "thinkwell 0.5.7, 3 process proxies", ms: await coldStart(thinkwellArgs(3)) });
   }
 
@@ -337,7 +385,8 @@ async function main() {
     console.log("(CPU µs per chunk: the conductor's process tree without the agent — all its threads, and thinkwell's proxy processes)");
     console.log("| path | chunks/s | % of direct | conductor CPU µs per chunk |");
     console.log("|---|---|---|---|");
-    for (const s of streams) console.log(`| ${s.name} | ${f(s.rate, 0)} | ${f((100 * s.rate) / streams[0].rate, 0)} % | ${f(s.cpuUs, 1)} |`);
+    for (const s of streams)
+      console.log(`| ${s.name} | ${f(s.rate, 0)} | ${f((100 * s.rate) / streams[0].rate, 0)} % | ${f(s.cpuUs, 1)} |`);
   }
 
   if (p3.length > 0) {
@@ -379,8 +428,12 @@ async function main() {
     console.log(`| P1 3 proxies ≤ 1.3× cordon 0 | ${x(d3.mean, cordon0.mean)} | ${verdict(d3.mean <= 1.3 * cordon0.mean)} |`);
     console.log(`| P1 3 proxies ≤ 0.5× thinkwell 3 | ${x(d3.mean, think3.mean)} | ${verdict(d3.mean <= 0.5 * think3.mean)} |`);
     console.log(`| P1 cordon 0 ≤ thinkwell 0 | ${x(cordon0.mean, think0.mean)} | ${verdict(cordon0.mean <= think0.mean)} |`);
-    console.log(`| P2 streaming ≥ 50 % of direct | ${f((100 * dStream.rate) / streams[0].rate, 0)} % | ${verdict(dStream.rate >= 0.5 * streams[0].rate)} |`);
-    console.log(`| P2 ≥ 85 % with interest filters | ${f((100 * dFiltered.rate) / streams[0].rate, 0)} % | ${verdict(dFiltered.rate >= 0.85 * streams[0].rate)} |`);
+    console.log(
+      `| P2 streaming ≥ 50 % of direct | ${f((100 * dStream.rate) / streams[0].rate, 0)} % | ${verdict(dStream.rate >= 0.5 * streams[0].rate)} |`,
+    );
+    console.log(
+      `| P2 ≥ 85 % with interest filters | ${f((100 * dFiltered.rate) / streams[0].rate, 0)} % | ${verdict(dFiltered.rate >= 0.85 * streams[0].rate)} |`,
+    );
     console.log(`| P3 ≤ 1.3× plain JS | ${x(dP3.us, p3[0].us)} | ${verdict(dP3.us <= 1.3 * p3[0].us)} |`);
     console.log(`| P4 ≤ direct + 60 ms | +${f(dStart.ms - starts[0].ms, 0)} ms | ${verdict(dStart.ms <= starts[0].ms + 60)} |`);
     console.log(`| P5 ≤ 8 MiB per proxy | ${f(perProxy[DEFAULT_ISOLATION], 1)} MiB | ${verdict(perProxy[DEFAULT_ISOLATION] <= 8)} |`);

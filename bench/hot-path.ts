@@ -3,24 +3,29 @@
  * process): what a chunk costs from the agent's line to the client's line, so changes to the hot
  * path are measured one at a time. `node dist/bench/hot-path.js [n]`.
  */
-import { loadComponent } from "../runtime/sandbox/component-loader.js";
-import { CanonicalHost } from "../runtime/sandbox/canonical-host.js";
+
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { classify } from "../runtime/protocol/json-rpc.js";
 import { LineBuffer } from "../runtime/protocol/line-buffer.js";
 import { nestsDeeperThan } from "../runtime/protocol/nesting.js";
 import { attachRaw, serialize } from "../runtime/protocol/raw-json.js";
-import { unwrap, wrap, type Call } from "../runtime/routing/envelope.js";
+import { type Call, unwrap, wrap } from "../runtime/routing/envelope.js";
+import { CanonicalHost } from "../runtime/sandbox/canonical-host.js";
+import { loadComponent } from "../runtime/sandbox/component-loader.js";
 import { DEFAULT_LIMITS } from "../runtime/sandbox/sandbox.js";
 import { ThreadSandbox } from "../runtime/sandbox/thread-sandbox.js";
-import { fileURLToPath } from "node:url";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 
 const N = Number(process.argv[2] ?? 200_000);
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const line = (i: number) =>
-  JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `chunk ${i}` } } } });
+  JSON.stringify({
+    jsonrpc: "2.0",
+    method: "session/update",
+    params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `chunk ${i}` } } },
+  });
 const lines = Array.from({ length: 1000 }, (_, i) => line(i));
 
 /** Mean µs per message of `fn`, each call handling `perCall` messages. */

@@ -43,7 +43,11 @@ readLines(process.stdin, (line) => {
   if (m.id === undefined || typeof m.method !== "string") return;
   switch (m.method) {
     case "initialize":
-      return out.write({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: 1, agentCapabilities: {}, agentInfo: { name: "raw-agent", version: "1" } } });
+      return out.write({
+        jsonrpc: "2.0",
+        id: m.id,
+        result: { protocolVersion: 1, agentCapabilities: {}, agentInfo: { name: "raw-agent", version: "1" } },
+      });
     case "session/new":
       return out.write({ jsonrpc: "2.0", id: m.id, result: { sessionId: `s${++sessions}` } });
     case "session/prompt":

@@ -23,7 +23,9 @@ function forward(method: string, params: unknown, id: unknown, toSuccessor: bool
   }
   const own = next++;
   pending.set(own, { id, method });
-  out.write(toSuccessor ? { jsonrpc: "2.0", id: own, method: REQ, params: { method, params } } : { jsonrpc: "2.0", id: own, method, params });
+  out.write(
+    toSuccessor ? { jsonrpc: "2.0", id: own, method: REQ, params: { method, params } } : { jsonrpc: "2.0", id: own, method, params },
+  );
 }
 
 readLines(process.stdin, (line) => {

@@ -3,7 +3,7 @@
  * command of its own): `node thinkwell.js [proxy command]... -- <agent command>`, each command one
  * string. The conductor spawns every proxy and the agent as processes.
  */
-import { Conductor, fromCommands, type ComponentConnection, type ComponentConnector } from "@thinkwell/conductor";
+import { type ComponentConnection, type ComponentConnector, Conductor, fromCommands } from "@thinkwell/conductor";
 import { readLines } from "./ndjson.js";
 
 const argv = process.argv.slice(2);

@@ -54,8 +54,15 @@ function show(event: PromptEvent): void {
     case "tool_call":
     case "tool_call_update": {
       const { call } = event;
-      const details = [call.kind, call.text && JSON.stringify(call.text), call.diffs.length && `${call.diffs.length} diff(s)`, call.locations.map((l) => l.path).join(",")];
-      return console.log(`  ${event.type === "tool_call" ? "tool call" : "   update"} ${call.toolCallId} "${call.title}" ${call.status} ${details.filter(Boolean).join(" ")}`);
+      const details = [
+        call.kind,
+        call.text && JSON.stringify(call.text),
+        call.diffs.length && `${call.diffs.length} diff(s)`,
+        call.locations.map((l) => l.path).join(","),
+      ];
+      return console.log(
+        `  ${event.type === "tool_call" ? "tool call" : "   update"} ${call.toolCallId} "${call.title}" ${call.status} ${details.filter(Boolean).join(" ")}`,
+      );
     }
     case "permission":
       return console.log(`  permission for "${event.toolCall.title}": ${event.outcome}`);
@@ -67,7 +74,10 @@ function show(event: PromptEvent): void {
 }
 
 console.log('prompt 1: "think …, tool …, secret, read notes.txt, edit notes.txt …"');
-for await (const event of session.prompt(["think planning", "tool Run tests", "secret", "read notes.txt", "edit notes.txt second line"].join("\n"))) show(event);
+for await (const event of session.prompt(
+  ["think planning", "tool Run tests", "secret", "read notes.txt", "edit notes.txt second line"].join("\n"),
+))
+  show(event);
 
 console.log("prompt 2, text only:");
 console.log(`  ${JSON.stringify(await session.prompt("hello again").text())}\n`);

@@ -277,7 +277,12 @@ async function runOnce(agent, mode) {
     await step("extension method", "_interop/extension", { hello: "world" });
     send({ jsonrpc: "2.0", method: "_interop/notification", params: { hello: "world" } });
     if (sessionId) {
-      const prompt = step("prompt + cancel", "session/prompt", { sessionId, prompt: [{ type: "text", text: "Say hello in one word." }] }, PROMPT_MS);
+      const prompt = step(
+        "prompt + cancel",
+        "session/prompt",
+        { sessionId, prompt: [{ type: "text", text: "Say hello in one word." }] },
+        PROMPT_MS,
+      );
       await sleep(300);
       send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
       await prompt;
@@ -293,7 +298,9 @@ async function runOnce(agent, mode) {
   const limit = mode === "direct" ? DIRECT_EXIT_MS : CORDON_EXIT_MS;
   const exit = await Promise.race([exited, sleep(limit).then(() => null)]);
   await sleep(mode === "direct" ? 300 : 1000);
-  const leftovers = [...before.filter(aliveProc), ...descendants(child.pid)].filter((p, i, all) => all.findIndex((q) => q.pid === p.pid) === i);
+  const leftovers = [...before.filter(aliveProc), ...descendants(child.pid)].filter(
+    (p, i, all) => all.findIndex((q) => q.pid === p.pid) === i,
+  );
   // Clean up whatever is left, ours or not: the group of what we started, then every straggler.
   try {
     process.kill(-child.pid, "SIGTERM");
@@ -373,7 +380,11 @@ function exitText(run) {
 
 /** The agent's last stderr line that says something (ANSI colours removed). */
 function lastLine(stderr) {
-  const lines = stderr.replace(/\x1b\[[0-9;]*m/g, "").split("\n").map((l) => l.trim()).filter((l) => /error|ENOENT|not found|cannot/i.test(l));
+  const lines = stderr
+    .replace(/\x1b\[[0-9;]*m/g, "")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => /error|ENOENT|not found|cannot/i.test(l));
   return lines.length ? `stderr: ${lines[lines.length - 1].slice(0, 120)}` : "";
 }
 
@@ -423,6 +434,8 @@ for (const agent of agents) {
     process.stdout.write(`${verdict}  ${agent.name.padEnd(17)} ${mode.padEnd(9)} ${text}\n`);
   }
 }
-process.stdout.write(`interop: ${agents.length} agents × ${MODES.length} modes in ${Math.round((Date.now() - started) / 1000)} s; transcripts in ${RUNS_DIR}\n`);
+process.stdout.write(
+  `interop: ${agents.length} agents × ${MODES.length} modes in ${Math.round((Date.now() - started) / 1000)} s; transcripts in ${RUNS_DIR}\n`,
+);
 process.stdout.write(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
 process.exit(failed === 0 ? 0 : 1);

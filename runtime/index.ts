@@ -31,24 +31,11 @@
  * - Capabilities: pass `fs` / `terminal` implementations to declare them.
  * - {@link startChain}: the raw layer (JSON-RPC in and out) for clients of your own.
  */
-export { connect, Connection, type ConnectOptions, type SessionOptions, type Supports } from "./embed/client.js";
-export { Session, type PromptInput } from "./embed/session.js";
-export {
-  PromptRun,
-  ToolCallTracker,
-  toEvent,
-  type PermissionEvent,
-  type PromptEvent,
-  type PromptResult,
-  type StopEvent,
-  type ToolCallView,
-  type UsageEvent,
-} from "./embed/prompt-stream.js";
-export { resolveDecision, type PermissionDecision, type PermissionPolicy, type PermissionRequest } from "./embed/permissions.js";
+
+export type * as acp from "@agentclientprotocol/sdk/unstable";
+export { type ChainConfig, ChainConfigSchema, ConfigError } from "./cli/chain-config.js";
 export type { FileSystemHandlers, TerminalHandlers } from "./embed/capabilities.js";
 export {
-  startChain,
-  resolveChainConfig,
   type AgentInput,
   type ChainConfigInput,
   type ChainExit,
@@ -56,9 +43,31 @@ export {
   type LogOption,
   type NativeProxyInput,
   type RunningChain,
+  resolveChainConfig,
+  startChain,
   type WasmProxyInput,
 } from "./embed/chain.js";
+export { Connection, type ConnectOptions, connect, type SessionOptions, type Supports } from "./embed/client.js";
+export {
+  AbortError,
+  AgentError,
+  ChainStartError,
+  ConnectionClosedError,
+  CordonError,
+  InvalidRequestError,
+  UnsupportedError,
+} from "./embed/errors.js";
+export { type PermissionDecision, type PermissionPolicy, type PermissionRequest, resolveDecision } from "./embed/permissions.js";
+export {
+  type PermissionEvent,
+  type PromptEvent,
+  type PromptResult,
+  PromptRun,
+  type StopEvent,
+  ToolCallTracker,
+  type ToolCallView,
+  toEvent,
+  type UsageEvent,
+} from "./embed/prompt-stream.js";
 export type { RequestOptions } from "./embed/rpc.js";
-export { AbortError, AgentError, ChainStartError, ConnectionClosedError, CordonError, InvalidRequestError, UnsupportedError } from "./embed/errors.js";
-export { ConfigError, ChainConfigSchema, type ChainConfig } from "./cli/chain-config.js";
-export type * as acp from "@agentclientprotocol/sdk/unstable";
+export { type PromptInput, Session } from "./embed/session.js";

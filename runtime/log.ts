@@ -10,7 +10,9 @@
 export type Level = "error" | "warn" | "info" | "debug";
 
 /** Null prototype, and looked up only through {@link isLevel}: `"__proto__"` or `"toString"` are not levels. */
-const ORDER: Readonly<Record<Level, number>> = Object.freeze(Object.assign(Object.create(null) as Record<Level, number>, { error: 0, warn: 1, info: 2, debug: 3 }));
+const ORDER: Readonly<Record<Level, number>> = Object.freeze(
+  Object.assign(Object.create(null) as Record<Level, number>, { error: 0, warn: 1, info: 2, debug: 3 }),
+);
 
 /** Longest message (after escaping) one log line carries; the rest is summarised as `… (N more chars)`. */
 export const MAX_LOG_LINE_CHARS = 4096;
@@ -91,7 +93,17 @@ export function sanitizeForLog(text: unknown, maxChars: number = MAX_LOG_LINE_CH
 }
 
 function needsEscape(c: number): boolean {
-  return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c === 0x200e || c === 0x200f || c === 0x061c;
+  return (
+    c < 0x20 ||
+    (c >= 0x7f && c <= 0x9f) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    (c >= 0x202a && c <= 0x202e) ||
+    (c >= 0x2066 && c <= 0x2069) ||
+    c === 0x200e ||
+    c === 0x200f ||
+    c === 0x061c
+  );
 }
 
 function escapeChar(c: number): string {

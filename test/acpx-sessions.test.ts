@@ -130,7 +130,9 @@ function answerTo(lines: Json[], method: string): Json | undefined {
 }
 
 const texts = (lines: Json[]) =>
-  lines.flatMap((m) => (m.method === "session/update" && m.params.update.sessionUpdate === "agent_message_chunk" ? [m.params.update.content.text] : []));
+  lines.flatMap((m) =>
+    m.method === "session/update" && m.params.update.sessionUpdate === "agent_message_chunk" ? [m.params.update.content.text] : [],
+  );
 
 describe("acpx persistent session through cordon run (pass-through proxy) → reference agent", () => {
   let home: string;

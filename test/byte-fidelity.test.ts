@@ -36,7 +36,8 @@ async function agentLine(client: RawClient, method: string): Promise<string> {
   return report.params.line;
 }
 
-const sameUpToId = (a: string, b: string) => expect(a.replace(/"id":("[^"]*"|\d+)/, '"id":ID')).toBe(b.replace(/"id":("[^"]*"|\d+)/, '"id":ID'));
+const sameUpToId = (a: string, b: string) =>
+  expect(a.replace(/"id":("[^"]*"|\d+)/, '"id":ID')).toBe(b.replace(/"id":("[^"]*"|\d+)/, '"id":ID'));
 
 for (const proxies of [0, 3]) {
   describe(`through ${proxies} proxies`, () => {
@@ -48,9 +49,14 @@ for (const proxies of [0, 3]) {
       await client.waitFor((m) => m.id === "q1");
       sameUpToId(await agentLine(client, "_x/notify"), request);
       const response = lines.find((l) => l.includes('"id":"q1"'))!;
-      sameUpToId(response, `{"jsonrpc":"2.0","id":1,"result":{ "n" : 1.0, "big": 12345678901234567890, "s": "caf\\u00e9 \\/", "nested": {"a":[1.50, -0.0]} }}`);
+      sameUpToId(
+        response,
+        `{"jsonrpc":"2.0","id":1,"result":{ "n" : 1.0, "big": 12345678901234567890, "s": "caf\\u00e9 \\/", "nested": {"a":[1.50, -0.0]} }}`,
+      );
       const note = lines.find((l) => l.includes('"_x/note"'))!;
-      expect(note).toBe(`{"jsonrpc":"2.0","method":"_x/note","params":{ "n" : 1.0, "big": 12345678901234567890, "s": "caf\\u00e9 \\/ \\ud83d\\ude00", "_meta": {"k": [ 1e2 ]} }}`);
+      expect(note).toBe(
+        `{"jsonrpc":"2.0","method":"_x/note","params":{ "n" : 1.0, "big": 12345678901234567890, "s": "caf\\u00e9 \\/ \\ud83d\\ude00", "_meta": {"k": [ 1e2 ]} }}`,
+      );
     });
 
     if (proxies === 0) {

@@ -4,7 +4,7 @@
  * reference agent (a real child process).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { allowFirst, rejectFirst, SpawnedAgent, type PermissionPolicy } from "../runtime/client/spawned-agent.js";
+import { allowFirst, type PermissionPolicy, rejectFirst, SpawnedAgent } from "../runtime/client/spawned-agent.js";
 import { cordonRun, NODE, REFERENCE_AGENT } from "./helpers/paths.js";
 
 const open: SpawnedAgent[] = [];
@@ -48,7 +48,9 @@ describe.each([0, 1, 3])("SDK client → cordon → %i pass-through proxies → 
     await allowing.initialize();
     const s1 = await allowing.newSession();
     await allowing.prompt(s1, "permission Write notes.md");
-    expect(allowing.events.filter((e) => e.kind === "permission").map((e) => e.kind === "permission" && e.request.toolCall.title)).toEqual(["Write notes.md"]);
+    expect(allowing.events.filter((e) => e.kind === "permission").map((e) => e.kind === "permission" && e.request.toolCall.title)).toEqual([
+      "Write notes.md",
+    ]);
     expect(allowing.messageText(s1)).toContain("permission allowed: Write notes.md");
 
     const rejecting = through(proxies, rejectFirst);
@@ -89,7 +91,9 @@ describe("proxies that change things", () => {
     await agent.initialize();
     const session = await agent.newSession();
     await agent.prompt(session, "one\ntwo");
-    const chunks = updatesOf(agent, 0).flatMap((u) => (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? [u.content.text] : []));
+    const chunks = updatesOf(agent, 0).flatMap((u) =>
+      u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? [u.content.text] : [],
+    );
     expect(chunks).toEqual([">>>echo: one\n", ">>>echo: two\n"]);
   });
 

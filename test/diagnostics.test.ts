@@ -31,7 +31,11 @@ async function cordon(args: string[], options: { cwd?: string; env?: Record<stri
 /** `cordon run …` with stdin closed from the start (as `< /dev/null`): exit code and stderr. */
 function runWithClosedStdin(args: string[], cwd = ROOT): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(NODE, [CORDON, "run", ...args], { cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CORDON_LOG: "warn" } });
+    const child = spawn(NODE, [CORDON, "run", ...args], {
+      cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, CORDON_LOG: "warn" },
+    });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
     child.once("exit", (code) => resolve({ code, stderr }));
@@ -45,13 +49,24 @@ afterEach(async () => {
 
 describe("an agent that never answers initialize", () => {
   it("is reported after the timeout: the client's error names the agent and the timeout, one log line, exit 1", async () => {
-    const client = new RawClient(NODE, [CORDON, "run", "--initialize-timeout", "600", "--proxy", proxyWasm("arrow"), "--", ...SILENT_AGENT]);
+    const client = new RawClient(NODE, [
+      CORDON,
+      "run",
+      "--initialize-timeout",
+      "600",
+      "--proxy",
+      proxyWasm("arrow"),
+      "--",
+      ...SILENT_AGENT,
+    ]);
     open.push(client);
     const started = Date.now();
     const res = await client.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
     expect(Date.now() - started).toBeGreaterThanOrEqual(550);
     expect(res.error.code).toBe(-32603);
-    expect(res.error.message).toMatch(/^agent ".*node -e process\.stdin\.resume\(\)" did not answer initialize within 600 ms \(change it with --initialize-timeout <ms> or CORDON_INITIALIZE_TIMEOUT_MS\)/);
+    expect(res.error.message).toMatch(
+      /^agent ".*node -e process\.stdin\.resume\(\)" did not answer initialize within 600 ms \(change it with --initialize-timeout <ms> or CORDON_INITIALIZE_TIMEOUT_MS\)/,
+    );
     expect((await client.exited).code).toBe(1);
     const lines = client.stderr.split("\n").filter((l) => /did not answer initialize/.test(l));
     expect(lines).toHaveLength(1);
@@ -84,11 +99,13 @@ describe("cordon run at start", () => {
   it.skipIf(!haveScript)("prints a one-line hint on stderr when stdin is a terminal, and none otherwise", async () => {
     // `script` gives the command a pseudo-terminal; its stdin (ours) is closed, so Cordon ends.
     const command = [NODE, CORDON, "run", "--", ...SILENT_AGENT].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-    const { stdout } = await exec("script", ["-qec", `timeout 4 ${command} < $(tty)`, "/dev/null"], { env: { ...process.env, CORDON_LOG: "warn" } }).catch(
-      (e: { stdout: string }) => ({ stdout: e.stdout }),
-    );
+    const { stdout } = await exec("script", ["-qec", `timeout 4 ${command} < $(tty)`, "/dev/null"], {
+      env: { ...process.env, CORDON_LOG: "warn" },
+    }).catch((e: { stdout: string }) => ({ stdout: e.stdout }));
     const hints = stdout.split(/\r?\n/).filter((l) => l.includes("waiting for an ACP client"));
-    expect(hints).toEqual(["cordon run: waiting for an ACP client on stdin/stdout (an editor or acpx launches it as its agent; try `cordon demo` to see a session) — Ctrl-C to quit"]);
+    expect(hints).toEqual([
+      "cordon run: waiting for an ACP client on stdin/stdout (an editor or acpx launches it as its agent; try `cordon demo` to see a session) — Ctrl-C to quit",
+    ]);
     const piped = new RawClient(NODE, [CORDON, "run", "--", ...SCRIPTED_AGENT]);
     open.push(piped);
     await piped.request("initialize", { protocolVersion: 1 });
@@ -187,7 +204,9 @@ describe("cordon check", () => {
     expect(r.stdout).toContain(`chain ${path}`);
     expect(r.stdout).toMatch(/1\. rules {2}\[wasm\] ok\n\s+file\s+\S+context\.wasm\n\s+sha256\s+[0-9a-f]{64} \(not pinned\)/);
     expect(r.stdout).toMatch(/limits\s+receiveTimeoutMs 500\*, startTimeoutMs 5000, .*maxMemoryMiB 128 {2}\(\* set by the config\)/);
-    expect(r.stdout).toMatch(/2\. workspace-tools {2}\[wasm\] ok[\s\S]*?grants\s+fs:read \(asks for fs:read\)[\s\S]*?isolation\s+worker\n\s+onFailure\s+restart/);
+    expect(r.stdout).toMatch(
+      /2\. workspace-tools {2}\[wasm\] ok[\s\S]*?grants\s+fs:read \(asks for fs:read\)[\s\S]*?isolation\s+worker\n\s+onFailure\s+restart/,
+    );
     expect(r.stdout).toMatch(/3\. arrow {2}\[wasm\] ok[\s\S]*?isolation\s+thread\n\s+onFailure\s+bypass/);
     expect(r.stdout).toMatch(/4\. native {2}\[native\] ok\n\s+command\s+.*proxy \(/);
     expect(r.stdout).toMatch(/agent {2}.*agent\.sh {2}found: .*agent\.sh \(not started by check\)/);

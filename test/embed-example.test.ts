@@ -21,7 +21,11 @@ describe("the embedding example and the package entry", () => {
   }, 60_000);
 
   it('`import ... from "cordon"` resolves to the built entry, with type declarations', () => {
-    const run = spawnSync(NODE, ["--input-type=module", "-e", "const m = await import('cordon'); console.log(typeof m.connect, typeof m.startChain)"], { cwd: ROOT, encoding: "utf8" });
+    const run = spawnSync(
+      NODE,
+      ["--input-type=module", "-e", "const m = await import('cordon'); console.log(typeof m.connect, typeof m.startChain)"],
+      { cwd: ROOT, encoding: "utf8" },
+    );
     expect(run.stdout.trim()).toBe("function function");
     expect(existsSync(`${ROOT}dist/runtime/index.d.ts`)).toBe(true);
   });

@@ -8,7 +8,16 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AbortError, AgentError, connect, ConnectionClosedError, UnsupportedError, type Connection, type ConnectOptions, type PromptEvent } from "../runtime/index.js";
+import {
+  AbortError,
+  AgentError,
+  type Connection,
+  ConnectionClosedError,
+  type ConnectOptions,
+  connect,
+  type PromptEvent,
+  UnsupportedError,
+} from "../runtime/index.js";
 import { NODE, proxyWasm, ROOT } from "./helpers/paths.js";
 
 const open: Connection[] = [];
@@ -52,7 +61,14 @@ async function collect(run: AsyncIterable<PromptEvent>): Promise<PromptEvent[]> 
 describe("an agent that advertises nothing", () => {
   it("refuses every optional session method and gated content with UnsupportedError before sending", async () => {
     const cordon = await start({});
-    expect(cordon.supports).toMatchObject({ loadSession: false, listSessions: false, resumeSession: false, forkSession: false, closeSession: false, deleteSession: false });
+    expect(cordon.supports).toMatchObject({
+      loadSession: false,
+      listSessions: false,
+      resumeSession: false,
+      forkSession: false,
+      closeSession: false,
+      deleteSession: false,
+    });
     const session = await cordon.newSession();
     const refusals = [
       () => cordon.loadSession(session.id),
@@ -80,7 +96,12 @@ describe("an agent that advertises nothing", () => {
       "agentCapabilities.sessionCapabilities.close",
       "agentCapabilities.sessionCapabilities.additionalDirectories",
     ]);
-    expect(() => session.prompt([{ type: "text", text: "look" }, { type: "image", data: "AA==", mimeType: "image/png" }])).toThrow(/prompt block 1 is an image.*promptCapabilities\.image/);
+    expect(() =>
+      session.prompt([
+        { type: "text", text: "look" },
+        { type: "image", data: "AA==", mimeType: "image/png" },
+      ]),
+    ).toThrow(/prompt block 1 is an image.*promptCapabilities\.image/);
     expect(() => session.prompt({ type: "audio", data: "AA==", mimeType: "audio/wav" })).toThrow(UnsupportedError);
     expect(() => session.prompt({ type: "resource", resource: { uri: "file:///a", text: "x" } })).toThrow(/embeddedContext/);
     expect(session.modes).toBeNull();
@@ -113,7 +134,10 @@ describe("an agent that advertises nothing", () => {
     await cordon.close();
     const sent = toAgent(cordon.trace);
     expect(sent.find((m) => m.method === "session/new")!.params.mcpServers.map((s: { name: string }) => s.name)).toEqual(["web"]);
-    expect(sent.find((m) => m.method === "initialize")!.params.clientCapabilities).toMatchObject({ fs: { readTextFile: false, writeTextFile: false }, terminal: false });
+    expect(sent.find((m) => m.method === "initialize")!.params.clientCapabilities).toMatchObject({
+      fs: { readTextFile: false, writeTextFile: false },
+      terminal: false,
+    });
   });
 });
 
@@ -128,7 +152,13 @@ describe("updates only a scripted agent sends", () => {
         script([
           update(sid, { sessionUpdate: "usage_update", used: 1200, size: 200000 }),
           update(sid, { sessionUpdate: "usage_update", used: 1800, size: 200000, cost: { amount: 0.042, currency: "EUR" } }),
-          update(sid, { sessionUpdate: "plan", entries: [{ content: "read", priority: "high", status: "completed" }, { content: "write", priority: "medium", status: "in_progress" }] }),
+          update(sid, {
+            sessionUpdate: "plan",
+            entries: [
+              { content: "read", priority: "high", status: "completed" },
+              { content: "write", priority: "medium", status: "in_progress" },
+            ],
+          }),
           update(sid, future),
           update(sid, { sessionUpdate: "tool_call", toolCallId: "t9", title: "Patch", kind: "edit", status: "pending" }),
           update(sid, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "working" } }),
@@ -136,7 +166,10 @@ describe("updates only a scripted agent sends", () => {
             sessionUpdate: "tool_call_update",
             toolCallId: "t9",
             status: "completed",
-            content: [{ type: "diff", path: "/w/a.ts", oldText: "a", newText: "b" }, { type: "content", content: { type: "text", text: "patched" } }],
+            content: [
+              { type: "diff", path: "/w/a.ts", oldText: "a", newText: "b" },
+              { type: "content", content: { type: "text", text: "patched" } },
+            ],
             locations: [{ path: "/w/a.ts", line: 7 }],
           }),
           update(sid, { sessionUpdate: "usage_update", used: "lots" }),
@@ -150,7 +183,10 @@ describe("updates only a scripted agent sends", () => {
     ]);
     expect(events.find((e) => e.type === "plan")).toEqual({
       type: "plan",
-      entries: [{ content: "read", priority: "high", status: "completed" }, { content: "write", priority: "medium", status: "in_progress" }],
+      entries: [
+        { content: "read", priority: "high", status: "completed" },
+        { content: "write", priority: "medium", status: "in_progress" },
+      ],
     });
     const raws = events.filter((e) => e.type === "raw");
     expect(raws).toEqual([
@@ -159,7 +195,14 @@ describe("updates only a scripted agent sends", () => {
     ]);
     expect(events.find((e) => e.type === "tool_call_update")).toMatchObject({
       toolCallId: "t9",
-      call: { title: "Patch", kind: "edit", status: "completed", text: "patched", diffs: [{ path: "/w/a.ts", oldText: "a", newText: "b" }], locations: [{ path: "/w/a.ts", line: 7 }] },
+      call: {
+        title: "Patch",
+        kind: "edit",
+        status: "completed",
+        text: "patched",
+        diffs: [{ path: "/w/a.ts", oldText: "a", newText: "b" }],
+        locations: [{ path: "/w/a.ts", line: 7 }],
+      },
     });
     expect(events.find((e) => e.type === "text")).toEqual({ type: "text", text: ">working" });
     expect(events.at(-1)).toEqual({
@@ -172,8 +215,13 @@ describe("updates only a scripted agent sends", () => {
 });
 
 describe("permission answers on the wire", () => {
-  const ask = (sid: string, options: object[]) => ({ ask: { method: "session/request_permission", params: { sessionId: sid, toolCall: { toolCallId: "t1", title: "Do it" }, options } } });
-  const both = [{ optionId: "yes", name: "Yes", kind: "allow_once" }, { optionId: "no", name: "No", kind: "reject_once" }];
+  const ask = (sid: string, options: object[]) => ({
+    ask: { method: "session/request_permission", params: { sessionId: sid, toolCall: { toolCallId: "t1", title: "Do it" }, options } },
+  });
+  const both = [
+    { optionId: "yes", name: "Yes", kind: "allow_once" },
+    { optionId: "no", name: "No", kind: "reject_once" },
+  ];
   const allowOnly = [{ optionId: "yes", name: "Yes", kind: "allow_always" }];
 
   it("several requests in one turn get what the policy decided; deny without a reject option is cancelled, never an allow", async () => {
@@ -192,7 +240,10 @@ describe("permission answers on the wire", () => {
 
   it("the answers the agent received are the ones the decisions map to", async () => {
     const answers: unknown[] = [];
-    const cordon = await start({}, { permissions: "deny", onNotification: (method, params) => method === "_test/answers" && answers.push(params) });
+    const cordon = await start(
+      {},
+      { permissions: "deny", onNotification: (method, params) => method === "_test/answers" && answers.push(params) },
+    );
     const session = await cordon.newSession();
     const sid = session.id;
     await session.prompt(script([ask(sid, both), ask(sid, allowOnly), { report: true }])).result;
@@ -217,12 +268,21 @@ describe("AbortSignal on the connection", () => {
 describe("extensions and failures", () => {
   it("extension requests and notifications from the agent reach the application's handlers", async () => {
     const notes: string[] = [];
-    const cordon = await start({}, {
-      onNotification: (method) => notes.push(method),
-      onRequest: (method, params) => ({ handled: method, params }),
-    });
+    const cordon = await start(
+      {},
+      {
+        onNotification: (method) => notes.push(method),
+        onRequest: (method, params) => ({ handled: method, params }),
+      },
+    );
     const session = await cordon.newSession();
-    await session.prompt(script([{ send: { jsonrpc: "2.0", method: "_vendor/ping", params: { n: 1 } } }, { ask: { method: "_vendor/question", params: { q: "?" } } }, { report: true }])).result;
+    await session.prompt(
+      script([
+        { send: { jsonrpc: "2.0", method: "_vendor/ping", params: { n: 1 } } },
+        { ask: { method: "_vendor/question", params: { q: "?" } } },
+        { report: true },
+      ]),
+    ).result;
     await expect.poll(() => notes).toContain("_test/answers");
     expect(notes).toContain("_vendor/ping");
     // And the client's own extension requests go through unchecked.
@@ -235,7 +295,13 @@ describe("extensions and failures", () => {
     const sid = session.id;
     const seen: string[] = [];
     const error = await (async () => {
-      for await (const e of session.prompt(script([update(sid, { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hm" } }), { fail: { code: -32000, message: "quota", data: { retry: 5 } } }]))) seen.push(e.type);
+      for await (const e of session.prompt(
+        script([
+          update(sid, { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hm" } }),
+          { fail: { code: -32000, message: "quota", data: { retry: 5 } } },
+        ]),
+      ))
+        seen.push(e.type);
     })().catch((e: unknown) => e);
     expect(seen).toEqual(["thought"]);
     expect(error).toMatchObject({ rpcCode: -32000, rpcMessage: "quota", data: { retry: 5 } });

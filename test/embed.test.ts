@@ -13,13 +13,13 @@ import {
   AgentError,
   ChainStartError,
   ConfigError,
-  connect,
-  ConnectionClosedError,
-  InvalidRequestError,
-  UnsupportedError,
   type Connection,
+  ConnectionClosedError,
   type ConnectOptions,
+  connect,
+  InvalidRequestError,
   type PromptEvent,
+  UnsupportedError,
 } from "../runtime/index.js";
 import { CORDON, NODE, proxyWasm } from "./helpers/paths.js";
 
@@ -68,7 +68,13 @@ describe("connect", () => {
     const writes = vi.spyOn(process.stdout, "write");
     try {
       const cordon = await start();
-      expect(cordon.components).toEqual(['proxy "redact"', 'proxy "tool-guard"', 'proxy "arrow"', "MCP bridge", expect.stringMatching(/^agent "/)]);
+      expect(cordon.components).toEqual([
+        'proxy "redact"',
+        'proxy "tool-guard"',
+        'proxy "arrow"',
+        "MCP bridge",
+        expect.stringMatching(/^agent "/),
+      ]);
       expect(cordon.agentInfo?.name).toBe("cordon-reference-agent");
       const session = await cordon.newSession();
       expect(await session.prompt("secret\nhello").text()).toMatch(/^>here is a fake openai API key: \[REDACTED\]\n>echo: hello\n$/);
@@ -80,14 +86,24 @@ describe("connect", () => {
   });
 
   it("validates the config object with the chain-config schema, naming the field", async () => {
-    await expect(connect({ chain: { proxies: [{ wasm: 42 as unknown as string }], agent: { command: NODE } } })).rejects.toThrow(ConfigError);
-    await expect(connect({ chain: { proxies: [{ wasm: "x.wasm", colour: "red" } as never], agent: { command: NODE } } })).rejects.toThrow(/proxies\[0\]/);
-    await expect(connect({ chain: { proxies: [{ command: "native-proxy" } as never], agent: { command: NODE } } })).rejects.toThrow(/trusted/);
+    await expect(connect({ chain: { proxies: [{ wasm: 42 as unknown as string }], agent: { command: NODE } } })).rejects.toThrow(
+      ConfigError,
+    );
+    await expect(connect({ chain: { proxies: [{ wasm: "x.wasm", colour: "red" } as never], agent: { command: NODE } } })).rejects.toThrow(
+      /proxies\[0\]/,
+    );
+    await expect(connect({ chain: { proxies: [{ command: "native-proxy" } as never], agent: { command: NODE } } })).rejects.toThrow(
+      /trusted/,
+    );
     await expect(connect({ chain: { proxies: [] } })).rejects.toThrow(/no agent/);
   });
 
   it("reports a component that cannot start as ChainStartError and leaves nothing running", async () => {
-    const error = await connect({ chain: { proxies: [{ wasm: "/nonexistent/missing.wasm" }] }, agent: [NODE, CORDON, "reference-agent"], log: "silent" }).catch((e: unknown) => e);
+    const error = await connect({
+      chain: { proxies: [{ wasm: "/nonexistent/missing.wasm" }] },
+      agent: [NODE, CORDON, "reference-agent"],
+      log: "silent",
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ChainStartError);
     expect((error as Error).message).toMatch(/missing\.wasm/);
   });
@@ -97,7 +113,14 @@ describe("sessions", () => {
   it("walks new → prompt → close → list → load (replay) → resume → fork → delete", async () => {
     const cordon = await start();
     const cwd = mkdtempSync(join(tmpdir(), "cordon-embed-cwd-"));
-    expect(cordon.supports).toMatchObject({ loadSession: true, listSessions: true, resumeSession: true, forkSession: true, closeSession: true, deleteSession: true });
+    expect(cordon.supports).toMatchObject({
+      loadSession: true,
+      listSessions: true,
+      resumeSession: true,
+      forkSession: true,
+      closeSession: true,
+      deleteSession: true,
+    });
     const session = await cordon.newSession({ cwd });
     expect(session.cwd).toBe(cwd);
     await session.prompt("first question\ntitle Review").result;
@@ -116,7 +139,9 @@ describe("sessions", () => {
     const replayed = loaded.history.map((e) => e.type);
     expect(replayed).toContain("user");
     expect(replayed).toContain("text");
-    expect(loaded.history.find((e) => e.type === "user")).toMatchObject({ content: { type: "text", text: "first question\ntitle Review" } });
+    expect(loaded.history.find((e) => e.type === "user")).toMatchObject({
+      content: { type: "text", text: "first question\ntitle Review" },
+    });
     expect(await loaded.prompt("after load").text()).toBe(">echo: after load\n");
 
     await cordon.closeSession(session.id);
@@ -158,7 +183,11 @@ describe("sessions", () => {
 
     await cordon.close();
     // Only the valid changes reached the agent.
-    const sent = readFileSync(trace, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.type === "request" && e.to === "agent");
+    const sent = readFileSync(trace, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === "request" && e.to === "agent");
     expect(sent.filter((e) => e.method === "session/set_mode").map((e) => e.params.modeId)).toEqual(["code"]);
     expect(sent.filter((e) => e.method === "session/set_config_option").map((e) => e.params.value)).toEqual(["high", false]);
   });
@@ -190,9 +219,20 @@ describe("prompt events", () => {
     expect(tool1.at(-1)).toMatchObject({ call: { title: "Run tests", kind: "execute", text: "ran Run tests" } });
     const edit = events.filter((e) => e.type === "tool_call_update" && e.toolCallId === "tool-2").at(-1)!;
     const path = join(cwd, "notes.txt");
-    expect(edit).toMatchObject({ call: { title: "Edit notes.txt", kind: "edit", status: "completed", diffs: [{ path, oldText: "one\n", newText: "one\ntwo\n" }], locations: [{ path, line: 2 }] } });
+    expect(edit).toMatchObject({
+      call: {
+        title: "Edit notes.txt",
+        kind: "edit",
+        status: "completed",
+        diffs: [{ path, oldText: "one\n", newText: "one\ntwo\n" }],
+        locations: [{ path, line: 2 }],
+      },
+    });
     expect(readFileSync(path, "utf8")).toBe("one\ntwo\n");
-    expect(session.toolCalls.map((c) => [c.toolCallId, c.status])).toEqual([["tool-1", "completed"], ["tool-2", "completed"]]);
+    expect(session.toolCalls.map((c) => [c.toolCallId, c.status])).toEqual([
+      ["tool-1", "completed"],
+      ["tool-2", "completed"],
+    ]);
     expect(events.at(-1)).toMatchObject({ type: "stop", stopReason: "end_turn" });
     expect(events.find((e) => e.type === "session_info")).toMatchObject({ title: "Edited" });
   });
@@ -229,7 +269,9 @@ describe("permissions", () => {
     const s1 = await denying.newSession();
     const denied = await collect(s1.prompt("permission Delete cache"));
     expect(denied.find((e) => e.type === "permission")).toMatchObject({ outcome: "denied", optionId: "reject" });
-    expect(denied.filter((e) => e.type === "tool_call_update").at(-1)).toMatchObject({ call: { status: "failed", text: "not run: permission rejected" } });
+    expect(denied.filter((e) => e.type === "tool_call_update").at(-1)).toMatchObject({
+      call: { status: "failed", text: "not run: permission rejected" },
+    });
 
     const asked: string[] = [];
     const allowing = await start({ permissions: (r) => (asked.push(r.toolCall.title ?? ""), "allow") });
@@ -253,7 +295,11 @@ describe("permissions", () => {
     reviewer = await cordon.newSession();
     const session = await cordon.newSession();
     const events = await collect(session.prompt("permission safe step\npermission risky step\npermission safe again"));
-    expect(events.filter((e) => e.type === "permission").map((e) => e.type === "permission" && e.outcome)).toEqual(["allowed", "denied", "allowed"]);
+    expect(events.filter((e) => e.type === "permission").map((e) => e.type === "permission" && e.outcome)).toEqual([
+      "allowed",
+      "denied",
+      "allowed",
+    ]);
     expect(verdicts).toEqual([">echo: review safe step\n", ">echo: review risky step\n", ">echo: review safe again\n"]);
     expect(events.at(-1)).toMatchObject({ type: "stop", stopReason: "end_turn" });
   });
@@ -276,7 +322,9 @@ describe("permissions", () => {
     const events = await collect(run);
     expect(events.find((e) => e.type === "permission")).toMatchObject({ outcome: "cancelled" });
     expect(texts(events)).toBe(">permission cancelled: Deploy\n");
-    expect(events.filter((e) => e.type === "tool_call_update").at(-1)).toMatchObject({ call: { status: "failed", text: "not run: turn cancelled" } });
+    expect(events.filter((e) => e.type === "tool_call_update").at(-1)).toMatchObject({
+      call: { status: "failed", text: "not run: turn cancelled" },
+    });
     expect(events.at(-1)).toMatchObject({ type: "stop", stopReason: "cancelled" });
   });
 });
@@ -345,7 +393,9 @@ describe("capabilities as a contract", () => {
     expect(session.mcpServers.map((s) => s.name)).toEqual(["local"]);
     expect(session.omittedMcpServers.map((s) => s.name)).toEqual(["web"]);
     expect(await session.prompt("info").text()).toMatch(/local/);
-    await expect(cordon.newSession({ mcpServers: servers, onUnsupportedMcp: "error" })).rejects.toThrow(/"web" uses the http transport.*mcpCapabilities\.http/);
+    await expect(cordon.newSession({ mcpServers: servers, onUnsupportedMcp: "error" })).rejects.toThrow(
+      /"web" uses the http transport.*mcpCapabilities\.http/,
+    );
     await expect(cordon.newSession({ cwd: "relative/dir" })).rejects.toBeInstanceOf(InvalidRequestError);
   });
 });
@@ -383,11 +433,27 @@ describe("cancellation and shutdown", () => {
     const dir = mkdtempSync(join(tmpdir(), "cordon-embed-group-"));
     const pidFile = join(dir, "pid");
     // A stdio "MCP server" that never answers and ignores EOF: only a signal ends it.
-    const stubborn = { name: "stubborn", command: NODE, args: ["-e", "require('fs').writeFileSync(process.argv[1], String(process.pid)); setInterval(() => {}, 1000)", pidFile], env: [] };
+    const stubborn = {
+      name: "stubborn",
+      command: NODE,
+      args: ["-e", "require('fs').writeFileSync(process.argv[1], String(process.pid)); setInterval(() => {}, 1000)", pidFile],
+      env: [],
+    };
     const cordon = await start({ closeGraceMs: 200 });
     const session = await cordon.newSession({ mcpServers: [stubborn] });
     void session.prompt("list tools stubborn").result.catch(() => {});
-    await expect.poll(() => { try { return Number(readFileSync(pidFile, "utf8")); } catch { return 0; } }, { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(
+        () => {
+          try {
+            return Number(readFileSync(pidFile, "utf8"));
+          } catch {
+            return 0;
+          }
+        },
+        { timeout: 10_000 },
+      )
+      .toBeGreaterThan(0);
     const child = Number(readFileSync(pidFile, "utf8"));
     expect(alive(child)).toBe(true);
     await cordon.close();

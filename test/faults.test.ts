@@ -13,7 +13,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { treeRssMiB } from "../bench/process-tree.js";
 import { buildComponent, ECHO_BODY } from "./fixtures/wat-components.js";
 import { CORDON, NODE, proxyWasm, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
-import { RawClient, type Json } from "./helpers/raw-client.js";
+import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const exec = promisify(execFile);
 const dist = join(ROOT, "test/fixtures/dist");
@@ -22,7 +22,12 @@ const START_LOOP = join(dist, "start-loop.wasm");
 
 beforeAll(async () => {
   for (const name of ["saboteur", "start-loop", "trap-tool"]) {
-    await exec(NODE, [join(ROOT, "sdk-as/tools/build-proxy.mjs"), join(ROOT, `test/fixtures/hostile/${name}.ts`), "-o", join(dist, `${name}.wasm`)]);
+    await exec(NODE, [
+      join(ROOT, "sdk-as/tools/build-proxy.mjs"),
+      join(ROOT, `test/fixtures/hostile/${name}.ts`),
+      "-o",
+      join(dist, `${name}.wasm`),
+    ]);
   }
 }, 120_000);
 
@@ -89,7 +94,9 @@ describe("hostile proxies are contained", () => {
     const t = Date.now();
     const res = await prompt(client, s, "loop");
     // worker: the wall-clock watchdog; thread: the fuel the same limit stands for.
-    expect(res.error.message).toMatch(/proxy "saboteur" was stopped: receive (did not return within 400 ms|used its fuel budget of 2000000000 units on one message)/);
+    expect(res.error.message).toMatch(
+      /proxy "saboteur" was stopped: receive (did not return within 400 ms|used its fuel budget of 2000000000 units on one message)/,
+    );
     expect(Date.now() - t).toBeLessThan(10_000);
     await stillServes(client);
   });
@@ -153,7 +160,9 @@ describe("hostile proxies are contained", () => {
   it("fs requests a proxy originates need a grant; the client never sees a refused one", async () => {
     const refused = await chain([saboteur()], { CORDON_LOG: "info" }); // the proxy logs the answer it got at info
     await prompt(refused, await session(refused), "readfile");
-    await expect.poll(() => refused.stderr).toMatch(/grant: fs\/read_text_file needs the "fs:read" grant, which proxy "saboteur" does not have; request refused/);
+    await expect
+      .poll(() => refused.stderr)
+      .toMatch(/grant: fs\/read_text_file needs the "fs:read" grant, which proxy "saboteur" does not have; request refused/);
     await expect.poll(() => refused.stderr).toMatch(/read: error fs\/read_text_file needs the "fs:read" grant/);
     expect(refused.received.some((m) => m.method === "fs/read_text_file")).toBe(false);
 
@@ -171,7 +180,10 @@ describe("hostile proxies are contained", () => {
     client.onRequest = (m) => ({ result: { content: `read ${m.params.path}` } });
     const s = await session(client);
     const ask = { ask: { method: "fs/read_text_file", params: { sessionId: s, path: "/work/a.ts" } } };
-    const res = await client.request("session/prompt", { sessionId: s, prompt: [{ type: "text", text: JSON.stringify([ask, { report: true }]) }] });
+    const res = await client.request("session/prompt", {
+      sessionId: s,
+      prompt: [{ type: "text", text: JSON.stringify([ask, { report: true }]) }],
+    });
     expect(res.result).toEqual({ stopReason: "end_turn" });
     const report = await client.waitFor((m) => m.method === "_test/answers");
     expect(report.params.answers[0].result).toEqual({ content: "read /work/a.ts" });
@@ -184,7 +196,9 @@ describe("hostile proxies are contained", () => {
     const client = new RawClient(NODE, [CORDON, "run", "--config", config, "--", ...SCRIPTED_AGENT]);
     open.push(client);
     const res = await client.request("initialize", { protocolVersion: 1 });
-    expect(res.error.message).toMatch(/proxy "start-loop" .* failed to start: instantiation (did not finish within 1000 ms|used its fuel budget of 5000000000 units)/);
+    expect(res.error.message).toMatch(
+      /proxy "start-loop" .* failed to start: instantiation (did not finish within 1000 ms|used its fuel budget of 5000000000 units)/,
+    );
     expect((await client.exited).code).toBe(1);
   });
 
@@ -203,7 +217,9 @@ describe("hostile proxies are contained", () => {
     const client = new RawClient(NODE, [CORDON, "run", "--proxy", path, "--", ...SCRIPTED_AGENT]);
     open.push(client);
     const res = await client.request("initialize", { protocolVersion: 1 });
-    expect(res.error.message).toMatch(/fs-reader\.wasm cannot run as a Cordon proxy: it imports the WASI interface wasi:filesystem\/preopens@0\.2\.0/);
+    expect(res.error.message).toMatch(
+      /fs-reader\.wasm cannot run as a Cordon proxy: it imports the WASI interface wasi:filesystem\/preopens@0\.2\.0/,
+    );
   });
 
   it("a SHA-256 mismatch refuses to start, naming the file and both hashes", async () => {
@@ -214,7 +230,10 @@ describe("hostile proxies are contained", () => {
     const client = new RawClient(NODE, [CORDON, "run", "--config", config, "--", ...SCRIPTED_AGENT]);
     open.push(client);
     const res = await client.request("initialize", { protocolVersion: 1 });
-    const actual = (await import("node:crypto")).createHash("sha256").update(readFileSync(proxyWasm("passthrough"))).digest("hex");
+    const actual = (await import("node:crypto"))
+      .createHash("sha256")
+      .update(readFileSync(proxyWasm("passthrough")))
+      .digest("hex");
     expect(res.error.message).toContain(`passthrough.wasm) does not match its pin: the config says sha256 ${wrong}, the file is ${actual}`);
   });
 });
@@ -231,7 +250,12 @@ describe("MCP tools in a hostile proxy", () => {
     const toolText = (from: number) =>
       client.received
         .slice(from)
-        .filter((m) => m.method === "session/update" && m.params.update.sessionUpdate === "tool_call_update" && m.params.update.status !== "in_progress")
+        .filter(
+          (m) =>
+            m.method === "session/update" &&
+            m.params.update.sessionUpdate === "tool_call_update" &&
+            m.params.update.status !== "in_progress",
+        )
         .map((m) => `${m.params.update.status}: ${(m.params.update.content ?? []).map((c: Json) => c.content?.text).join(" ")}`);
     let from = client.received.length;
     // The prompt passed through the proxy that died, so its answer cannot come back through it.

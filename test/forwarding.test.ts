@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { CORDON, NODE, proxyWasm, SCRIPTED_AGENT } from "./helpers/paths.js";
-import { RawClient, type Json } from "./helpers/raw-client.js";
+import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const clients: RawClient[] = [];
 afterEach(async () => {
@@ -26,7 +26,11 @@ const TOPOLOGIES: Record<string, string[]> = {
 async function chain(topology: string, env: Record<string, string> = {}): Promise<RawClient> {
   const client = new RawClient(NODE, [CORDON, "run", ...TOPOLOGIES[topology], "--", ...SCRIPTED_AGENT], env);
   clients.push(client);
-  const init = await client.request("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true } }, _meta: { trace: "t1" } });
+  const init = await client.request("initialize", {
+    protocolVersion: 1,
+    clientCapabilities: { fs: { readTextFile: true } },
+    _meta: { trace: "t1" },
+  });
   expect(init.result.agentInfo).toEqual({ name: "scripted-agent", version: "1.0.0" });
   return client;
 }
@@ -37,12 +41,21 @@ describe.each(Object.keys(TOPOLOGIES))("through %s", (n) => {
   it("initialize reaches the agent as plain initialize with every field intact", async () => {
     const client = await chain(n);
     const init = client.received.find((m) => m.id === 1)!;
-    expect(init.result._meta["test/received"]).toEqual({ protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true } }, _meta: { trace: "t1" } });
+    expect(init.result._meta["test/received"]).toEqual({
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: true } },
+      _meta: { trace: "t1" },
+    });
   });
 
   it("keeps unknown fields and _meta on requests and responses", async () => {
     const client = await chain(n);
-    const params = { cwd: "/tmp", mcpServers: [], futureField: { nested: [1, "two", null, true, 1.5] }, _meta: { traceparent: "00-abc-01" } };
+    const params = {
+      cwd: "/tmp",
+      mcpServers: [],
+      futureField: { nested: [1, "two", null, true, 1.5] },
+      _meta: { traceparent: "00-abc-01" },
+    };
     const res = await client.request("session/new", params);
     expect(res.result).toEqual({ sessionId: "sess-1", _meta: { received: params } });
   });
@@ -66,10 +79,17 @@ describe.each(Object.keys(TOPOLOGIES))("through %s", (n) => {
       updates.push({
         jsonrpc: "2.0",
         method: "session/update",
-        params: { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `chunk ${i}` }, _meta: { i } } },
+        params: {
+          sessionId,
+          update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `chunk ${i}` }, _meta: { i } },
+        },
       });
     }
-    updates.push({ jsonrpc: "2.0", method: "session/update", params: { sessionId, update: { sessionUpdate: "future_variant_v9", payload: { a: [1] } } } });
+    updates.push({
+      jsonrpc: "2.0",
+      method: "session/update",
+      params: { sessionId, update: { sessionUpdate: "future_variant_v9", payload: { a: [1] } } },
+    });
     const start = client.received.length;
     const res = await client.request("session/prompt", { sessionId, prompt: script(updates.map((u) => ({ send: u }))) }, 99);
     expect(res.result).toEqual({ stopReason: "end_turn" });
@@ -99,7 +119,10 @@ describe.each(Object.keys(TOPOLOGIES))("through %s", (n) => {
       m.method === "fs/read_text_file"
         ? { error: { code: -32002, message: "Resource not found", data: { path: m.params.path } } }
         : { result: { outcome: { outcome: "selected", optionId: "ok" }, _meta: { extra: true } } };
-    const res = await client.request("session/prompt", { sessionId, prompt: script([{ ask: permission }, { ask: read }, { report: true }]) });
+    const res = await client.request("session/prompt", {
+      sessionId,
+      prompt: script([{ ask: permission }, { ask: read }, { report: true }]),
+    });
     expect(res.result).toEqual({ stopReason: "end_turn" });
     const asked = client.received.filter((m) => m.method === permission.method || m.method === read.method);
     expect(asked.map(({ id: _id, jsonrpc: _j, ...rest }) => rest)).toEqual([permission, read]);
@@ -135,50 +158,63 @@ describe.each(Object.keys(TOPOLOGIES))("through %s", (n) => {
   });
 });
 
-describe.each(["1 pass-through proxy", "a nested conductor (2 proxies) and an empty one between pass-throughs"])("cancellation and the capability contract, through %s", (topology) => {
-  it("session/cancel answers the permission request the chain still holds with cancelled", async () => {
-    const client = await chain(topology);
-    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
-    const sessionId = result.sessionId;
-    const permission = {
-      method: "session/request_permission",
-      params: { sessionId, toolCall: { toolCallId: "t9", title: "Deploy" }, options: [{ optionId: "ok", name: "Allow", kind: "allow_once" }] },
-    };
-    let asked: Json | null = null;
-    client.onRequest = (m) => {
-      asked = m;
-      return new Promise(() => {}); // the user never answers
-    };
-    const turn = client.request("session/prompt", { sessionId, prompt: script([{ ask: permission }, { report: true }]) });
-    await expect.poll(() => asked).not.toBeNull();
-    client.notify("session/cancel", { sessionId });
-    const report = await client.waitFor((m) => m.method === "_test/answers");
-    expect(report.params.answers.map((a: Json) => a.result)).toEqual([{ outcome: { outcome: "cancelled" } }]);
-    // The client is told the request it holds is void, with the id it knows it by.
-    const cancel = await client.waitFor((m) => m.method === "$/cancel_request");
-    expect(cancel.params.requestId).toBe(asked!.id);
-    expect((await turn).result).toEqual({ stopReason: "end_turn" });
-  });
+describe.each(["1 pass-through proxy", "a nested conductor (2 proxies) and an empty one between pass-throughs"])(
+  "cancellation and the capability contract, through %s",
+  (topology) => {
+    it("session/cancel answers the permission request the chain still holds with cancelled", async () => {
+      const client = await chain(topology);
+      const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+      const sessionId = result.sessionId;
+      const permission = {
+        method: "session/request_permission",
+        params: {
+          sessionId,
+          toolCall: { toolCallId: "t9", title: "Deploy" },
+          options: [{ optionId: "ok", name: "Allow", kind: "allow_once" }],
+        },
+      };
+      let asked: Json | null = null;
+      client.onRequest = (m) => {
+        asked = m;
+        return new Promise(() => {}); // the user never answers
+      };
+      const turn = client.request("session/prompt", { sessionId, prompt: script([{ ask: permission }, { report: true }]) });
+      await expect.poll(() => asked).not.toBeNull();
+      client.notify("session/cancel", { sessionId });
+      const report = await client.waitFor((m) => m.method === "_test/answers");
+      expect(report.params.answers.map((a: Json) => a.result)).toEqual([{ outcome: { outcome: "cancelled" } }]);
+      // The client is told the request it holds is void, with the id it knows it by.
+      const cancel = await client.waitFor((m) => m.method === "$/cancel_request");
+      expect(cancel.params.requestId).toBe(asked!.id);
+      expect((await turn).result).toEqual({ stopReason: "end_turn" });
+    });
 
-  it("rejects prompt content the agent did not advertise, before any of it is sent", async () => {
-    const client = await chain(topology, { SCRIPTED_CAPS: JSON.stringify({ promptCapabilities: { image: true } }) });
-    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
-    const image = { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" };
-    const audio = { type: "audio", data: "UklGRg==", mimeType: "audio/wav" };
-    const ok = await client.request("session/prompt", { sessionId: result.sessionId, prompt: [image, { type: "resource_link", uri: "file:///a", name: "a" }] });
-    expect(ok.result).toEqual({ stopReason: "end_turn" });
-    const refused = await client.request("session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "hi" }, audio] });
-    expect(refused.error).toEqual({
-      code: -32602,
-      message: "prompt block 1 is an audio, but the agent did not advertise promptCapabilities.audio; nothing was sent",
+    it("rejects prompt content the agent did not advertise, before any of it is sent", async () => {
+      const client = await chain(topology, { SCRIPTED_CAPS: JSON.stringify({ promptCapabilities: { image: true } }) });
+      const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+      const image = { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" };
+      const audio = { type: "audio", data: "UklGRg==", mimeType: "audio/wav" };
+      const ok = await client.request("session/prompt", {
+        sessionId: result.sessionId,
+        prompt: [image, { type: "resource_link", uri: "file:///a", name: "a" }],
+      });
+      expect(ok.result).toEqual({ stopReason: "end_turn" });
+      const refused = await client.request("session/prompt", {
+        sessionId: result.sessionId,
+        prompt: [{ type: "text", text: "hi" }, audio],
+      });
+      expect(refused.error).toEqual({
+        code: -32602,
+        message: "prompt block 1 is an audio, but the agent did not advertise promptCapabilities.audio; nothing was sent",
+      });
+      const resource = await client.request("session/prompt", {
+        sessionId: result.sessionId,
+        prompt: [{ type: "resource", resource: { uri: "file:///x", text: "x" } }],
+      });
+      expect(resource.error.message).toMatch(/block 0 is an embedded resource, .*promptCapabilities\.embeddedContext/);
     });
-    const resource = await client.request("session/prompt", {
-      sessionId: result.sessionId,
-      prompt: [{ type: "resource", resource: { uri: "file:///x", text: "x" } }],
-    });
-    expect(resource.error.message).toMatch(/block 0 is an embedded resource, .*promptCapabilities\.embeddedContext/);
-  });
-});
+  },
+);
 
 describe("bad input", () => {
   it("answers a malformed line with a parse error and keeps going", async () => {

@@ -15,7 +15,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { treeRssMiB } from "../bench/process-tree.js";
 import { CORDON, NODE, proxyWasm, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
-import { RawClient, type Json } from "./helpers/raw-client.js";
+import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const exec = promisify(execFile);
 const ESCALATOR = join(ROOT, "test/fixtures/dist/escalator.wasm");
@@ -41,12 +41,18 @@ async function chain(proxies: Json[], env: Record<string, string> = {}): Promise
 }
 
 const escalator = { name: "escalator", wasm: ESCALATOR };
-const session = async (client: RawClient): Promise<string> => (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
-const prompt = (client: RawClient, sessionId: string, text: string) => client.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+const session = async (client: RawClient): Promise<string> =>
+  (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
+const prompt = (client: RawClient, sessionId: string, text: string) =>
+  client.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
 /** A prompt whose text the scripted agent runs as steps (see test/peers/scripted-agent.mjs). */
 const steps = (client: RawClient, sessionId: string, list: Json[]) => prompt(client, sessionId, JSON.stringify(list));
 const chunk = (sessionId: string, text: string) => ({
-  send: { jsonrpc: "2.0", method: "session/update", params: { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } },
+  send: {
+    jsonrpc: "2.0",
+    method: "session/update",
+    params: { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } },
+  },
 });
 
 /** The conductor is still up and serving a fresh session. */
@@ -59,11 +65,15 @@ async function stillServes(client: RawClient): Promise<void> {
 describe("a hostile proxy cannot escalate through the routing", () => {
   it("nested envelopes do not borrow the next proxy's fs grant; the client never sees the request", async () => {
     // The pass-through after it holds fs:read; the escalator holds nothing.
-    const client = await chain([escalator, { name: "granted", wasm: proxyWasm("passthrough"), grants: ["fs:read"] }], { CORDON_LOG: "warn" });
+    const client = await chain([escalator, { name: "granted", wasm: proxyWasm("passthrough"), grants: ["fs:read"] }], {
+      CORDON_LOG: "warn",
+    });
     client.onRequest = (m) => ({ result: { content: `contents of ${m.params.path}` } });
     const s = await session(client);
     expect((await prompt(client, s, "borrow")).result).toEqual({ stopReason: "end_turn" });
-    await expect.poll(() => client.stderr).toMatch(/single-envelope: proxy "escalator" sent an envelope inside an envelope \(proxy\/successor\)/);
+    await expect
+      .poll(() => client.stderr)
+      .toMatch(/single-envelope: proxy "escalator" sent an envelope inside an envelope \(proxy\/successor\)/);
     expect(client.stderr).toMatch(/proxy "escalator" sent an envelope inside an envelope \(_proxy\/successor\)/);
     expect(client.received.some((m) => m.method === "fs/read_text_file")).toBe(false);
     await stillServes(client);
@@ -78,15 +88,23 @@ describe("a hostile proxy cannot escalate through the routing", () => {
     client.onRequest = () => (asked++, { result: { outcome: { outcome: "selected", optionId: "allow" } } });
     const s = await session(client);
     expect((await prompt(client, s, "configure")).result).toEqual({ stopReason: "end_turn" });
-    await expect.poll(() => client.stderr).toMatch(/reserved-method: _cordon\/configure is reserved for Cordon itself .* proxy "escalator" may not send it/);
+    await expect
+      .poll(() => client.stderr)
+      .toMatch(/reserved-method: _cordon\/configure is reserved for Cordon itself .* proxy "escalator" may not send it/);
     const permission = {
       ask: {
         method: "session/request_permission",
-        params: { sessionId: s, toolCall: { toolCallId: "t1", title: "rm -rf /" }, options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }] },
+        params: {
+          sessionId: s,
+          toolCall: { toolCallId: "t1", title: "rm -rf /" },
+          options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }],
+        },
       },
     };
     await steps(client, s, [chunk(s, "the password is hunter2"), permission, { report: true }]);
-    const texts = client.received.filter((m) => m.params?.update?.content?.text?.startsWith("the password")).map((m) => m.params.update.content.text);
+    const texts = client.received
+      .filter((m) => m.params?.update?.content?.text?.startsWith("the password"))
+      .map((m) => m.params.update.content.text);
     expect(texts).toEqual(["the password is [REDACTED]"]);
     const report = await client.waitFor((m) => m.method === "_test/answers");
     expect(report.params.answers[0].result.outcome.outcome).not.toBe("selected"); // tool-guard still denies
@@ -127,9 +145,14 @@ describe("nothing a proxy or the client sends crashes Cordon", () => {
     const client = await chain([escalator]);
     const s = await session(client);
     const deep = "[".repeat(10_000) + "]".repeat(10_000);
-    client.send(`{"jsonrpc":"2.0","id":"deep","method":"session/prompt","params":{"sessionId":"${s}","prompt":[{"type":"text","text":"x","_meta":${deep}}]}}`);
+    client.send(
+      `{"jsonrpc":"2.0","id":"deep","method":"session/prompt","params":{"sessionId":"${s}","prompt":[{"type":"text","text":"x","_meta":${deep}}]}}`,
+    );
     const res = await client.waitFor((m) => m.id === "deep");
-    expect(res.error).toEqual({ code: -32600, message: "Invalid request: the message nests deeper than 128 levels (Cordon's limit for any message)" });
+    expect(res.error).toEqual({
+      code: -32600,
+      message: "Invalid request: the message nests deeper than 128 levels (Cordon's limit for any message)",
+    });
     await stillServes(client);
   });
 

@@ -17,7 +17,7 @@ import { treeRssMiB } from "../bench/process-tree.js";
 import { coreModules } from "../runtime/sandbox/component-loader.js";
 import { buildAttacker } from "./fixtures/hostile/sandbox-attacker.js";
 import { CORDON, NODE, proxyWasm, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
-import { RawClient, type Json } from "./helpers/raw-client.js";
+import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const exec = promisify(execFile);
 const dist = join(ROOT, "test/fixtures/dist");
@@ -57,8 +57,10 @@ async function chain(proxies: Json[], env: Record<string, string> = {}): Promise
 
 const attacker = (extra: Json = {}) => ({ name: "attacker", wasm: ATTACKER_UTF16, ...extra });
 const pass = { wasm: proxyWasm("passthrough") };
-const session = async (client: RawClient): Promise<string> => (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
-const prompt = (client: RawClient, sessionId: string, text: string) => client.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] }, undefined);
+const session = async (client: RawClient): Promise<string> =>
+  (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
+const prompt = (client: RawClient, sessionId: string, text: string) =>
+  client.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] }, undefined);
 
 /** Samples the tree's RSS every 25 ms until `work` settles; returns its result and the peak. */
 async function peakRss<T>(client: RawClient, work: Promise<T>): Promise<{ result: T; peakMiB: number }> {
@@ -125,7 +127,9 @@ describe("hole 3: nothing a guest does can abort Cordon or make it allocate with
     const client = await chain([attacker(), pass]);
     const s = await session(client);
     const { result, peakMiB } = await peakRss(client, prompt(client, s, "#BS#"));
-    expect(result.error.message).toBe(`proxy "attacker" failed (fault): guest sent ${33 * Mi} code units of output for one input (limit ${32 * Mi} per delivery)`);
+    expect(result.error.message).toBe(
+      `proxy "attacker" failed (fault): guest sent ${33 * Mi} code units of output for one input (limit ${32 * Mi} per delivery)`,
+    );
     await survivedAndServes(client, /of output for one input/);
     expect(peakMiB).toBeLessThan(RSS_BOUND_MIB);
   });
@@ -165,7 +169,9 @@ describe("hole 5: a proxy's output has a budget over a window", () => {
     const s = await session(client);
     let res: Json = {};
     for (let i = 0; i < 5 && !res.error; i++) res = await prompt(client, s, "#FM#");
-    expect(res.error?.message).toMatch(/^proxy "attacker" was stopped: sent \d+ messages in the last 10 s, over its output budget of 2500 messages per 10 s/);
+    expect(res.error?.message).toMatch(
+      /^proxy "attacker" was stopped: sent \d+ messages in the last 10 s, over its output budget of 2500 messages per 10 s/,
+    );
     await survivedAndServes(client, /over its output budget of 2500 messages per 10 s/);
     expect(client.received.filter((m) => m.method === "_flood").length).toBeLessThanOrEqual(2_500);
   });
@@ -195,7 +201,8 @@ describe("hole 7: a slow-but-legal proxy has a CPU budget over a window", () => 
 describe("hole 8: the sha256 pin covers the code that runs", () => {
   const sha = async (bytes: Uint8Array) => (await import("node:crypto")).createHash("sha256").update(bytes).digest("hex");
   const arrowSha = async () => sha(readFileSync(proxyWasm("arrow")));
-  const chunkTexts = (client: RawClient) => client.received.filter((m) => m.method === "session/update").map((m) => m.params.update.content.text);
+  const chunkTexts = (client: RawClient) =>
+    client.received.filter((m) => m.method === "session/update").map((m) => m.params.update.content.text);
 
   async function arrowRun(cache: string): Promise<RawClient> {
     const client = await chain([{ name: "arrow", wasm: proxyWasm("arrow"), sha256: await arrowSha() }], { CORDON_CACHE_DIR: cache });
@@ -216,7 +223,13 @@ describe("hole 8: the sha256 pin covers the code that runs", () => {
     const evilCore = coreModules(readFileSync(proxyWasm("passthrough")))[0];
     const entry = JSON.parse(readFileSync(join(cache, `${pinned}.json`), "utf8"));
     for (const forged of [
-      { sha256: pinned, encodings: { receive: "utf16", send: "utf16" }, imports: ["cordon:proxy/channel@0.1.0"], exports: ["cordon:proxy/handler@0.1.0"], manifest: { name: "arrow-but-evil" } },
+      {
+        sha256: pinned,
+        encodings: { receive: "utf16", send: "utf16" },
+        imports: ["cordon:proxy/channel@0.1.0"],
+        exports: ["cordon:proxy/handler@0.1.0"],
+        manifest: { name: "arrow-but-evil" },
+      },
       { ...entry, core: { index: entry.core.index, sha256: await sha(evilCore) }, manifest: { name: "arrow-but-evil" } },
     ]) {
       writeFileSync(join(cache, `${pinned}.core.wasm`), evilCore);
@@ -225,7 +238,9 @@ describe("hole 8: the sha256 pin covers the code that runs", () => {
       expect(chunkTexts(again)).toEqual([">echo: hi"]); // the arrow is the pinned code's doing
       await again.close();
       writeFileSync(join(cache, `${pinned}.json`), JSON.stringify(forged));
-      const { stdout } = await exec(NODE, [CORDON, "inspect", proxyWasm("arrow"), "--json"], { env: { ...process.env, CORDON_CACHE_DIR: cache } });
+      const { stdout } = await exec(NODE, [CORDON, "inspect", proxyWasm("arrow"), "--json"], {
+        env: { ...process.env, CORDON_CACHE_DIR: cache },
+      });
       expect(JSON.parse(stdout).manifest.name).toBe("arrow");
     }
   });

@@ -85,7 +85,12 @@ async function start(agent: string[], roles: string[], extra: string[] = []) {
     () => {
       const list = recorded(pids);
       const want = [...roles].sort().join(",");
-      return list.map((p) => p.role).sort().join(",") === want ? list : undefined;
+      return list
+        .map((p) => p.role)
+        .sort()
+        .join(",") === want
+        ? list
+        : undefined;
     },
     5000,
     `pids of ${roles.join(", ")}`,
@@ -152,10 +157,11 @@ describe("agents behind launchers: no hang, no leftover process", () => {
 
   it("a native proxy behind a launcher with a holder is in its own group and ended the same way", async () => {
     const proxyCmd = `${NODE} ${LAUNCHER} --hold ${NODE} ${CORDON} proxy`;
-    const { client, procs } = await start([NODE, LAUNCHER, "--sync", ...STUBBORN], ["launcher", "holder", "launcher", "agent"], [
-      "--proxy-cmd",
-      proxyCmd,
-    ]);
+    const { client, procs } = await start(
+      [NODE, LAUNCHER, "--sync", ...STUBBORN],
+      ["launcher", "holder", "launcher", "agent"],
+      ["--proxy-cmd", proxyCmd],
+    );
     client.child.stdin!.end();
     const exit = await timedExit(client);
     expect(exit.code, client.stderr).toBe(0);

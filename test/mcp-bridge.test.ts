@@ -14,8 +14,8 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CORDON, NODE, ROOT, proxyWasm } from "./helpers/paths.js";
-import { RawClient, type Json } from "./helpers/raw-client.js";
+import { CORDON, NODE, proxyWasm, ROOT } from "./helpers/paths.js";
+import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const TOOL_PROXY = join(ROOT, "test/peers/mcp-tool-proxy.mjs");
 const toolProxy = (servers = "tools", forms = "both") => `"${NODE}" "${TOOL_PROXY}" --servers ${servers} --forms ${forms}`;
@@ -40,7 +40,18 @@ interface ChainOptions {
 function chain(o: ChainOptions): RawClient {
   const agent = o.agent ?? [NODE, CORDON, "reference-agent", "--mcp", o.mcp ?? "stdio"];
   const proxies = (o.toolProxies ?? [toolProxy()]).flatMap((p) => ["--proxy-cmd", p]);
-  const args = [CORDON, "run", ...(o.trace ? ["--trace", o.trace] : []), "--proxy", proxyWasm("passthrough"), ...proxies, "--proxy", proxyWasm("passthrough"), "--", ...agent];
+  const args = [
+    CORDON,
+    "run",
+    ...(o.trace ? ["--trace", o.trace] : []),
+    "--proxy",
+    proxyWasm("passthrough"),
+    ...proxies,
+    "--proxy",
+    proxyWasm("passthrough"),
+    "--",
+    ...agent,
+  ];
   const client = new RawClient(NODE, args);
   open.push(client);
   return client;
@@ -65,7 +76,12 @@ interface ToolOutcome {
 }
 
 /** Sends a prompt; resolves with its stop reason and every tool call's final status and text. */
-async function prompt(client: RawClient, sessionId: string, text: string, timeoutMs = 20_000): Promise<{ stopReason: string; tools: ToolOutcome[] }> {
+async function prompt(
+  client: RawClient,
+  sessionId: string,
+  text: string,
+  timeoutMs = 20_000,
+): Promise<{ stopReason: string; tools: ToolOutcome[] }> {
   const from = client.received.length;
   const id = `p-${Math.random()}`;
   client.send({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text }] } });
@@ -91,7 +107,11 @@ function toolsOf(client: RawClient, sessionId: string, from = 0): ToolOutcome[] 
 }
 
 /** The tool proxy's own record (its `stats` tool), through the agent. */
-async function stats(client: RawClient, sessionId: string, server = "tools"): Promise<{ connects: Json[]; disconnects: string[]; cancels: Json[]; notifications: Json[] }> {
+async function stats(
+  client: RawClient,
+  sessionId: string,
+  server = "tools",
+): Promise<{ connects: Json[]; disconnects: string[]; cancels: Json[]; notifications: Json[] }> {
   const { tools } = await prompt(client, sessionId, `use tool ${server}::stats`);
   expect(tools[0].status, tools[0].text).toBe("completed");
   return JSON.parse(tools[0].text);
@@ -99,7 +119,13 @@ async function stats(client: RawClient, sessionId: string, server = "tools"): Pr
 
 /** Waits until a prompt's tool call is running. */
 async function running(client: RawClient, sessionId: string, from: number): Promise<void> {
-  await client.waitFor((m) => m.method === "session/update" && m.params.sessionId === sessionId && m.params.update.status === "in_progress" && client.received.indexOf(m) >= from);
+  await client.waitFor(
+    (m) =>
+      m.method === "session/update" &&
+      m.params.sessionId === sessionId &&
+      m.params.update.status === "in_progress" &&
+      client.received.indexOf(m) >= from,
+  );
 }
 
 /** The `mcpServers` the agent was given in each `session/new`, read from the conductor's trace. */
@@ -135,38 +161,53 @@ const CONNECTION_ONLY = [
   { mcp: "stdio", form: "connection", http: false },
 ] as const;
 
-describe.each([...MODES, ...CONNECTION_ONLY])("reference agent advertising --mcp $mcp, bridged in the $form form", ({ mcp, form, http }) => {
-  it("sees mcpCapabilities.acp; lists and calls the proxy's tools; the tool sees the right session", async () => {
-    const client = chain({ mcp, toolProxies: [toolProxy("tools", form === "connection" ? "connection" : "both")] });
-    const init = await start(client);
-    expect(init.agentCapabilities.mcpCapabilities).toEqual({ http, sse: false, acp: true });
-    const session = await newSession(client);
-    const first = await prompt(client, session, 'list tools tools\nuse tool tools::echo {"text":"hello tools"}\nuse tool tools::whoami\nuse tool tools::fail');
-    expect(first.stopReason).toBe("end_turn");
-    expect(first.tools.map((t) => [t.title, t.status])).toEqual([
-      ["list tools tools", "completed"],
-      ["tools::echo", "completed"],
-      ["tools::whoami", "completed"],
-      ["tools::fail", "failed"],
-    ]);
-    expect(first.tools[0].text.split("\n").map((l) => l.split(":")[0])).toEqual(["echo", "whoami", "slow", "fail", "ping-client", "stats"]);
-    expect(first.tools[1].text).toBe("echo: hello tools");
-    expect(first.tools[2].text).toMatch(new RegExp(`^session=${session} server=tools serverId=tools:\\S+ form=${form}$`));
-    expect(first.tools[3].text).toBe("this tool always fails");
-    // A later turn reuses the MCP session: one connection in the connection form, none in the connectionless one.
-    const again = await prompt(client, session, 'use tool tools::echo {"text":"again"}');
-    expect(again.tools).toEqual([{ title: "tools::echo", status: "completed", text: "echo: again" }]);
-    const seen = await stats(client, session);
-    expect(seen.connects).toHaveLength(form === "connection" ? 1 : 0);
-    if (form === "connection") expect(seen.notifications.map((n) => n.method)).toContain("notifications/initialized");
-    // Server → client requests reach the agent's MCP client only in the connection form.
-    const ping = await prompt(client, session, "use tool tools::ping-client");
-    expect(ping.tools[0]).toMatchObject(form === "connection" ? { status: "completed", text: "client answered ping: {}" } : { status: "failed" });
-  });
-});
+describe.each([...MODES, ...CONNECTION_ONLY])(
+  "reference agent advertising --mcp $mcp, bridged in the $form form",
+  ({ mcp, form, http }) => {
+    it("sees mcpCapabilities.acp; lists and calls the proxy's tools; the tool sees the right session", async () => {
+      const client = chain({ mcp, toolProxies: [toolProxy("tools", form === "connection" ? "connection" : "both")] });
+      const init = await start(client);
+      expect(init.agentCapabilities.mcpCapabilities).toEqual({ http, sse: false, acp: true });
+      const session = await newSession(client);
+      const first = await prompt(
+        client,
+        session,
+        'list tools tools\nuse tool tools::echo {"text":"hello tools"}\nuse tool tools::whoami\nuse tool tools::fail',
+      );
+      expect(first.stopReason).toBe("end_turn");
+      expect(first.tools.map((t) => [t.title, t.status])).toEqual([
+        ["list tools tools", "completed"],
+        ["tools::echo", "completed"],
+        ["tools::whoami", "completed"],
+        ["tools::fail", "failed"],
+      ]);
+      expect(first.tools[0].text.split("\n").map((l) => l.split(":")[0])).toEqual([
+        "echo",
+        "whoami",
+        "slow",
+        "fail",
+        "ping-client",
+        "stats",
+      ]);
+      expect(first.tools[1].text).toBe("echo: hello tools");
+      expect(first.tools[2].text).toMatch(new RegExp(`^session=${session} server=tools serverId=tools:\\S+ form=${form}$`));
+      expect(first.tools[3].text).toBe("this tool always fails");
+      // A later turn reuses the MCP session: one connection in the connection form, none in the connectionless one.
+      const again = await prompt(client, session, 'use tool tools::echo {"text":"again"}');
+      expect(again.tools).toEqual([{ title: "tools::echo", status: "completed", text: "echo: again" }]);
+      const seen = await stats(client, session);
+      expect(seen.connects).toHaveLength(form === "connection" ? 1 : 0);
+      if (form === "connection") expect(seen.notifications.map((n) => n.method)).toContain("notifications/initialized");
+      // Server → client requests reach the agent's MCP client only in the connection form.
+      const ping = await prompt(client, session, "use tool tools::ping-client");
+      expect(ping.tools[0]).toMatchObject(
+        form === "connection" ? { status: "completed", text: "client answered ping: {}" } : { status: "failed" },
+      );
+    });
+  },
+);
 
 describe.each(MODES)("reference agent advertising --mcp $mcp", ({ mcp }) => {
-
   it("keeps two sessions' calls apart", async () => {
     const client = chain({ mcp });
     await start(client);
@@ -211,7 +252,7 @@ describe.each(MODES)("reference agent advertising --mcp $mcp", ({ mcp }) => {
     await start(client);
     // The client declares a server nobody provides: the agent's calls to it go right→left through every proxy to the client.
     const session = await newSession(client, [{ type: "acp", name: "ghost", serverId: "ghost-1" }]);
-    const r = await prompt(client, session, "use tool ghost::echo\nuse tool tools::echo {\"text\":\"still here\"}");
+    const r = await prompt(client, session, 'use tool ghost::echo\nuse tool tools::echo {"text":"still here"}');
     expect(r.tools[0]).toMatchObject({ title: "ghost::echo", status: "failed" });
     expect(r.tools[0].text).toMatch(/MCP error/);
     expect(r.tools[1]).toMatchObject({ status: "completed", text: "echo: still here" });
@@ -233,7 +274,9 @@ describe.each(MODES)("reference agent advertising --mcp $mcp", ({ mcp }) => {
     await sleep(100);
     client.notify("session/cancel", { sessionId: session });
     expect((await turn).stopReason).toBe("cancelled");
-    await expect.poll(async () => (await stats(client, session)).cancels, { timeout: 5000 }).toEqual([expect.objectContaining({ how: "$/cancel_request" })]);
+    await expect
+      .poll(async () => (await stats(client, session)).cancels, { timeout: 5000 })
+      .toEqual([expect.objectContaining({ how: "$/cancel_request" })]);
     expect((await prompt(client, session, 'use tool tools::echo {"text":"after"}')).tools[0].text).toBe("echo: after");
   });
 });
@@ -247,7 +290,12 @@ describe("the HTTP bridge", () => {
       body: typeof body === "string" ? body : JSON.stringify(body),
       signal,
     });
-  const INIT = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+  const INIT = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  };
 
   it("binds to loopback, refuses requests without the secret, answers malformed messages, withdraws a dropped call, serves several connections", async () => {
     const trace = join(mkdtempSync(join(tmpdir(), "cordon-mcp-trace-")), "trace.jsonl");
@@ -256,7 +304,12 @@ describe("the HTTP bridge", () => {
     const session = await newSession(client);
     expect((await prompt(client, session, "use tool tools::echo")).tools[0].status).toBe("completed");
     const [[declaration]] = await declarationsSeenByAgent(trace);
-    expect(declaration).toEqual({ type: "http", name: "tools", url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp\/[0-9a-f-]{36}$/), headers: [{ name: "Authorization", value: expect.stringMatching(/^Bearer \S{40,}$/) }] });
+    expect(declaration).toEqual({
+      type: "http",
+      name: "tools",
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp\/[0-9a-f-]{36}$/),
+      headers: [{ name: "Authorization", value: expect.stringMatching(/^Bearer \S{40,}$/) }],
+    });
     const url: string = declaration.url;
     const auth = { authorization: declaration.headers[0].value };
 
@@ -284,14 +337,21 @@ describe("the HTTP bridge", () => {
     expect((await notRpc.json()).error.code).toBe(-32600);
     expect((await post(url, { jsonrpc: "2.0", id: 2, method: "tools/list" }, auth)).status).toBe(400); // no session header
     expect((await post(url, { jsonrpc: "2.0", id: 2, method: "tools/list" }, { ...auth, "mcp-session-id": "nope" })).status).toBe(404);
-    const who = await (await post(url, { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "whoami", arguments: {} } }, s)).json();
+    const who = await (
+      await post(url, { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "whoami", arguments: {} } }, s)
+    ).json();
     expect(who.result.content[0].text).toContain(`session=${session} `);
     const unknownTool = await (await post(url, { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "nope" } }, s)).json();
     expect(unknownTool).toEqual({ jsonrpc: "2.0", id: 4, error: { code: -32602, message: "Unknown tool: nope" } });
 
     // A call whose HTTP request is dropped mid-call is withdrawn upstream.
     const abort = new AbortController();
-    const dropped = post(url, { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "slow", arguments: { ms: 20000 } } }, s, abort.signal).catch((e: Error) => e);
+    const dropped = post(
+      url,
+      { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "slow", arguments: { ms: 20000 } } },
+      s,
+      abort.signal,
+    ).catch((e: Error) => e);
     await sleep(300);
     abort.abort();
     expect(await dropped).toBeInstanceOf(Error);
@@ -327,7 +387,12 @@ describe("the stdio bridge", () => {
       }
     });
     const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-    return { socket, lines, closed, next: () => (lines.length ? Promise.resolve(lines.shift()!) : new Promise((resolve) => waiters.push(resolve))) };
+    return {
+      socket,
+      lines,
+      closed,
+      next: () => (lines.length ? Promise.resolve(lines.shift()!) : new Promise((resolve) => waiters.push(resolve))),
+    };
   }
 
   /** Processes under `root` (by /proc parentage) whose command line mentions `word`. */
@@ -366,7 +431,14 @@ describe("the stdio bridge", () => {
     expect(declaration).toEqual({
       name: "tools",
       command: NODE,
-      args: [join(ROOT, "bin/cordon.js"), "mcp-bridge", "--port", expect.stringMatching(/^\d+$/), "--endpoint", expect.stringMatching(/^[0-9a-f-]{36}$/)],
+      args: [
+        join(ROOT, "bin/cordon.js"),
+        "mcp-bridge",
+        "--port",
+        expect.stringMatching(/^\d+$/),
+        "--endpoint",
+        expect.stringMatching(/^[0-9a-f-]{36}$/),
+      ],
       env: [{ name: "CORDON_BRIDGE_TOKEN", value: expect.stringMatching(/^\S{40,}$/) }],
     });
     const port = Number(declaration.args[3]);
@@ -385,7 +457,11 @@ describe("the stdio bridge", () => {
     command.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }) + "\n");
     const code = await new Promise<number | null>((resolve) => command.once("exit", resolve));
     expect(code).toBe(1);
-    expect(JSON.parse(out.trim())).toMatchObject({ jsonrpc: "2.0", id: 1, error: { code: -32603, message: expect.stringMatching(/refused/) } });
+    expect(JSON.parse(out.trim())).toMatchObject({
+      jsonrpc: "2.0",
+      id: 1,
+      error: { code: -32603, message: expect.stringMatching(/refused/) },
+    });
 
     // The right secret: malformed lines get errors and the connection goes on.
     const raw = tcp(port);
@@ -444,7 +520,9 @@ describe("cordon mcp-bridge", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as { port: number }).port;
     try {
-      const command = spawn(NODE, [CORDON, "mcp-bridge", "--port", String(port), "--endpoint", "e-1"], { env: { ...process.env, CORDON_BRIDGE_TOKEN: "s3cret" } });
+      const command = spawn(NODE, [CORDON, "mcp-bridge", "--port", String(port), "--endpoint", "e-1"], {
+        env: { ...process.env, CORDON_BRIDGE_TOKEN: "s3cret" },
+      });
       let out = "";
       let err = "";
       command.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
@@ -454,7 +532,12 @@ describe("cordon mcp-bridge", () => {
       const code = await new Promise<number | null>((resolve) => command.once("exit", resolve));
       expect(code).toBe(1);
       expect(seen[0]).toEqual({ cordonBridge: 1, endpoint: "e-1", token: "s3cret" });
-      expect(out.trim().split("\n").map((l) => JSON.parse(l))).toEqual([
+      expect(
+        out
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l)),
+      ).toEqual([
         { jsonrpc: "2.0", id: 1, result: { ok: true } },
         { jsonrpc: "2.0", id: 2, error: { code: -32603, message: "Cordon MCP bridge: the connection to the conductor closed" } },
       ]);
@@ -517,7 +600,12 @@ describe("an ACP-SDK agent with McpOverAcpCaller (connectionless form)", () => {
         .filter((m) => m.method === "session/update" && m.params.sessionId === session)
         .map((m) => JSON.parse(m.params.update.content.text));
     };
-    const [list, echo, who, unknownTool] = await answers(["list tools", 'call tools echo {"text":"sdk"}', "call tools whoami", "call tools nope"]);
+    const [list, echo, who, unknownTool] = await answers([
+      "list tools",
+      'call tools echo {"text":"sdk"}',
+      "call tools whoami",
+      "call tools nope",
+    ]);
     expect(list.ok.result.tools.map((t: Json) => t.name)).toContain("echo");
     expect(echo.ok).toEqual({ result: { content: [{ type: "text", text: "echo: sdk" }] } });
     expect(who.ok.result.content[0].text).toMatch(new RegExp(`^session=${session} server=tools serverId=\\S+ form=connectionless$`));
@@ -532,7 +620,16 @@ describe("an ACP-SDK agent with McpOverAcpCaller (connectionless form)", () => {
 
 describe("an ACP-SDK agent with McpOverAcpCaller and the AssemblyScript workspace-tools.wasm", () => {
   it("lists and calls recall through pass-through proxies; each session recalls only itself", async () => {
-    const args = [CORDON, "run", "--proxy", proxyWasm("passthrough"), "--proxy", proxyWasm("workspace-tools"), "--proxy", proxyWasm("passthrough")];
+    const args = [
+      CORDON,
+      "run",
+      "--proxy",
+      proxyWasm("passthrough"),
+      "--proxy",
+      proxyWasm("workspace-tools"),
+      "--proxy",
+      proxyWasm("passthrough"),
+    ];
     const client = new RawClient(NODE, [...args, "--", NODE, "--input-type=module", "-e", SDK_AGENT]);
     open.push(client);
     await start(client);

@@ -15,8 +15,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CORDON, NODE, ROOT, proxyWasm } from "./helpers/paths.js";
-import { RawClient, type Json } from "./helpers/raw-client.js";
+import { CORDON, NODE, proxyWasm, ROOT } from "./helpers/paths.js";
+import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const DIR = mkdtempSync(join(tmpdir(), "cordon-mcp-serving-"));
 const META = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
@@ -32,8 +32,21 @@ interface Probe {
 }
 
 const PROBES: Probe[] = [
-  { name: "tools/list is answered in the {result} carrier", probe: () => ({ send: { serverId: S, requestId: "r1", method: "tools/list", params: { _meta: META } } }), expected: { answer: TOOLS } },
-  { name: "omitted or null params mean none", probe: () => ({ parallel: [{ serverId: S, requestId: "r2a", method: "tools/list" }, { serverId: S, requestId: "r2b", method: "tools/list", params: null }] }), expected: { answers: [TOOLS, TOOLS] } },
+  {
+    name: "tools/list is answered in the {result} carrier",
+    probe: () => ({ send: { serverId: S, requestId: "r1", method: "tools/list", params: { _meta: META } } }),
+    expected: { answer: TOOLS },
+  },
+  {
+    name: "omitted or null params mean none",
+    probe: () => ({
+      parallel: [
+        { serverId: S, requestId: "r2a", method: "tools/list" },
+        { serverId: S, requestId: "r2b", method: "tools/list", params: null },
+      ],
+    }),
+    expected: { answers: [TOOLS, TOOLS] },
+  },
   {
     name: "an MCP error is the inner {error} carrier, not an outer error",
     probe: () => ({ send: { serverId: S, requestId: "r3", method: "tools/call", params: { name: "no-such-tool", arguments: {} } } }),
@@ -44,11 +57,31 @@ const PROBES: Probe[] = [
     probe: () => ({ send: { serverId: S, requestId: "r4", method: "resources/list", params: {} } }),
     expected: { answer: { result: { error: { code: -32601, message: expect.any(String) } } } },
   },
-  { name: "ping", probe: () => ({ send: { serverId: S, requestId: "r5", method: "ping" } }), expected: { answer: { result: { result: {} } } } },
-  { name: "no method: outer invalid params", probe: () => ({ send: { serverId: S, requestId: "r6", params: {} } }), expected: { answer: invalidParams } },
-  { name: "no requestId: outer invalid params", probe: () => ({ send: { serverId: S, method: "tools/list", params: {} } }), expected: { answer: invalidParams } },
-  { name: "a requestId that is not a string: outer invalid params", probe: () => ({ send: { serverId: S, requestId: 7, method: "tools/list", params: {} } }), expected: { answer: invalidParams } },
-  { name: "params that are neither an object nor null: outer invalid params", probe: () => ({ send: { serverId: S, requestId: "r8", method: "tools/list", params: "x" } }), expected: { answer: invalidParams } },
+  {
+    name: "ping",
+    probe: () => ({ send: { serverId: S, requestId: "r5", method: "ping" } }),
+    expected: { answer: { result: { result: {} } } },
+  },
+  {
+    name: "no method: outer invalid params",
+    probe: () => ({ send: { serverId: S, requestId: "r6", params: {} } }),
+    expected: { answer: invalidParams },
+  },
+  {
+    name: "no requestId: outer invalid params",
+    probe: () => ({ send: { serverId: S, method: "tools/list", params: {} } }),
+    expected: { answer: invalidParams },
+  },
+  {
+    name: "a requestId that is not a string: outer invalid params",
+    probe: () => ({ send: { serverId: S, requestId: 7, method: "tools/list", params: {} } }),
+    expected: { answer: invalidParams },
+  },
+  {
+    name: "params that are neither an object nor null: outer invalid params",
+    probe: () => ({ send: { serverId: S, requestId: "r8", method: "tools/list", params: "x" } }),
+    expected: { answer: invalidParams },
+  },
   {
     name: "a serverId nobody declared travels on to the client",
     probe: () => ({ send: { serverId: "nobody", requestId: "r9", method: "tools/list", params: {} } }),
@@ -56,7 +89,12 @@ const PROBES: Probe[] = [
   },
   {
     name: "a requestId already active for the server: the second request gets outer invalid params",
-    probe: (tool) => ({ parallel: [{ serverId: S, requestId: "dup", method: "tools/call", params: tool }, { serverId: S, requestId: "dup", method: "tools/call", params: tool }] }),
+    probe: (tool) => ({
+      parallel: [
+        { serverId: S, requestId: "dup", method: "tools/call", params: tool },
+        { serverId: S, requestId: "dup", method: "tools/call", params: tool },
+      ],
+    }),
     expected: { answers: [{ result: { result: expect.objectContaining({ content: expect.any(Array) }) } }, invalidParams] },
   },
   {
@@ -87,7 +125,10 @@ const SUBJECTS = [
     tool: { name: "read_file", arguments: { path: "notes.txt" } },
     chain: () => {
       const config = join(DIR, "workspace-tools.json");
-      writeFileSync(config, JSON.stringify({ proxies: [{ name: "workspace-tools", wasm: proxyWasm("workspace-tools"), grants: ["fs:read"] }] }));
+      writeFileSync(
+        config,
+        JSON.stringify({ proxies: [{ name: "workspace-tools", wasm: proxyWasm("workspace-tools"), grants: ["fs:read"] }] }),
+      );
       return ["--config", config];
     },
     gaps: SDK_GAPS,
@@ -118,7 +159,10 @@ describe.each(SUBJECTS)("$subject serving the connectionless form", ({ server, t
     expect(created.error, client.stderr).toBeUndefined();
     const sessionId = created.result.sessionId;
     const probes = [...PROBES.map((p) => p.probe(tool)), { send: { serverId: S, requestId: "last", method: "ping" } }];
-    const text = (p: Json) => JSON.stringify(p).split(JSON.stringify(S)).join(JSON.stringify(`$server:${server}`));
+    const text = (p: Json) =>
+      JSON.stringify(p)
+        .split(JSON.stringify(S))
+        .join(JSON.stringify(`$server:${server}`));
     const from = client.received.length;
     const turn = await client.request("session/prompt", { sessionId, prompt: probes.map((p) => ({ type: "text", text: text(p) })) });
     expect(turn.result?.stopReason, JSON.stringify(turn) + client.stderr).toBe("end_turn");

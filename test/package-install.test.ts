@@ -5,13 +5,13 @@
  * `cordon run` in front of the reference agent. Needs `make build` first (the tarball carries
  * dist/ and proxies/dist/); npm installs from the packed tarballs and the npm cache, else the registry.
  */
-import { spawnSync, type SpawnSyncOptions } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { type SpawnSyncOptions, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "./helpers/paths.js";
-import { RawClient, type Json } from "./helpers/raw-client.js";
+import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const work = mkdtempSync(join(tmpdir(), "cordon-install-"));
 const prefix = join(work, "prefix");
@@ -28,7 +28,9 @@ beforeAll(() => {
   const packed = run("npm", ["pack", "--pack-destination", work, "--silent"], { cwd: ROOT });
   expect(packed.status, packed.out).toBe(0);
   const tarball = join(work, readdirSync(work).find((f) => /^cordon-\d.*\.tgz$/.test(f))!);
-  const installed = run("npm", ["install", "--global", "--prefix", prefix, "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: work });
+  const installed = run("npm", ["install", "--global", "--prefix", prefix, "--no-audit", "--no-fund", "--prefer-offline", tarball], {
+    cwd: work,
+  });
   expect(installed.status, installed.out).toBe(0);
 }, 300_000);
 
@@ -43,7 +45,14 @@ describe("cordon, installed from its tarball", () => {
     expect(version.out.trim()).toBe(`cordon ${JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version}`);
     expect(run(cordon, ["--help"], { cwd: home }).out).toContain("cordon new <name>");
     const pkg = join(prefix, "lib", "node_modules", "cordon");
-    for (const file of ["dist/runtime/cli/main.js", "dist/sdk-as/tools/cli.js", "proxies/dist/arrow.wasm", "sdk-as/assembly/proxy.ts", "wit/proxy.wit", "templates/proxy/package.json"]) {
+    for (const file of [
+      "dist/runtime/cli/main.js",
+      "dist/sdk-as/tools/cli.js",
+      "proxies/dist/arrow.wasm",
+      "sdk-as/assembly/proxy.ts",
+      "wit/proxy.wit",
+      "templates/proxy/package.json",
+    ]) {
       expect(existsSync(join(pkg, file)), file).toBe(true);
     }
     expect(readdirSync(join(pkg, "vendor")).some((f) => /^cordon-sdk-as-.*\.tgz$/.test(f))).toBe(true);
@@ -54,7 +63,9 @@ describe("cordon, installed from its tarball", () => {
     const created = run(cordon, ["new", "hello"], { cwd: home });
     expect(created.status, created.out).toBe(0);
     const project = join(home, "hello");
-    expect(JSON.parse(readFileSync(join(project, "package.json"), "utf8")).devDependencies["@cordon/sdk-as"]).toMatch(/^file:vendor\/cordon-sdk-as-.*\.tgz$/);
+    expect(JSON.parse(readFileSync(join(project, "package.json"), "utf8")).devDependencies["@cordon/sdk-as"]).toMatch(
+      /^file:vendor\/cordon-sdk-as-.*\.tgz$/,
+    );
     const built = run("npm", ["run", "build"], { cwd: project });
     expect(built.status, built.out).toBe(0);
     const tested = run("npm", ["test"], { cwd: project });
@@ -70,14 +81,19 @@ describe("cordon, installed from its tarball", () => {
 
   it("the built proxy runs in cordon run in front of the reference agent", async () => {
     const project = join(home, "hello");
-    const client = new RawClient("sh", ["-c", `cd '${project}' && exec '${cordon}' run --proxy dist/hello.wasm -- '${cordon}' reference-agent`], { PATH: env.PATH! });
+    const client = new RawClient(
+      "sh",
+      ["-c", `cd '${project}' && exec '${cordon}' run --proxy dist/hello.wasm -- '${cordon}' reference-agent`],
+      { PATH: env.PATH! },
+    );
     open.push(client);
     const init = await client.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
     expect(init.result?.agentInfo?.name, JSON.stringify(init) + client.stderr).toBeTruthy();
     const session = await client.request("session/new", { cwd: project, mcpServers: [] });
     const sessionId = session.result.sessionId;
     const text = (m: Json) => m.params?.update?.content?.text;
-    const chunks = () => client.received.filter((m) => m.method === "session/update" && m.params?.update?.sessionUpdate === "agent_message_chunk").map(text);
+    const chunks = () =>
+      client.received.filter((m) => m.method === "session/update" && m.params?.update?.sessionUpdate === "agent_message_chunk").map(text);
 
     const mine = await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "/hello editor" }] });
     expect(mine.result).toEqual({ stopReason: "end_turn" });

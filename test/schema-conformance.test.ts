@@ -20,10 +20,10 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import * as unstable from "@agentclientprotocol/sdk/unstable";
 import { describe, expect, it } from "vitest";
-import { checkTrace, readTrace, report, type CheckResult } from "./helpers/acp-schema-check.js";
+import { type CheckResult, checkTrace, readTrace, report } from "./helpers/acp-schema-check.js";
 import { LifecycleObserver, runLifecycle } from "./helpers/lifecycle.js";
-import { CORDON, NODE, ROOT, proxyWasm } from "./helpers/paths.js";
-import { RawClient, type Json } from "./helpers/raw-client.js";
+import { CORDON, NODE, proxyWasm, ROOT } from "./helpers/paths.js";
+import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const DIR = mkdtempSync(join(tmpdir(), "cordon-conformance-"));
 const tracePath = () => join(DIR, `trace-${Math.random().toString(36).slice(2)}.jsonl`);
@@ -39,13 +39,29 @@ function conforming(trace: string): CheckResult {
 async function lifecycle(proxies: string[], trace: string): Promise<void> {
   const store = mkdtempSync(join(DIR, "store-"));
   const cwd = mkdtempSync(join(DIR, "cwd-"));
-  const args = [CORDON, "run", "--trace", trace, ...proxies.flatMap((p) => ["--proxy", proxyWasm(p)]), "--", NODE, CORDON, "reference-agent"];
-  const child = spawn(NODE, args, { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, CORDON_AGENT_STORE: store, CORDON_LOG: "warn" } });
+  const args = [
+    CORDON,
+    "run",
+    "--trace",
+    trace,
+    ...proxies.flatMap((p) => ["--proxy", proxyWasm(p)]),
+    "--",
+    NODE,
+    CORDON,
+    "reference-agent",
+  ];
+  const child = spawn(NODE, args, {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, CORDON_AGENT_STORE: store, CORDON_LOG: "warn" },
+  });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
   const exited = new Promise((resolve) => child.once("exit", resolve));
   const observer = new LifecycleObserver();
-  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
+  const stream = acp.ndJsonStream(
+    Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+    Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+  );
   const connection = observer.install(acp.client({ name: "schema-conformance" })).connect(observer.wrap(stream));
   try {
     await runLifecycle(connection.agent, { observer, cwd, timeoutMs: 20_000 });
@@ -62,19 +78,41 @@ describe("the seed-000 lifecycle conforms to the ACP schema on every hop", () =>
   it.each([
     { name: "0 proxies", proxies: [] as string[] },
     { name: "3 pass-through WASM proxies", proxies: ["passthrough", "passthrough", "passthrough"] },
-  ])("through $name", async ({ proxies }) => {
-    const trace = tracePath();
-    await lifecycle(proxies, trace);
-    const result = conforming(trace);
-    // The run covered the lifecycle, and the proxy hops (envelopes, proxy/initialize) when there are proxies.
-    for (const def of ["InitializeResponse", "NewSessionResponse", "PromptResponse", "SessionNotification", "RequestPermissionRequest", "ReadTextFileRequest", "CreateTerminalRequest", "LoadSessionResponse", "ResumeSessionResponse", "ForkSessionResponse", "ListSessionsResponse", "CloseSessionResponse", "DeleteSessionResponse", "SetSessionModeResponse", "SetSessionConfigOptionResponse", "CancelNotification", "Error"]) {
-      expect(result.byDef.get(def) ?? 0, def).toBeGreaterThan(0);
-    }
-    // The MCP bridge sits before the agent in every chain: it is a proxy on the trace.
-    expect(result.byDef.get("InitializeProxyRequest")).toBe(proxies.length + 1);
-    expect(result.byDef.get("ProxySuccessorRequest") ?? 0).toBeGreaterThan(0);
-    expect(result.byDef.get("ProxySuccessorNotification") ?? 0).toBeGreaterThan(0);
-  }, 90_000);
+  ])(
+    "through $name",
+    async ({ proxies }) => {
+      const trace = tracePath();
+      await lifecycle(proxies, trace);
+      const result = conforming(trace);
+      // The run covered the lifecycle, and the proxy hops (envelopes, proxy/initialize) when there are proxies.
+      for (const def of [
+        "InitializeResponse",
+        "NewSessionResponse",
+        "PromptResponse",
+        "SessionNotification",
+        "RequestPermissionRequest",
+        "ReadTextFileRequest",
+        "CreateTerminalRequest",
+        "LoadSessionResponse",
+        "ResumeSessionResponse",
+        "ForkSessionResponse",
+        "ListSessionsResponse",
+        "CloseSessionResponse",
+        "DeleteSessionResponse",
+        "SetSessionModeResponse",
+        "SetSessionConfigOptionResponse",
+        "CancelNotification",
+        "Error",
+      ]) {
+        expect(result.byDef.get(def) ?? 0, def).toBeGreaterThan(0);
+      }
+      // The MCP bridge sits before the agent in every chain: it is a proxy on the trace.
+      expect(result.byDef.get("InitializeProxyRequest")).toBe(proxies.length + 1);
+      expect(result.byDef.get("ProxySuccessorRequest") ?? 0).toBeGreaterThan(0);
+      expect(result.byDef.get("ProxySuccessorNotification") ?? 0).toBeGreaterThan(0);
+    },
+    90_000,
+  );
 });
 
 describe.each(["acp", "http", "stdio"])("an MCP tool call through workspace-tools.wasm, agent --mcp %s, conforms on every hop", (mode) => {
@@ -91,10 +129,29 @@ describe.each(["acp", "http", "stdio"])("an MCP tool call through workspace-tool
         ],
       }),
     );
-    const client = new RawClient(NODE, [CORDON, "run", "--trace", trace, "--config", config, "--", NODE, CORDON, "reference-agent", "--mcp", mode]);
-    client.onRequest = (m) => (m.method === "fs/read_text_file" ? { result: { content: `contents of ${m.params.path}` } } : { error: { code: -32601, message: `client has no ${m.method}` } });
+    const client = new RawClient(NODE, [
+      CORDON,
+      "run",
+      "--trace",
+      trace,
+      "--config",
+      config,
+      "--",
+      NODE,
+      CORDON,
+      "reference-agent",
+      "--mcp",
+      mode,
+    ]);
+    client.onRequest = (m) =>
+      m.method === "fs/read_text_file"
+        ? { result: { content: `contents of ${m.params.path}` } }
+        : { error: { code: -32601, message: `client has no ${m.method}` } };
     try {
-      const init = await client.request("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: false } } });
+      const init = await client.request("initialize", {
+        protocolVersion: 1,
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: false } },
+      });
       expect(init.error, client.stderr).toBeUndefined();
       const created = await client.request("session/new", { cwd: DIR, mcpServers: [] });
       expect(created.error, client.stderr).toBeUndefined();
@@ -102,12 +159,19 @@ describe.each(["acp", "http", "stdio"])("an MCP tool call through workspace-tool
       const from = client.received.length;
       const turn = await client.request("session/prompt", {
         sessionId,
-        prompt: [{ type: "text", text: 'remember bluebird\nlist tools workspace\nuse tool workspace::recall {"query":"bluebird"}\nuse tool workspace::read_file {"path":"notes.txt"}' }],
+        prompt: [
+          {
+            type: "text",
+            text: 'remember bluebird\nlist tools workspace\nuse tool workspace::recall {"query":"bluebird"}\nuse tool workspace::read_file {"path":"notes.txt"}',
+          },
+        ],
       });
       expect(turn.result?.stopReason, JSON.stringify(turn) + client.stderr).toBe("end_turn");
       const statuses = client.received
         .slice(from)
-        .filter((m: Json) => m.method === "session/update" && m.params.update.sessionUpdate === "tool_call_update" && m.params.update.status)
+        .filter(
+          (m: Json) => m.method === "session/update" && m.params.update.sessionUpdate === "tool_call_update" && m.params.update.status,
+        )
         .map((m: Json) => m.params.update.status);
       expect(statuses.filter((s: string) => s === "completed")).toHaveLength(3);
     } finally {
@@ -118,7 +182,13 @@ describe.each(["acp", "http", "stdio"])("an MCP tool call through workspace-tool
     expect(result.byDef.get("MessageMcpRequest") ?? 0).toBeGreaterThanOrEqual(3);
     expect(result.byDef.get("MessageMcpResponse") ?? 0).toBeGreaterThanOrEqual(3);
     const setups = readTrace(trace).filter((e) => e.type === "request" && e.method === "session/new" && e.to === "agent");
-    expect(setups[0].params.mcpServers[0]).toMatchObject(mode === "acp" ? { type: "acp", name: "workspace" } : mode === "http" ? { type: "http", name: "workspace" } : { name: "workspace", command: NODE });
+    expect(setups[0].params.mcpServers[0]).toMatchObject(
+      mode === "acp"
+        ? { type: "acp", name: "workspace" }
+        : mode === "http"
+          ? { type: "http", name: "workspace" }
+          : { name: "workspace", command: NODE },
+    );
   }, 60_000);
 });
 
@@ -126,20 +196,46 @@ describe.each(["acp", "http"])("a tool call cancelled mid-call (native tool prox
   it("session/cancel during an MCP tool call; the next call works", async () => {
     const trace = tracePath();
     const tool = `"${NODE}" "${join(ROOT, "test/peers/mcp-tool-proxy.mjs")}"`;
-    const client = new RawClient(NODE, [CORDON, "run", "--trace", trace, "--proxy", proxyWasm("passthrough"), "--proxy-cmd", tool, "--", NODE, CORDON, "reference-agent", "--mcp", mode]);
+    const client = new RawClient(NODE, [
+      CORDON,
+      "run",
+      "--trace",
+      trace,
+      "--proxy",
+      proxyWasm("passthrough"),
+      "--proxy-cmd",
+      tool,
+      "--",
+      NODE,
+      CORDON,
+      "reference-agent",
+      "--mcp",
+      mode,
+    ]);
     try {
       expect((await client.request("initialize", { protocolVersion: 1, clientCapabilities: {} })).error, client.stderr).toBeUndefined();
       const sessionId: string = (await client.request("session/new", { cwd: DIR, mcpServers: [] })).result.sessionId;
       // Connected first (MCP's initialize), so the cancel finds the tool call itself in flight.
-      const warm = await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: 'use tool tools::echo {"text":"warm"}' }] });
+      const warm = await client.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: 'use tool tools::echo {"text":"warm"}' }],
+      });
       expect(warm.result?.stopReason, client.stderr).toBe("end_turn");
       const id = "slow-turn";
-      client.send({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: 'use tool tools::slow {"ms":20000}' }] } });
+      client.send({
+        jsonrpc: "2.0",
+        id,
+        method: "session/prompt",
+        params: { sessionId, prompt: [{ type: "text", text: 'use tool tools::slow {"ms":20000}' }] },
+      });
       await client.waitFor((m) => m.method === "session/update" && m.params.update.status === "in_progress", 15_000);
       await new Promise((r) => setTimeout(r, 300));
       client.notify("session/cancel", { sessionId });
       expect((await client.waitFor((m) => m.id === id && !("method" in m), 15_000)).result?.stopReason).toBe("cancelled");
-      const after = await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: 'use tool tools::echo {"text":"after"}' }] });
+      const after = await client.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: 'use tool tools::echo {"text":"after"}' }],
+      });
       expect(after.result?.stopReason, client.stderr).toBe("end_turn");
     } finally {
       await client.close();
@@ -160,7 +256,11 @@ describe.each(["acp", "http"])("a tool call cancelled mid-call (native tool prox
 describe.each(["http", "stdio"])("a client's MCP server on the ACP SDK's McpOverAcpProvider, agent --mcp %s through the bridge", (mode) => {
   it("lists and calls its tool; every hop conforms", async () => {
     const trace = tracePath();
-    const child = spawn(NODE, [CORDON, "run", "--trace", trace, "--proxy", proxyWasm("passthrough"), "--", NODE, CORDON, "reference-agent", "--mcp", mode], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, CORDON_LOG: "warn" } });
+    const child = spawn(
+      NODE,
+      [CORDON, "run", "--trace", trace, "--proxy", proxyWasm("passthrough"), "--", NODE, CORDON, "reference-agent", "--mcp", mode],
+      { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, CORDON_LOG: "warn" } },
+    );
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
     const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -171,21 +271,30 @@ describe.each(["http", "stdio"])("a client's MCP server on the ACP SDK's McpOver
       .client({ name: "strict-provider" })
       .onRequest(unstable.methods.client.mcp.message, provider.handleRequest)
       .onNotification(unstable.methods.client.session.update, ({ params }: { params: Json }) => void updates.push(params.update));
-    const stream = unstable.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
+    const stream = unstable.ndJsonStream(
+      Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+      Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+    );
     const connection = app.connect(stream);
     const tools = provider.registerServer(connection.agent, {
       name: "tools",
       handler: async (cx: { method: string; params?: Json }) => {
         seen.push(cx.method);
-        if (cx.method === "tools/list") return { result: { tools: [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }] } };
+        if (cx.method === "tools/list")
+          return { result: { tools: [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }] } };
         if (cx.method === "tools/call") return { result: { content: [{ type: "text", text: `echo: ${cx.params?.arguments?.text}` }] } };
         return { error: { code: -32601, message: `Method not found: ${cx.method}` } };
       },
     });
     try {
       await connection.agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-      const { sessionId } = (await connection.agent.request("session/new", { cwd: DIR, mcpServers: [tools.declaration] })) as { sessionId: string };
-      const turn = (await connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: 'list tools tools\nuse tool tools::echo {"text":"strict"}' }] })) as Json;
+      const { sessionId } = (await connection.agent.request("session/new", { cwd: DIR, mcpServers: [tools.declaration] })) as {
+        sessionId: string;
+      };
+      const turn = (await connection.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: 'list tools tools\nuse tool tools::echo {"text":"strict"}' }],
+      })) as Json;
       expect(turn.stopReason).toBe("end_turn");
     } catch (error) {
       throw new Error(`${(error as Error).message}\nstderr: ${stderr}`);
@@ -195,7 +304,10 @@ describe.each(["http", "stdio"])("a client's MCP server on the ACP SDK's McpOver
       await exited;
     }
     const done = updates.filter((u) => u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed"));
-    expect(done.map((u) => u.status), JSON.stringify(updates)).toEqual(["completed", "completed"]);
+    expect(
+      done.map((u) => u.status),
+      JSON.stringify(updates),
+    ).toEqual(["completed", "completed"]);
     expect(done[1].content[0].content.text).toBe("echo: strict");
     // The provider saw MCP's initialize (and refused it: the bridge answered it), then the real requests.
     expect(seen).toEqual(["initialize", "tools/list", "tools/call"]);
@@ -217,8 +329,21 @@ describe("the conformance check", () => {
   it("passes a conforming exchange, and names each kind of drift", () => {
     const ok = checkTrace(
       traceWith(
-        { type: "request", from: "agent", to: "p", id: 2, method: "mcp/message", params: { serverId: "s", requestId: "r1", method: "tools/list", params: {} } },
-        { type: "notification", from: "p", to: "agent", method: "mcp/message", params: { serverId: "s", requestId: "r1", method: "notifications/progress", params: { progress: 1 } } },
+        {
+          type: "request",
+          from: "agent",
+          to: "p",
+          id: 2,
+          method: "mcp/message",
+          params: { serverId: "s", requestId: "r1", method: "tools/list", params: {} },
+        },
+        {
+          type: "notification",
+          from: "p",
+          to: "agent",
+          method: "mcp/message",
+          params: { serverId: "s", requestId: "r1", method: "notifications/progress", params: { progress: 1 } },
+        },
         { type: "response", from: "p", to: "agent", id: 2, is_error: false, payload: { result: { tools: [] } } },
         { type: "notification", from: "client", to: "p", method: "_vendor/ping", params: {} },
       ),

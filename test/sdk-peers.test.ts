@@ -6,10 +6,11 @@
  * is exactly what the other read (parsed JSON, deep-equal, only the per-hop `id` left out), in
  * the same order — and that the SDKs make sense of it (results, stop reasons, cancellation).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CORDON, NODE, proxyWasm, ROOT } from "./helpers/paths.js";
-import { parsed, TappedSdkClient, withoutIds, type Json, type RawWindow } from "./helpers/tapped-sdk-client.js";
+import { type Json, parsed, type RawWindow, TappedSdkClient, withoutIds } from "./helpers/tapped-sdk-client.js";
 
 const SDK_AGENT = [NODE, `${ROOT}test/peers/sdk-agent.mjs`];
 const pass = ["--proxy", proxyWasm("passthrough")];
@@ -47,7 +48,13 @@ function comparable(lines: string[]): Json[] {
   return messages.map(({ id: _id, ...rest }) => {
     if (rest.method !== "$/cancel_request") return rest;
     const target = messages.find((m) => m.method !== undefined && m.method !== "$/cancel_request" && m.id === rest.params?.requestId);
-    return { ...rest, params: { ...rest.params, requestId: target ? `<id of its ${target.method}>` : `<unknown ${JSON.stringify(rest.params?.requestId)}>` } };
+    return {
+      ...rest,
+      params: {
+        ...rest.params,
+        requestId: target ? `<id of its ${target.method}>` : `<unknown ${JSON.stringify(rest.params?.requestId)}>`,
+      },
+    };
   });
 }
 
@@ -126,7 +133,11 @@ const STEPS: Step[] = [
     params: { sessionId: "sess-1", cwd, mcpServers: [], ...M },
     expect: (w, answer) => {
       expect(kinds(w.client.read)).toEqual(["session/update", "session/update", "result"]);
-      expect(parsed(w.client.read).slice(0, 2).map((m) => m.params)).toEqual([
+      expect(
+        parsed(w.client.read)
+          .slice(0, 2)
+          .map((m) => m.params),
+      ).toEqual([
         { sessionId: "sess-1", update: { sessionUpdate: "user_message_chunk", content: { type: "text", text: "hello" } } },
         { sessionId: "sess-1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "echo: hello\n" } } },
       ]);
@@ -158,7 +169,8 @@ const STEPS: Step[] = [
     name: "session/list (with the cursor)",
     method: "session/list",
     params: list(Buffer.from("2").toString("base64url")),
-    expect: (_w, answer) => expect(answer.result).toEqual({ sessions: [{ sessionId: "sess-3", cwd, additionalDirectories: [], title: "Session sess-3" }] }),
+    expect: (_w, answer) =>
+      expect(answer.result).toEqual({ sessions: [{ sessionId: "sess-3", cwd, additionalDirectories: [], title: "Session sess-3" }] }),
   },
   {
     name: "session/set_mode (emits current_mode_update first)",
@@ -170,7 +182,8 @@ const STEPS: Step[] = [
     name: "session/set_mode with an unknown mode (error)",
     method: "session/set_mode",
     params: { sessionId: "sess-1", modeId: "yolo" },
-    expect: (_w, answer) => expect(answer.error).toEqual({ code: -32602, message: "Invalid params: unknown mode", data: { modeId: "yolo" } }),
+    expect: (_w, answer) =>
+      expect(answer.error).toEqual({ code: -32602, message: "Invalid params: unknown mode", data: { modeId: "yolo" } }),
   },
   {
     name: "session/set_config_option (select)",
@@ -200,7 +213,8 @@ const STEPS: Step[] = [
     name: "an extension request",
     method: "_vendor.example/client_asks",
     params: { deep: { list: [{ a: 1 }, "ü😀"] }, ...M },
-    expect: (_w, answer) => expect(answer.result.echo).toEqual({ method: "_vendor.example/client_asks", params: { deep: { list: [{ a: 1 }, "ü😀"] }, ...M } }),
+    expect: (_w, answer) =>
+      expect(answer.result.echo).toEqual({ method: "_vendor.example/client_asks", params: { deep: { list: [{ a: 1 }, "ü😀"] }, ...M } }),
   },
 ];
 
@@ -256,7 +270,14 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
     answer[0].result.agentCapabilities.mcpCapabilities.acp = true;
     expect(withoutIds(initWindow.client.read)).toEqual(answer);
     expect(initResult.agentInfo).toEqual({ name: "sdk-agent", title: "SDK test agent", version: "1.0.0" });
-    expect(initResult.agentCapabilities?.sessionCapabilities).toEqual({ list: {}, delete: {}, resume: {}, close: {}, fork: {}, additionalDirectories: {} });
+    expect(initResult.agentCapabilities?.sessionCapabilities).toEqual({
+      list: {},
+      delete: {},
+      resume: {},
+      close: {},
+      fork: {},
+      additionalDirectories: {},
+    });
   });
 
   it.each(STEPS)("client → agent: $name", async ({ method, params, expect: check }) => {
@@ -283,7 +304,15 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
       { type: "text", text: "blocks", annotations: { audience: ["user"], priority: 0.5, lastModified: "2026-11-30T00:00:00Z" } },
       { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png", uri: "file:///work/a.png" },
       { type: "audio", data: "UklGRg==", mimeType: "audio/wav", ...M },
-      { type: "resource_link", uri: "file:///work/a.ts", name: "a.ts", title: "A", description: "d", mimeType: "text/x-typescript", size: 12 },
+      {
+        type: "resource_link",
+        uri: "file:///work/a.ts",
+        name: "a.ts",
+        title: "A",
+        description: "d",
+        mimeType: "text/x-typescript",
+        size: 12,
+      },
       { type: "resource", resource: { uri: "file:///work/b.md", text: "# B", mimeType: "text/markdown" } },
       { type: "resource", resource: { uri: "file:///work/c.bin", blob: "AAEC", mimeType: "application/octet-stream" }, futureField: true },
     ];
@@ -297,7 +326,9 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
 
   it("every session/update variant reaches the client as written, in order, before the prompt's answer", async () => {
     const from = client.calls.length;
-    const w = await exchange(() => call(acp.methods.agent.session.prompt, { sessionId: "sess-1", prompt: [{ type: "text", text: "updates" }] }));
+    const w = await exchange(() =>
+      call(acp.methods.agent.session.prompt, { sessionId: "sess-1", prompt: [{ type: "text", text: "updates" }] }),
+    );
     const variants = parsed(w.client.read).flatMap((m) => (m.method === "session/update" ? [m.params.update.sessionUpdate] : []));
     expect(variants).toEqual([
       "user_message_chunk",
@@ -328,7 +359,12 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
 
   it("every agent → client request and notification arrives as written, and every answer returns as written", async () => {
     const from = client.calls.length;
-    const w = await exchange(() => call(acp.methods.agent.session.prompt, { sessionId: "sess-1", prompt: [{ type: "text", text: "permission\nfs\nterminal\nelicit\next" }] }));
+    const w = await exchange(() =>
+      call(acp.methods.agent.session.prompt, {
+        sessionId: "sess-1",
+        prompt: [{ type: "text", text: "permission\nfs\nterminal\nelicit\next" }],
+      }),
+    );
     expect(kinds(w.client.read).filter((k) => k !== "session/update")).toEqual([
       "session/request_permission",
       "fs/read_text_file",
@@ -348,17 +384,26 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
     expect(kinds(w.client.wrote).filter((k) => k !== "session/prompt")).toEqual(Array(11).fill("result"));
     // What the agent's SDK made of the answers it got back.
     const texts = textsSince(from);
-    expect(texts).toContain(`session/request_permission: ${JSON.stringify({ outcome: { outcome: "selected", optionId: "allow-always" }, ...M })}\n`);
+    expect(texts).toContain(
+      `session/request_permission: ${JSON.stringify({ outcome: { outcome: "selected", optionId: "allow-always" }, ...M })}\n`,
+    );
     expect(texts).toContain("terminal/create: term-7\n");
     expect(texts).toContain(`elicitation/create: ${JSON.stringify({ action: "accept", content: { name: "Ada", admin: true }, ...M })}\n`);
     expect(texts).toContain('elicitation/create: {"action":"decline"}\n');
   });
 
   it("errors from the agent pass through unchanged (code, message, data)", async () => {
-    const error = { code: -32042, message: "Quota exceeded", data: { retryAfter: 30, nested: { list: [1, "x", null, { deep: true }] }, text: "ü😀" } };
+    const error = {
+      code: -32042,
+      message: "Quota exceeded",
+      data: { retryAfter: 30, nested: { list: [1, "x", null, { deep: true }] }, text: "ü😀" },
+    };
     let answer: Json = {};
     const w = await exchange(async () => {
-      answer = await call(acp.methods.agent.session.prompt, { sessionId: "sess-1", prompt: [{ type: "text", text: `before\nfail ${JSON.stringify(error)}\nafter` }] });
+      answer = await call(acp.methods.agent.session.prompt, {
+        sessionId: "sess-1",
+        prompt: [{ type: "text", text: `before\nfail ${JSON.stringify(error)}\nafter` }],
+      });
     });
     expect(answer.error).toEqual(error);
     expect(parsed(w.client.read).at(-1)!.error).toEqual(error);
@@ -367,8 +412,14 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
 
   it("errors from the client pass through unchanged (code, message, data)", async () => {
     const from = client.calls.length;
-    const w = await exchange(() => call(acp.methods.agent.session.prompt, { sessionId: "sess-1", prompt: [{ type: "text", text: "fs-missing" }] }));
-    const error = { code: -32002, message: "Resource not found", data: { path: "/work/missing.ts", why: { code: "ENOENT", list: [1, null] } } };
+    const w = await exchange(() =>
+      call(acp.methods.agent.session.prompt, { sessionId: "sess-1", prompt: [{ type: "text", text: "fs-missing" }] }),
+    );
+    const error = {
+      code: -32002,
+      message: "Resource not found",
+      data: { path: "/work/missing.ts", why: { code: "ENOENT", list: [1, null] } },
+    };
     expect(parsed(w.agent.read).find((m) => "error" in m)!.error).toEqual(error);
     expect(textsSince(from)).toEqual([`fs/read_text_file error: ${JSON.stringify(error)}\n`]);
   });
@@ -388,7 +439,11 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
     const from = client.calls.length;
     const abort = new AbortController();
     const w = await exchange(async () => {
-      const turn = call(acp.methods.agent.session.prompt, { sessionId: "sess-1", prompt: [{ type: "text", text: "wait" }] }, { cancellationSignal: abort.signal });
+      const turn = call(
+        acp.methods.agent.session.prompt,
+        { sessionId: "sess-1", prompt: [{ type: "text", text: "wait" }] },
+        { cancellationSignal: abort.signal },
+      );
       await expect.poll(() => textsSince(from)).toEqual(["waiting\n"]);
       abort.abort(); // the SDK sends $/cancel_request with the client's id for the prompt
       expect((await turn).result).toEqual({ stopReason: "cancelled" });
@@ -407,7 +462,8 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
         ? new Promise((resolve) => {
             // The user never decides; the SDK aborts `signal` when `$/cancel_request` arrives.
             if (signal.aborted) resolve({ outcome: { outcome: "cancelled" }, _meta: { late: true } });
-            else signal.addEventListener("abort", () => resolve({ outcome: { outcome: "cancelled" }, _meta: { late: true } }), { once: true });
+            else
+              signal.addEventListener("abort", () => resolve({ outcome: { outcome: "cancelled" }, _meta: { late: true } }), { once: true });
           })
         : clientAnswer(method, params, signal);
     await client.takeRaw();
@@ -422,9 +478,15 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
     }
     const w = await client.takeRaw();
     const ask = parsed(w.client.read).find((m) => m.method === "session/request_permission")!;
-    expect(parsed(w.client.read).find((m) => m.method === "$/cancel_request")).toEqual({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: ask.id } });
+    expect(parsed(w.client.read).find((m) => m.method === "$/cancel_request")).toEqual({
+      jsonrpc: "2.0",
+      method: "$/cancel_request",
+      params: { requestId: ask.id },
+    });
     // The agent got exactly one answer — the chain's `cancelled` — and never the client's late one.
-    expect(parsed(w.agent.read).filter((m) => !("method" in m))).toEqual([{ jsonrpc: "2.0", id: expect.anything(), result: { outcome: { outcome: "cancelled" } } }]);
+    expect(parsed(w.agent.read).filter((m) => !("method" in m))).toEqual([
+      { jsonrpc: "2.0", id: expect.anything(), result: { outcome: { outcome: "cancelled" } } },
+    ]);
     expect(kinds(w.agent.read)).toEqual(["session/prompt", "result", "session/cancel"]);
     expect(textsSince(from)).toEqual(['session/request_permission: {"outcome":{"outcome":"cancelled"}}\n']);
   });
@@ -442,7 +504,9 @@ describe.each(Object.keys(TOPOLOGIES))("SDK client → cordon run (%s) → SDK a
 
   it("$/cancel_request from the agent for its pending request reaches the client as a cancel of the client's id", async () => {
     const from = client.calls.length;
-    const w = await exchange(() => call(acp.methods.agent.session.prompt, { sessionId: "sess-1", prompt: [{ type: "text", text: "elicit-cancel" }] }));
+    const w = await exchange(() =>
+      call(acp.methods.agent.session.prompt, { sessionId: "sess-1", prompt: [{ type: "text", text: "elicit-cancel" }] }),
+    );
     const [ask, cancel] = parsed(w.client.read);
     expect(ask.method).toBe("elicitation/create");
     expect(cancel).toEqual({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: ask.id } });
@@ -484,7 +548,8 @@ describe.each([
   it("the elicitation reaches the client during authenticate, and its answer reaches the agent", async () => {
     const client = new TappedSdkClient(NODE, [CORDON, "run", ...proxies, "--", ...SDK_AGENT]);
     try {
-      client.answer = (method, params, signal) => (method === "elicitation/create" ? { action: "accept", content: { key: "k-1" } } : clientAnswer(method, params, signal));
+      client.answer = (method, params, signal) =>
+        method === "elicitation/create" ? { action: "accept", content: { key: "k-1" } } : clientAnswer(method, params, signal);
       await client.agent.request(acp.methods.agent.initialize, INITIALIZE as acp.InitializeRequest);
       await client.takeRaw();
       const result = await client.agent.request(acp.methods.agent.authenticate, { methodId: "interactive" });
@@ -499,7 +564,12 @@ describe.each([
       const { requestId: _a, ...sentRest } = agentSent.params;
       const { requestId: _b, ...sawRest } = clientSaw.params;
       expect(sawRest).toEqual(sentRest); // everything but the hop-scoped id arrives unchanged
-      ids = { clientAuthenticate: clientAuthenticate.id, agentAuthenticate: agentAuthenticate.id, clientSaw: clientSaw.params.requestId, agentSent: agentSent.params.requestId };
+      ids = {
+        clientAuthenticate: clientAuthenticate.id,
+        agentAuthenticate: agentAuthenticate.id,
+        clientSaw: clientSaw.params.requestId,
+        agentSent: agentSent.params.requestId,
+      };
     } finally {
       await client.close();
     }

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { CORDON, NODE, proxyWasm, REFERENCE_AGENT, SCRIPTED_AGENT } from "./helpers/paths.js";
-import { RawClient, type Json } from "./helpers/raw-client.js";
+import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const pass = ["--proxy", proxyWasm("passthrough")];
 const open: RawClient[] = [];
@@ -28,7 +28,10 @@ describe("stress", () => {
     await client.request("initialize", { protocolVersion: 1 });
     const sessions = await Promise.all([1, 2, 3].map(() => client.request("session/new", { cwd: "/tmp", mcpServers: [] })));
     const pending = sessions.map((s, i) =>
-      client.request("session/prompt", { sessionId: s.result.sessionId, prompt: script(i === 0 ? [{ pid: true }, { waitCancel: true }] : [{ waitCancel: true }]) }),
+      client.request("session/prompt", {
+        sessionId: s.result.sessionId,
+        prompt: script(i === 0 ? [{ pid: true }, { waitCancel: true }] : [{ waitCancel: true }]),
+      }),
     );
     const { params } = await client.waitFor((m) => m.method === "_test/pid");
     const killedAt = Date.now();
@@ -49,7 +52,11 @@ describe("stress", () => {
     const ids: string[] = [];
     for (let i = 0; i < SESSIONS; i++) ids.push((await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId);
     const update = (sessionId: string, text: string) => ({
-      send: { jsonrpc: "2.0", method: "session/update", params: { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } },
+      send: {
+        jsonrpc: "2.0",
+        method: "session/update",
+        params: { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } },
+      },
     });
     await Promise.all(
       ids.map(async (sessionId) => {
@@ -57,10 +64,17 @@ describe("stress", () => {
           const ask = {
             ask: {
               method: "session/request_permission",
-              params: { sessionId, toolCall: { toolCallId: `${sessionId}/${p}` }, options: [{ optionId: "x", name: "x", kind: "allow_once" }] },
+              params: {
+                sessionId,
+                toolCall: { toolCallId: `${sessionId}/${p}` },
+                options: [{ optionId: "x", name: "x", kind: "allow_once" }],
+              },
             },
           };
-          const res = await client.request("session/prompt", { sessionId, prompt: script([update(sessionId, `before ${p}`), ask, update(sessionId, `after ${p}`)]) });
+          const res = await client.request("session/prompt", {
+            sessionId,
+            prompt: script([update(sessionId, `before ${p}`), ask, update(sessionId, `after ${p}`)]),
+          });
           expect(res.result).toEqual({ stopReason: "end_turn" });
         }
       }),
@@ -83,7 +97,8 @@ describe("stress", () => {
     // The fuzz targets one session; each real prompt gets its own, which no fuzzed prompt can keep busy.
     // Real requests use ids no fuzzed line can carry, so no fuzzed answer is mistaken for theirs.
     let realId = 0;
-    const newSession = async () => (await client.request("session/new", { cwd: "/tmp", mcpServers: [] }, `new-${realId++}`)).result.sessionId as string;
+    const newSession = async () =>
+      (await client.request("session/new", { cwd: "/tmp", mcpServers: [] }, `new-${realId++}`)).result.sessionId as string;
     const sessionId = await newSession();
     const realSessions: string[] = [];
     let seed = 1337;
@@ -97,10 +112,20 @@ describe("stress", () => {
       { jsonrpc: "2.0", id: "r", result: { outcome: { outcome: "cancelled" } } },
       { jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 3 } },
       { jsonrpc: "2.0", id: 9, method: "proxy/successor", params: { method: "initialize", params: {} } },
-      { jsonrpc: "2.0", id: 10, method: "proxy/successor", params: { method: "proxy/successor", params: { method: "fs/read_text_file", params: { sessionId, path: "/etc/passwd" } } } },
+      {
+        jsonrpc: "2.0",
+        id: 10,
+        method: "proxy/successor",
+        params: { method: "proxy/successor", params: { method: "fs/read_text_file", params: { sessionId, path: "/etc/passwd" } } },
+      },
       { jsonrpc: "2.0", method: "_cordon/configure", params: { name: "passthrough", config: {} } },
       { jsonrpc: "2.0", id: 11, method: "__proto__", params: JSON.parse('{"__proto__":{"x":1},"level":"constructor"}') },
-      { jsonrpc: "2.0", id: 12, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "d", _meta: JSON.parse("[".repeat(500) + "]".repeat(500)) }] } },
+      {
+        jsonrpc: "2.0",
+        id: 12,
+        method: "session/prompt",
+        params: { sessionId, prompt: [{ type: "text", text: "d", _meta: JSON.parse("[".repeat(500) + "]".repeat(500)) }] },
+      },
     ];
     const junk = ['"', "{", "}", "[", "]", ",", ":", "\\u0000", "null", "1e999", "-0", "\uD800", "😀", "\\", "true", '{"a":', "[[[[[[[["];
     const mutate = (m: Json): string => {
@@ -132,7 +157,9 @@ describe("stress", () => {
       client.child.stdin!.write(lines.join("\n") + "\n");
       const realSession = await newSession();
       realSessions.push(realSession);
-      real.push(client.request("session/prompt", { sessionId: realSession, prompt: [{ type: "text", text: `real ${sent}` }] }, `real-${sent}`));
+      real.push(
+        client.request("session/prompt", { sessionId: realSession, prompt: [{ type: "text", text: `real ${sent}` }] }, `real-${sent}`),
+      );
       await new Promise((r) => setTimeout(r, 5));
     }
     const answers = await Promise.all(real);
@@ -143,7 +170,10 @@ describe("stress", () => {
       expect(["end_turn", "cancelled"], JSON.stringify(a)).toContain(a.result?.stopReason);
       if (a.result.stopReason !== "end_turn") return;
       const chunks = client.received.filter(
-        (m) => m.method === "session/update" && m.params.sessionId === realSessions[i] && m.params.update.sessionUpdate === "agent_message_chunk",
+        (m) =>
+          m.method === "session/update" &&
+          m.params.sessionId === realSessions[i] &&
+          m.params.update.sessionUpdate === "agent_message_chunk",
       );
       expect(chunks.map((m) => m.params.update.content.text)).toContain(`echo: real ${i * BATCH}\n`);
     });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CORDON, NODE, proxyWasm, SCRIPTED_AGENT } from "./helpers/paths.js";
-import { RawClient, type Json } from "./helpers/raw-client.js";
+import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const pass = ["--proxy", proxyWasm("passthrough")];
 const nested = (...inner: string[]) => ["--proxy-cmd", [NODE, CORDON, "proxy", ...inner].map((w) => JSON.stringify(w)).join(" ")];
@@ -18,8 +18,23 @@ const meta = { _meta: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b
 const CLIENT_REQUESTS: [string, Json][] = [
   ["authenticate", { methodId: "api-key", ...meta }],
   ["logout", {}],
-  ["session/load", { sessionId: S, cwd, mcpServers: [{ name: "fs", command: "/bin/mcp", args: ["--ro"], env: [{ name: "A", value: "1" }] }], additionalDirectories: ["/work/lib"] }],
-  ["session/resume", { sessionId: S, cwd, mcpServers: [{ type: "http", name: "web", url: "http://127.0.0.1:9/mcp", headers: [{ name: "Authorization", value: "x" }] }] }],
+  [
+    "session/load",
+    {
+      sessionId: S,
+      cwd,
+      mcpServers: [{ name: "fs", command: "/bin/mcp", args: ["--ro"], env: [{ name: "A", value: "1" }] }],
+      additionalDirectories: ["/work/lib"],
+    },
+  ],
+  [
+    "session/resume",
+    {
+      sessionId: S,
+      cwd,
+      mcpServers: [{ type: "http", name: "web", url: "http://127.0.0.1:9/mcp", headers: [{ name: "Authorization", value: "x" }] }],
+    },
+  ],
   ["session/list", { cwd, cursor: "opaque==", futureFilter: { since: "2026-01-01" } }],
   ["session/delete", { sessionId: S }],
   ["session/close", { sessionId: S, ...meta }],
@@ -58,7 +73,10 @@ const UPDATES: Json[] = [
     sessionUpdate: "tool_call_update",
     toolCallId: "t1",
     status: "completed",
-    content: [{ type: "content", content: { type: "text", text: "done" } }, { type: "terminal", terminalId: "term-1" }],
+    content: [
+      { type: "content", content: { type: "text", text: "done" } },
+      { type: "terminal", terminalId: "term-1" },
+    ],
     rawOutput: { ok: true },
   },
   { sessionUpdate: "plan", entries: [{ content: "step", priority: "high", status: "in_progress" }] },
@@ -66,7 +84,9 @@ const UPDATES: Json[] = [
   { sessionUpdate: "current_mode_update", currentModeId: "code" },
   {
     sessionUpdate: "config_option_update",
-    configOptions: [{ id: "verbosity", name: "Verbosity", type: "select", currentValue: "high", options: [{ value: "high", name: "High" }] }],
+    configOptions: [
+      { id: "verbosity", name: "Verbosity", type: "select", currentValue: "high", options: [{ value: "high", name: "High" }] },
+    ],
   },
   { sessionUpdate: "session_info_update", title: "Refactor", updatedAt: "2026-11-30T00:00:00Z" },
   { sessionUpdate: "usage_update", used: 1200, size: 200000, cost: { amount: 0.01, currency: "USD" } },
@@ -77,7 +97,10 @@ const UPDATES: Json[] = [
 
 /** Agent → client requests and notifications. */
 const AGENT_REQUESTS: [string, Json][] = [
-  ["session/request_permission", { sessionId: S, toolCall: { toolCallId: "t1", title: "Write" }, options: [{ optionId: "a", name: "Allow", kind: "allow_always" }] }],
+  [
+    "session/request_permission",
+    { sessionId: S, toolCall: { toolCallId: "t1", title: "Write" }, options: [{ optionId: "a", name: "Allow", kind: "allow_always" }] },
+  ],
   ["fs/read_text_file", { sessionId: S, path: "/work/a.ts", line: 10, limit: 5 }],
   ["fs/write_text_file", { sessionId: S, path: "/work/a.ts", content: "x\ny\n", ...meta }],
   ["terminal/create", { sessionId: S, command: "npm", args: ["test"], env: [{ name: "CI", value: "1" }], cwd, outputByteLimit: 1024 }],
@@ -85,7 +108,10 @@ const AGENT_REQUESTS: [string, Json][] = [
   ["terminal/wait_for_exit", { sessionId: S, terminalId: "term-1" }],
   ["terminal/kill", { sessionId: S, terminalId: "term-1" }],
   ["terminal/release", { sessionId: S, terminalId: "term-1" }],
-  ["elicitation/create", { sessionId: S, message: "Name?", mode: "form", requestedSchema: { type: "object", properties: { name: { type: "string" } } } }],
+  [
+    "elicitation/create",
+    { sessionId: S, message: "Name?", mode: "form", requestedSchema: { type: "object", properties: { name: { type: "string" } } } },
+  ],
   ["_vendor/agent_asks", { anything: [1, { two: 2 }] }],
 ];
 const AGENT_NOTIFICATIONS: [string, Json][] = [
@@ -103,10 +129,17 @@ describe.each(Object.keys(TOPOLOGIES))("the ACP v1 surface through %s", (topolog
   let client: RawClient;
   beforeAll(async () => {
     const caps = { loadSession: true, promptCapabilities: { image: true, audio: true, embeddedContext: true } };
-    client = new RawClient(NODE, [CORDON, "run", ...TOPOLOGIES[topology], "--", ...SCRIPTED_AGENT], { SCRIPTED_CAPS: JSON.stringify(caps) });
+    client = new RawClient(NODE, [CORDON, "run", ...TOPOLOGIES[topology], "--", ...SCRIPTED_AGENT], {
+      SCRIPTED_CAPS: JSON.stringify(caps),
+    });
     const init = await client.request("initialize", {
       protocolVersion: 1,
-      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true, elicitation: { form: {} }, _meta: { "zed.dev": {} } },
+      clientCapabilities: {
+        fs: { readTextFile: true, writeTextFile: true },
+        terminal: true,
+        elicitation: { form: {} },
+        _meta: { "zed.dev": {} },
+      },
       clientInfo: { name: "surface-test", version: "1" },
     });
     // Cordon's MCP bridge advertises MCP-over-ACP (it bridges for an agent that lacks it); nothing else changes.
@@ -139,7 +172,11 @@ describe.each(Object.keys(TOPOLOGIES))("the ACP v1 surface through %s", (topolog
   it("every session/update variant reaches the client exactly, in order, before the prompt's response", async () => {
     const sent = UPDATES.map((update) => ({ jsonrpc: "2.0", method: "session/update", params: { sessionId: S, update } }));
     const start = client.received.length;
-    const res = await client.request("session/prompt", { sessionId: S, prompt: [{ type: "text", text: JSON.stringify(sent.map((send) => ({ send }))) }] }, "surface-updates");
+    const res = await client.request(
+      "session/prompt",
+      { sessionId: S, prompt: [{ type: "text", text: JSON.stringify(sent.map((send) => ({ send }))) }] },
+      "surface-updates",
+    );
     const arrived = client.received.slice(start);
     expect(arrived.slice(0, -1)).toEqual(sent);
     expect(arrived.at(-1)).toEqual(res);
@@ -147,7 +184,9 @@ describe.each(Object.keys(TOPOLOGIES))("the ACP v1 surface through %s", (topolog
 
   it("every agent → client request and notification arrives exactly, and every answer returns exactly", async () => {
     const answers: Json[] = AGENT_REQUESTS.map(([method], i) =>
-      i % 3 === 2 ? { error: { code: -32002, message: `no ${method}`, data: { i } } } : { result: { answered: method, i, _meta: { r: i } } },
+      i % 3 === 2
+        ? { error: { code: -32002, message: `no ${method}`, data: { i } } }
+        : { result: { answered: method, i, _meta: { r: i } } },
     );
     client.onRequest = (m) => answers[AGENT_REQUESTS.findIndex(([method]) => method === m.method)];
     const steps = [

@@ -48,7 +48,7 @@ describe("topologies", () => {
     expect(await say([...arrow, ...sacp, "--proxy", proxyWasm("passthrough")], "hi")).toBe(">»echo: hi\n");
   });
 
-  it("a native proxy declared \"dialect\": \"rust\" is spoken to in _proxy/* from the start", async () => {
+  it('a native proxy declared "dialect": "rust" is spoken to in _proxy/* from the start', async () => {
     const dir = mkdtempSync(join(tmpdir(), "cordon-dialect-"));
     const config = join(dir, "chain.json");
     // --strict: the proxy exits if it is ever sent proxy/initialize.
@@ -70,7 +70,9 @@ describe("topologies", () => {
     open.push(client);
     const { code } = await client.exited;
     expect(code).toBe(2);
-    expect(client.stderr).toMatch(/proxies\[0\]\.trusted: a native proxy runs outside the sandbox with your privileges; set "trusted": true/);
+    expect(client.stderr).toMatch(
+      /proxies\[0\]\.trusted: a native proxy runs outside the sandbox with your privileges; set "trusted": true/,
+    );
   });
 
   it("a conductor in proxy mode refuses plain initialize from its parent", async () => {
@@ -88,7 +90,10 @@ describe("--trace", () => {
     const trace = join(dir, "trace.jsonl");
     await say(["--trace", trace, ...arrow, ...arrow], "traced");
     await new Promise((r) => setTimeout(r, 100));
-    const events = readFileSync(trace, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const events = readFileSync(trace, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     for (const e of events) {
       expect(typeof e.ts).toBe("number");
       expect(["request", "response", "notification", "trace"]).toContain(e.type);
@@ -99,9 +104,16 @@ describe("--trace", () => {
     expect(hops("initialize")).toEqual(["client→arrow", "arrow→arrow#2", "arrow#2→mcp-bridge", "mcp-bridge→agent"]);
     expect(hops("session/prompt")).toEqual(["client→arrow", "arrow→arrow#2", "arrow#2→mcp-bridge", "mcp-bridge→agent"]);
     expect(events.some((e) => String(e.method).includes("successor"))).toBe(false);
-    const updates = events.filter((e) => e.type === "notification" && e.method === "session/update" && e.params.update.sessionUpdate === "agent_message_chunk");
+    const updates = events.filter(
+      (e) => e.type === "notification" && e.method === "session/update" && e.params.update.sessionUpdate === "agent_message_chunk",
+    );
     expect(updates.map((e) => `${e.from}→${e.to}`)).toEqual(["agent→mcp-bridge", "mcp-bridge→arrow#2", "arrow#2→arrow", "arrow→client"]);
-    expect(updates.map((e) => e.params.update.content.text)).toEqual(["echo: traced\n", "echo: traced\n", ">echo: traced\n", ">>echo: traced\n"]);
+    expect(updates.map((e) => e.params.update.content.text)).toEqual([
+      "echo: traced\n",
+      "echo: traced\n",
+      ">echo: traced\n",
+      ">>echo: traced\n",
+    ]);
     // Every request has its response, on the same hop id.
     for (const r of events.filter((e) => e.type === "request")) {
       expect(events.some((e) => e.type === "response" && e.id === r.id && e.from === r.to && e.to === r.from)).toBe(true);
@@ -116,10 +128,16 @@ describe("--trace", () => {
     await client.request("initialize", { protocolVersion: 1 });
     const sessionId = (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
     // An error answer without an id (as codex-acp answers some notifications), and a forged _cordon/notice.
-    const junk = [{ send: { jsonrpc: "2.0", error: { code: -32601, message: "no such notification" } } }, { send: { jsonrpc: "2.0", method: "_cordon/notice", params: {} } }];
+    const junk = [
+      { send: { jsonrpc: "2.0", error: { code: -32601, message: "no such notification" } } },
+      { send: { jsonrpc: "2.0", method: "_cordon/notice", params: {} } },
+    ];
     await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: JSON.stringify(junk) }] });
     await client.close();
-    const events = readFileSync(trace, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const events = readFileSync(trace, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const dropped = events.filter((e) => e.type === "trace" && e.dropped !== undefined);
     expect(dropped.map((e) => [e.component, e.message])).toEqual([
       ["agent", 'agent "' + SCRIPTED_AGENT.join(" ") + '" sent an invalid message (response without a valid id); dropped'],

@@ -57,7 +57,18 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "cordon-trace-view-"));
   tracePath = join(dir, "trace.jsonl");
   // A real chain: two proxies, the bridge, the reference agent; two sessions; a dropped message.
-  const client = new RawClient(NODE, [CORDON, "run", "--trace", tracePath, "--proxy", proxyWasm("context"), "--proxy", proxyWasm("arrow"), "--", ...REFERENCE_AGENT]);
+  const client = new RawClient(NODE, [
+    CORDON,
+    "run",
+    "--trace",
+    tracePath,
+    "--proxy",
+    proxyWasm("context"),
+    "--proxy",
+    proxyWasm("arrow"),
+    "--",
+    ...REFERENCE_AGENT,
+  ]);
   try {
     expect((await client.request("initialize", { protocolVersion: 1, clientCapabilities: {} })).result).toBeDefined();
     const s1 = (await client.request("session/new", { cwd: ROOT, mcpServers: [] })).result.sessionId as string;
@@ -88,7 +99,10 @@ beforeAll(async () => {
 
 /** What the page must show, computed from the trace file directly (not through the viewer's model). */
 function expected() {
-  const events = traceText.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  const events = traceText
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const arrows = events.filter((e) => e.type !== "trace" || "dropped" in e).length;
   const participants = new Set<string>();
   for (const e of events) {
@@ -116,7 +130,8 @@ describe("cordon trace view", () => {
   it("names proxy:N lanes after the chain config's proxies with --config", async () => {
     const trace = join(dir, "positional.jsonl");
     const config = join(dir, "chain.json");
-    const event = (from: string, to: string) => JSON.stringify({ ts: 0, type: "request", protocol: "acp", from, to, id: 1, method: "initialize", session: null, params: {} });
+    const event = (from: string, to: string) =>
+      JSON.stringify({ ts: 0, type: "request", protocol: "acp", from, to, id: 1, method: "initialize", session: null, params: {} });
     appendFileSync(trace, [event("client", "proxy:0"), event("proxy:0", "proxy:1"), event("proxy:1", "agent")].join("\n") + "\n");
     appendFileSync(config, JSON.stringify({ proxies: [{ name: "rules", wasm: "a.wasm" }, { wasm: "dir/arrow.wasm" }] }));
     await exec(NODE, [CORDON, "trace", "view", trace, "--config", config]);
@@ -153,11 +168,17 @@ describe("cordon trace view", () => {
         expect(lanes.indexOf(second)).toBeLessThan(lanes.indexOf("mcp-bridge"));
         expect(lanes.indexOf("mcp-bridge")).toBeLessThan(lanes.indexOf("agent"));
         expect(await page.locator("svg#diagram g.arrow").count()).toBe(arrows);
-        expect(await page.locator("svg#diagram g.arrow.kind-dropped").count()).toBe(events.filter((e) => e.type === "trace" && "dropped" in e).length);
+        expect(await page.locator("svg#diagram g.arrow.kind-dropped").count()).toBe(
+          events.filter((e) => e.type === "trace" && "dropped" in e).length,
+        );
         expect(await page.locator("svg#diagram g.arrow.kind-request").count()).toBe(events.filter((e) => e.type === "request").length);
         expect(await page.locator("svg#diagram g.note").count()).toBe(events.filter((e) => e.type === "trace" && !("dropped" in e)).length);
         // Colour by kind: a request and a response are drawn in different colours.
-        const stroke = (kind: string) => page.locator(`g.arrow.kind-${kind} line:not(.hit)`).first().evaluate((l) => getComputedStyle(l).stroke);
+        const stroke = (kind: string) =>
+          page
+            .locator(`g.arrow.kind-${kind} line:not(.hit)`)
+            .first()
+            .evaluate((l) => getComputedStyle(l).stroke);
         expect(await stroke("request")).not.toBe(await stroke("response"));
 
         // The JSON of a message on click: the prompt with the hostile text, shown as text.
@@ -173,7 +194,9 @@ describe("cordon trace view", () => {
         const next = page.locator("svg#diagram g.arrow").nth(seq + 1);
         await next.focus();
         await page.keyboard.press("Enter");
-        expect(JSON.parse((await page.locator("#detail-body").textContent())!)).toEqual(events[Number(await next.getAttribute("data-seq"))]);
+        expect(JSON.parse((await page.locator("#detail-body").textContent())!)).toEqual(
+          events[Number(await next.getAttribute("data-seq"))],
+        );
 
         // The session filter: one session's messages only.
         const model = buildTraceModel(traceText);

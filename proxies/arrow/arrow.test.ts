@@ -1,7 +1,15 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import { configProblems } from "../../runtime/sandbox/manifest.js";
-import { ProxyUnderTest, agentUpdate, clientUpdate, loadExampleProxy, exampleManifest, proxyUnderTest, textChunk } from "../../sdk-as/test/harness.js";
+import {
+  agentUpdate,
+  clientUpdate,
+  exampleManifest,
+  loadExampleProxy,
+  ProxyUnderTest,
+  proxyUnderTest,
+  textChunk,
+} from "../../sdk-as/test/harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
@@ -11,7 +19,12 @@ beforeAll(async () => {
 describe("arrow proxy", () => {
   it("prefixes > to the text of agent_message_chunk updates, keeping every other field", async () => {
     const p = await proxyUnderTest(component);
-    const update = { sessionUpdate: "agent_message_chunk", messageId: "m1", content: { type: "text", text: "Hello", annotations: { priority: 1 } }, _meta: { k: "v" } };
+    const update = {
+      sessionUpdate: "agent_message_chunk",
+      messageId: "m1",
+      content: { type: "text", text: "Hello", annotations: { priority: 1 } },
+      _meta: { k: "v" },
+    };
     expect(p.deliver(agentUpdate(update))).toEqual([clientUpdate({ ...update, content: { ...update.content, text: ">Hello" } })]);
   });
 

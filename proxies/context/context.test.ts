@@ -1,14 +1,14 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import { configProblems } from "../../runtime/sandbox/manifest.js";
-import { agentUpdate, clientUpdate, loadExampleProxy, exampleManifest, proxyUnderTest, textChunk } from "../../sdk-as/test/harness.js";
+import { agentUpdate, clientUpdate, exampleManifest, loadExampleProxy, proxyUnderTest, textChunk } from "../../sdk-as/test/harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
   component = await loadExampleProxy("context");
 });
 
-const AGENTS_MD = "# House rules\n- Use \"tabs\".\n- Never push to main. ✅";
+const AGENTS_MD = '# House rules\n- Use "tabs".\n- Never push to main. ✅';
 
 describe("context proxy", () => {
   it("prepends the configured text block to every session/prompt", async () => {
@@ -23,9 +23,14 @@ describe("context proxy", () => {
         jsonrpc: "2.0",
         id: out.id,
         method: "proxy/successor",
-        params: { method: "session/prompt", params: { sessionId: "s1", prompt: [{ type: "text", text: AGENTS_MD }, ...prompt], _meta: { trace: "t" } } },
+        params: {
+          method: "session/prompt",
+          params: { sessionId: "s1", prompt: [{ type: "text", text: AGENTS_MD }, ...prompt], _meta: { trace: "t" } },
+        },
       });
-      expect(p.deliver({ jsonrpc: "2.0", id: out.id, result: { stopReason: "end_turn" } })).toEqual([{ jsonrpc: "2.0", id, result: { stopReason: "end_turn" } }]);
+      expect(p.deliver({ jsonrpc: "2.0", id: out.id, result: { stopReason: "end_turn" } })).toEqual([
+        { jsonrpc: "2.0", id, result: { stopReason: "end_turn" } },
+      ]);
     }
   });
 
@@ -42,7 +47,9 @@ describe("context proxy", () => {
       ["[ \n ]", '[ \n {"type":"text","text":"ctx"}]'],
       ['[ {"type":"text","text":"hi"} ]', '[ {"type":"text","text":"ctx"},{"type":"text","text":"hi"} ]'],
     ]) {
-      const [out] = p.deliverRaw(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt" : ${prompt},"n":1.50}}`);
+      const [out] = p.deliverRaw(
+        `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt" : ${prompt},"n":1.50}}`,
+      );
       expect(out).toBe(
         `{"jsonrpc":"2.0","id":${JSON.parse(out).id},"method":"proxy/successor","params":{"method":"session/prompt","params":{"sessionId":"s","prompt" : ${expected},"n":1.50}}}`,
       );
@@ -53,7 +60,9 @@ describe("context proxy", () => {
     const p = await proxyUnderTest(component, {});
     const params = '{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}';
     const [out] = p.deliverRaw(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":${params}}`);
-    expect(out).toBe(`{"jsonrpc":"2.0","id":${JSON.parse(out).id},"method":"proxy/successor","params":{"method":"session/prompt","params":${params}}}`);
+    expect(out).toBe(
+      `{"jsonrpc":"2.0","id":${JSON.parse(out).id},"method":"proxy/successor","params":{"method":"session/prompt","params":${params}}}`,
+    );
   });
 
   it("leaves the rest of the session alone", async () => {

@@ -1,8 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { INIT_PARAMS, INIT_RESULT, ProxyUnderTest, type Json } from "../../sdk-as/test/harness.js";
-import { loadExampleProxy, exampleManifest } from "../../sdk-as/test/harness.js";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import { configProblems } from "../../runtime/sandbox/manifest.js";
+import { exampleManifest, INIT_PARAMS, INIT_RESULT, type Json, loadExampleProxy, ProxyUnderTest } from "../../sdk-as/test/harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
@@ -31,9 +30,13 @@ describe("passthrough proxy", () => {
     expect(out).toHaveLength(1);
     const fwd = JSON.parse(out[0]);
     expect(typeof fwd.id).toBe("number");
-    expect(out[0]).toBe(`{"jsonrpc":"2.0","id":${fwd.id},"method":"proxy/successor","params":{"method":"initialize","params":${initParams}}}`);
+    expect(out[0]).toBe(
+      `{"jsonrpc":"2.0","id":${fwd.id},"method":"proxy/successor","params":{"method":"initialize","params":${initParams}}}`,
+    );
     const result = JSON.stringify(INIT_RESULT);
-    expect(p.deliverRaw(`{"jsonrpc":"2.0","id":${fwd.id},"result":${result}}`)).toEqual([`{"jsonrpc":"2.0","id":"c-1","result":${result}}`]);
+    expect(p.deliverRaw(`{"jsonrpc":"2.0","id":${fwd.id},"result":${result}}`)).toEqual([
+      `{"jsonrpc":"2.0","id":"c-1","result":${result}}`,
+    ]);
   });
 
   it("forwards a client request with unknown fields, _meta and odd formatting byte-for-byte, and routes the answer back", () => {
@@ -42,7 +45,9 @@ describe("passthrough proxy", () => {
     const out = p.deliverRaw(`{"jsonrpc":"2.0","id":17,"method":"session/prompt","params":${ODD_PROMPT_PARAMS}}`);
     expect(out).toHaveLength(1);
     const ourId = JSON.parse(out[0]).id;
-    expect(out[0]).toBe(`{"jsonrpc":"2.0","id":${ourId},"method":"proxy/successor","params":{"method":"session/prompt","params":${ODD_PROMPT_PARAMS}}}`);
+    expect(out[0]).toBe(
+      `{"jsonrpc":"2.0","id":${ourId},"method":"proxy/successor","params":{"method":"session/prompt","params":${ODD_PROMPT_PARAMS}}}`,
+    );
     const result = '{"stopReason":"end_turn","_meta":{"usage":{"n":1.0}}}';
     expect(p.deliverRaw(`{"jsonrpc":"2.0","id":${ourId},"result":${result}}`)).toEqual([`{"jsonrpc":"2.0","id":17,"result":${result}}`]);
   });
@@ -61,8 +66,15 @@ describe("passthrough proxy", () => {
     p.initialize();
     // client → agent, request with a string id
     const [req] = p.deliver({ jsonrpc: "2.0", id: "ext-1", method: "_ext/method", params: { a: [1, { b: null }] } });
-    expect(req).toEqual({ jsonrpc: "2.0", id: req.id, method: "proxy/successor", params: { method: "_ext/method", params: { a: [1, { b: null }] } } });
-    expect(p.deliver({ jsonrpc: "2.0", id: req.id, result: { ok: true } })).toEqual([{ jsonrpc: "2.0", id: "ext-1", result: { ok: true } }]);
+    expect(req).toEqual({
+      jsonrpc: "2.0",
+      id: req.id,
+      method: "proxy/successor",
+      params: { method: "_ext/method", params: { a: [1, { b: null }] } },
+    });
+    expect(p.deliver({ jsonrpc: "2.0", id: req.id, result: { ok: true } })).toEqual([
+      { jsonrpc: "2.0", id: "ext-1", result: { ok: true } },
+    ]);
     // client → agent notification
     expect(p.deliver({ jsonrpc: "2.0", method: "_ext/notice", params: { x: 1 } })).toEqual([
       { jsonrpc: "2.0", method: "proxy/successor", params: { method: "_ext/notice", params: { x: 1 } } },
@@ -80,7 +92,9 @@ describe("passthrough proxy", () => {
     const [toAgentA] = p.deliver({ jsonrpc: "2.0", id: 5, method: "session/new", params: { cwd: "/a", mcpServers: [] } });
     const [toClientB] = p.deliver(ProxyUnderTest.fromAgent({ method: "fs/read_text_file", params: { sessionId: "s", path: "/x" } }, 5));
     const [toAgentC] = p.deliver({ jsonrpc: "2.0", id: "5", method: "session/prompt", params: { sessionId: "s", prompt: [] } });
-    const [toClientD] = p.deliver(ProxyUnderTest.fromAgent({ method: "terminal/create", params: { sessionId: "s", command: "ls" } }, "abc"));
+    const [toClientD] = p.deliver(
+      ProxyUnderTest.fromAgent({ method: "terminal/create", params: { sessionId: "s", command: "ls" } }, "abc"),
+    );
     const ours = [toAgentA.id, toClientB.id, toAgentC.id, toClientD.id];
     expect(new Set(ours).size).toBe(4);
     expect(toClientB).toEqual({ jsonrpc: "2.0", id: toClientB.id, method: "fs/read_text_file", params: { sessionId: "s", path: "/x" } });
@@ -88,9 +102,15 @@ describe("passthrough proxy", () => {
     expect(p.deliver({ jsonrpc: "2.0", id: toAgentC.id, result: { stopReason: "end_turn" } })).toEqual([
       { jsonrpc: "2.0", id: "5", result: { stopReason: "end_turn" } },
     ]);
-    expect(p.deliver({ jsonrpc: "2.0", id: toClientD.id, result: { terminalId: "t1" } })).toEqual([{ jsonrpc: "2.0", id: "abc", result: { terminalId: "t1" } }]);
-    expect(p.deliver({ jsonrpc: "2.0", id: toAgentA.id, result: { sessionId: "s" } })).toEqual([{ jsonrpc: "2.0", id: 5, result: { sessionId: "s" } }]);
-    expect(p.deliver({ jsonrpc: "2.0", id: toClientB.id, result: { content: "hi" } })).toEqual([{ jsonrpc: "2.0", id: 5, result: { content: "hi" } }]);
+    expect(p.deliver({ jsonrpc: "2.0", id: toClientD.id, result: { terminalId: "t1" } })).toEqual([
+      { jsonrpc: "2.0", id: "abc", result: { terminalId: "t1" } },
+    ]);
+    expect(p.deliver({ jsonrpc: "2.0", id: toAgentA.id, result: { sessionId: "s" } })).toEqual([
+      { jsonrpc: "2.0", id: 5, result: { sessionId: "s" } },
+    ]);
+    expect(p.deliver({ jsonrpc: "2.0", id: toClientB.id, result: { content: "hi" } })).toEqual([
+      { jsonrpc: "2.0", id: 5, result: { content: "hi" } },
+    ]);
     // a second answer to the same id is not ours any more
     expect(p.deliver({ jsonrpc: "2.0", id: toClientB.id, result: {} })).toEqual([]);
     expect(p.logs.at(-1)).toEqual({ level: "warn", message: `dropped a response to unknown request id ${toClientB.id}` });
@@ -102,7 +122,9 @@ describe("passthrough proxy", () => {
     const [fwd] = p.deliver({ jsonrpc: "2.0", id: 9, method: "session/load", params: { sessionId: "gone" } });
     const error = '{"code":-32002,"message":"Resource not found","data":{"uri":"file:///gone","n":1.0}}';
     expect(p.deliverRaw(`{"jsonrpc":"2.0","id":${fwd.id},"error":${error}}`)).toEqual([`{"jsonrpc":"2.0","id":9,"error":${error}}`]);
-    const [perm] = p.deliver(ProxyUnderTest.fromAgent({ method: "session/request_permission", params: { sessionId: "s", toolCall: {}, options: [] } }, "p1"));
+    const [perm] = p.deliver(
+      ProxyUnderTest.fromAgent({ method: "session/request_permission", params: { sessionId: "s", toolCall: {}, options: [] } }, "p1"),
+    );
     expect(p.deliver({ jsonrpc: "2.0", id: perm.id, error: { code: -32603, message: "client crashed" } })).toEqual([
       { jsonrpc: "2.0", id: "p1", error: { code: -32603, message: "client crashed" } },
     ]);
@@ -139,9 +161,9 @@ describe("passthrough proxy", () => {
     expect(fwd.params).toEqual({ method: "initialize", params: INIT_PARAMS });
     expect(p.deliver({ jsonrpc: "2.0", id: fwd.id, result: INIT_RESULT })).toEqual([{ jsonrpc: "2.0", id: 1, result: INIT_RESULT }]);
     const update: Json = { sessionId: "s", update: { sessionUpdate: "plan", entries: [] } };
-    expect(p.deliver({ jsonrpc: "2.0", method: "_proxy/successor", params: { method: "session/update", params: update, meta: { x: 1 } } })).toEqual([
-      { jsonrpc: "2.0", method: "session/update", params: update },
-    ]);
+    expect(
+      p.deliver({ jsonrpc: "2.0", method: "_proxy/successor", params: { method: "session/update", params: update, meta: { x: 1 } } }),
+    ).toEqual([{ jsonrpc: "2.0", method: "session/update", params: update }]);
   });
 
   it("answers a malformed proxy/successor request with an error instead of leaving it open", () => {
@@ -154,7 +176,7 @@ describe("passthrough proxy", () => {
   it("keeps a 100 KB prompt intact and does not leak memory over many messages", () => {
     const p = started();
     p.initialize();
-    const text = "ünïcödé \"quotes\" \\ 😀\n".repeat(4_500);
+    const text = 'ünïcödé "quotes" \\ 😀\n'.repeat(4_500);
     const params = JSON.stringify({ sessionId: "s", prompt: [{ type: "text", text }] });
     expect(params.length).toBeGreaterThan(100_000);
     let before = 0;

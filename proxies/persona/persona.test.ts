@@ -45,14 +45,23 @@ describe("persona: the embodiment turn", () => {
     );
     // its answer is discarded; the user's prompt goes on, exactly as it was received
     const [user] = p.deliver({ jsonrpc: "2.0", id: embody.id, result: { stopReason: "end_turn" } });
-    expect(user).toEqual({ jsonrpc: "2.0", id: user.id, method: "proxy/successor", params: { method: "session/prompt", params: userPrompt("s1", "hello") } });
+    expect(user).toEqual({
+      jsonrpc: "2.0",
+      id: user.id,
+      method: "proxy/successor",
+      params: { method: "session/prompt", params: userPrompt("s1", "hello") },
+    });
     expect(p.deliver(agentUpdate(textChunk("Hello!!"), "s1"))).toEqual([clientUpdate(textChunk("Hello!!"), "s1")]);
-    expect(p.deliver({ jsonrpc: "2.0", id: user.id, result: { stopReason: "end_turn" } })).toEqual([{ jsonrpc: "2.0", id: 1, result: { stopReason: "end_turn" } }]);
+    expect(p.deliver({ jsonrpc: "2.0", id: user.id, result: { stopReason: "end_turn" } })).toEqual([
+      { jsonrpc: "2.0", id: 1, result: { stopReason: "end_turn" } },
+    ]);
 
     // later prompts pass straight through
     const [second] = p.deliver({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: userPrompt("s1", "again") });
     expect(second.params.params).toEqual(userPrompt("s1", "again"));
-    expect(toolText(mcpRequest(p, { connectionId: mcpConnect(p, decl.serverId) }, "tools/call", { name: "persona_info" }).result)).toContain("Session s1: embodied.");
+    expect(
+      toolText(mcpRequest(p, { connectionId: mcpConnect(p, decl.serverId) }, "tools/call", { name: "persona_info" }).result),
+    ).toContain("Session s1: embodied.");
   });
 
   it("embodies each new session once, and not loaded, resumed or forked ones", async () => {
@@ -62,7 +71,8 @@ describe("persona: the embodiment turn", () => {
     setupSession(p, "session/load", { sessionId: "old", cwd: "/w", mcpServers: [] }, {});
     setupSession(p, "session/resume", { sessionId: "older", cwd: "/w" }, {});
     setupSession(p, "session/fork", { sessionId: "a", cwd: "/w", mcpServers: [] }, { sessionId: "a-fork" });
-    const sent = (session: string) => p.deliver({ jsonrpc: "2.0", id: p.nextId(), method: "session/prompt", params: userPrompt(session, "hi") })[0];
+    const sent = (session: string) =>
+      p.deliver({ jsonrpc: "2.0", id: p.nextId(), method: "session/prompt", params: userPrompt(session, "hi") })[0];
     const ea = sent("a");
     const eb = sent("b");
     expect(ea.params.params.prompt[0].text).toBe(SPARKLE.embodiment);
@@ -86,7 +96,9 @@ describe("persona: the embodiment turn", () => {
     expect(p.deliver({ jsonrpc: "2.0", id: embody.id, result: { stopReason: "cancelled" } })).toEqual([]);
     const [again] = p.deliver({ jsonrpc: "2.0", id: 11, method: "session/prompt", params: userPrompt("s", "second") });
     expect(again.params.params.prompt[0].text).toBe(SPARKLE.embodiment);
-    expect(p.deliver({ jsonrpc: "2.0", id: again.id, result: { stopReason: "end_turn" } })[0].params.params).toEqual(userPrompt("s", "second"));
+    expect(p.deliver({ jsonrpc: "2.0", id: again.id, result: { stopReason: "end_turn" } })[0].params.params).toEqual(
+      userPrompt("s", "second"),
+    );
   });
 
   it("$/cancel_request for the held prompt withdraws the embodiment turn and answers it cancelled", async () => {
@@ -106,7 +118,9 @@ describe("persona: the embodiment turn", () => {
     const [embody] = p.deliver({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: userPrompt("s", "hi") });
     const [user] = p.deliver({ jsonrpc: "2.0", id: embody.id, error: { code: -32603, message: "model overloaded" } });
     expect(user.params.params).toEqual(userPrompt("s", "hi"));
-    expect(p.logs.find((l) => l.level === "warn")?.message).toBe("the embodiment turn of session s failed (model overloaded); sending the user's prompt anyway");
+    expect(p.logs.find((l) => l.level === "warn")?.message).toBe(
+      "the embodiment turn of session s failed (model overloaded); sending the user's prompt anyway",
+    );
   });
 
   it("without an embodiment it passes prompts through and still serves its tool", async () => {

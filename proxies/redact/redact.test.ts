@@ -1,7 +1,16 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import { configProblems } from "../../runtime/sandbox/manifest.js";
-import { ProxyUnderTest, agentUpdate, clientUpdate, loadExampleProxy, exampleManifest, proxyUnderTest, textChunk, type Json } from "../../sdk-as/test/harness.js";
+import {
+  agentUpdate,
+  clientUpdate,
+  exampleManifest,
+  type Json,
+  loadExampleProxy,
+  ProxyUnderTest,
+  proxyUnderTest,
+  textChunk,
+} from "../../sdk-as/test/harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
@@ -31,7 +40,9 @@ describe("redact proxy", () => {
     expect(chunkThrough(p, `openai ${OPENAI} and anthropic=${ANTHROPIC}.`)).toBe(`openai ${M} and anthropic=${M}.`);
     expect(chunkThrough(p, `tokens: "${GHP}", '${GH_PAT}'`, "agent_thought_chunk")).toBe(`tokens: "${M}", '${M}'`);
     expect(chunkThrough(p, `export AWS_ACCESS_KEY_ID=${AWS}\nslack ${SLACK}`)).toBe(`export AWS_ACCESS_KEY_ID=${M}\nslack ${M}`);
-    expect(chunkThrough(p, `curl -H "Authorization: Bearer ${BEARER_TOKEN}" https://x`)).toBe(`curl -H "Authorization: Bearer ${M}" https://x`);
+    expect(chunkThrough(p, `curl -H "Authorization: Bearer ${BEARER_TOKEN}" https://x`)).toBe(
+      `curl -H "Authorization: Bearer ${M}" https://x`,
+    );
     expect(chunkThrough(p, `${OPENAI}`)).toBe(M);
   });
 
@@ -45,7 +56,7 @@ describe("redact proxy", () => {
       "akiaiosfodnn7example (lower case)",
       "Bearer short",
       "xoxz-1234567890-abcdef (not a slack prefix)",
-      "plain text with ünïcödé 😀 and \"quotes\"",
+      'plain text with ünïcödé 😀 and "quotes"',
     ];
     for (const text of clean) {
       const params = JSON.stringify({ sessionId: "s", update: textChunk(text) });
@@ -101,7 +112,13 @@ describe("redact proxy", () => {
       }),
     );
     expect(p.logs).toEqual([{ level: "info", message: "masked 6 secrets in tool_call (6 so far)" }]);
-    p.deliver(agentUpdate({ sessionUpdate: "tool_call_update", toolCallId: "t1", content: [{ type: "content", content: { type: "text", text: GH_PAT } }] }));
+    p.deliver(
+      agentUpdate({
+        sessionUpdate: "tool_call_update",
+        toolCallId: "t1",
+        content: [{ type: "content", content: { type: "text", text: GH_PAT } }],
+      }),
+    );
     expect(p.logs.at(-1)).toEqual({ level: "info", message: "masked 1 secret in tool_call_update (7 so far)" });
   });
 
@@ -145,7 +162,12 @@ describe("redact proxy", () => {
 
   it("does not touch what the client sends", async () => {
     const p = await proxyUnderTest(component);
-    const [out] = p.deliver({ jsonrpc: "2.0", id: 1, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: OPENAI }] } });
+    const [out] = p.deliver({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "session/prompt",
+      params: { sessionId: "s", prompt: [{ type: "text", text: OPENAI }] },
+    });
     expect(out.params.params.prompt[0].text).toBe(OPENAI);
   });
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import { configProblems } from "../../runtime/sandbox/manifest.js";
-import { ProxyUnderTest, loadExampleProxy, exampleManifest, proxyUnderTest, type Json } from "../../sdk-as/test/harness.js";
+import { exampleManifest, type Json, loadExampleProxy, ProxyUnderTest, proxyUnderTest } from "../../sdk-as/test/harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
@@ -41,7 +41,9 @@ describe("tool-guard proxy", () => {
       [{ toolCallId: "f", title: "Push", rawInput: "git push --force origin main" }, 'rawInput matches "git push --force*"'],
     ];
     for (const [i, [toolCall, why]] of cases.entries()) {
-      expect(p.deliver(permission(toolCall, OPTIONS, i))).toEqual([{ jsonrpc: "2.0", id: i, result: { outcome: { outcome: "selected", optionId: "no" } } }]);
+      expect(p.deliver(permission(toolCall, OPTIONS, i))).toEqual([
+        { jsonrpc: "2.0", id: i, result: { outcome: { outcome: "selected", optionId: "no" } } },
+      ]);
       expect(p.logs.at(-1)!.message).toContain(why);
     }
   });
@@ -60,8 +62,11 @@ describe("tool-guard proxy", () => {
 
   it("forwards everything else to the client unchanged and relays the answer", async () => {
     const p = await proxyUnderTest(component, CONFIG);
-    const params = '{"sessionId":"s","toolCall":{"toolCallId":"t9","title":"ls -la","rawInput":{"command":"ls -la","x":1.0}},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"}]}';
-    const out = p.deliverRaw(`{"jsonrpc":"2.0","id":"perm-9","method":"proxy/successor","params":{"method":"session/request_permission","params":${params}}}`);
+    const params =
+      '{"sessionId":"s","toolCall":{"toolCallId":"t9","title":"ls -la","rawInput":{"command":"ls -la","x":1.0}},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"}]}';
+    const out = p.deliverRaw(
+      `{"jsonrpc":"2.0","id":"perm-9","method":"proxy/successor","params":{"method":"session/request_permission","params":${params}}}`,
+    );
     expect(out).toHaveLength(1);
     const ourId = JSON.parse(out[0]).id;
     expect(out[0]).toBe(`{"jsonrpc":"2.0","id":${ourId},"method":"session/request_permission","params":${params}}`);
@@ -76,7 +81,9 @@ describe("tool-guard proxy", () => {
     const [fwd] = p.deliver(permission({ toolCallId: "t", title: "rm -rf /" }));
     expect(fwd.method).toBe("session/request_permission");
     const guarded = await proxyUnderTest(component, CONFIG);
-    const [fs] = guarded.deliver(ProxyUnderTest.fromAgent({ method: "fs/read_text_file", params: { sessionId: "s", path: "/etc/password" } }, 4));
+    const [fs] = guarded.deliver(
+      ProxyUnderTest.fromAgent({ method: "fs/read_text_file", params: { sessionId: "s", path: "/etc/password" } }, 4),
+    );
     expect(fs).toEqual({ jsonrpc: "2.0", id: fs.id, method: "fs/read_text_file", params: { sessionId: "s", path: "/etc/password" } });
   });
 

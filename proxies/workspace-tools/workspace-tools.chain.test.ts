@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CORDON, NODE, proxyWasm } from "../../test/helpers/paths.js";
-import { RawClient, type Json } from "../../test/helpers/raw-client.js";
+import { type Json, RawClient } from "../../test/helpers/raw-client.js";
 
 const DIR = mkdtempSync(join(tmpdir(), "cordon-ws-chain-"));
 
@@ -26,7 +26,9 @@ function chain(proxies: Json[], mode: string): RawClient {
   writeFileSync(config, JSON.stringify({ proxies }));
   const client = new RawClient(NODE, [CORDON, "run", "--config", config, "--", NODE, CORDON, "reference-agent", "--mcp", mode]);
   client.onRequest = (m) =>
-    m.method === "fs/read_text_file" ? { result: { content: `contents of ${m.params.path}` } } : { error: { code: -32601, message: `client has no ${m.method}` } };
+    m.method === "fs/read_text_file"
+      ? { result: { content: `contents of ${m.params.path}` } }
+      : { error: { code: -32601, message: `client has no ${m.method}` } };
   open.push(client);
   return client;
 }
@@ -87,7 +89,9 @@ describe.each(["acp", "http", "stdio"])("workspace-tools.wasm in a chain, agent 
     await prompt(client, b, "this session is about sqlite");
 
     const listed = await prompt(client, a, "list tools workspace");
-    expect(listed.tools).toEqual([{ title: "list tools workspace", status: "completed", text: expect.stringMatching(/^recall: .*\nread_file: /) }]);
+    expect(listed.tools).toEqual([
+      { title: "list tools workspace", status: "completed", text: expect.stringMatching(/^recall: .*\nread_file: /) },
+    ]);
 
     const recallA = await prompt(client, a, 'use tool workspace::recall {"query":"codename sqlite"}');
     expect(recallA.tools[0].status).toBe("completed");
@@ -109,7 +113,11 @@ describe("workspace-tools.wasm without what read_file needs", () => {
     const client = chain([workspaceTools([])], "acp");
     await start(client);
     const s = await newSession(client);
-    const turn = await prompt(client, s, 'use tool workspace::read_file {"path":"/etc/hostname"}\nuse tool workspace::recall {"query":"x"}');
+    const turn = await prompt(
+      client,
+      s,
+      'use tool workspace::read_file {"path":"/etc/hostname"}\nuse tool workspace::recall {"query":"x"}',
+    );
     expect(turn.tools.map((t) => t.status)).toEqual(["failed", "completed"]);
     expect(turn.tools[0].text).toContain('could not read /etc/hostname: fs/read_text_file needs the "fs:read" grant');
     expect(client.received.some((m) => m.method === "fs/read_text_file")).toBe(false);
@@ -120,14 +128,20 @@ describe("workspace-tools.wasm without what read_file needs", () => {
     await start(client, {});
     const s = await newSession(client);
     const turn = await prompt(client, s, 'use tool workspace::read_file {"path":"/etc/hostname"}');
-    expect(turn.tools[0]).toMatchObject({ status: "failed", text: "read_file is unavailable: the client did not advertise fs.readTextFile" });
+    expect(turn.tools[0]).toMatchObject({
+      status: "failed",
+      text: "read_file is unavailable: the client did not advertise fs.readTextFile",
+    });
   });
 });
 
 describe("persona.wasm in a chain", () => {
   it("the agent gets the embodiment prompt first, the client sees that turn and then its own answer, and persona_info works", async () => {
     const embodiment = "You are Sparkle, a cheerful assistant.";
-    const client = chain([{ name: "persona", wasm: proxyWasm("persona"), config: { name: "Sparkle", embodiment } }, passthrough("after")], "stdio");
+    const client = chain(
+      [{ name: "persona", wasm: proxyWasm("persona"), config: { name: "Sparkle", embodiment } }, passthrough("after")],
+      "stdio",
+    );
     await start(client);
     const s = await newSession(client);
     const first = await prompt(client, s, "hello there");
@@ -135,7 +149,7 @@ describe("persona.wasm in a chain", () => {
     const joined = first.chunks.join("");
     expect(joined.indexOf(embodiment)).toBeGreaterThanOrEqual(0);
     expect(joined.indexOf("hello there")).toBeGreaterThan(joined.indexOf(embodiment));
-    const second = await prompt(client, s, 'use tool persona::persona_info');
+    const second = await prompt(client, s, "use tool persona::persona_info");
     expect(second.chunks.join("")).not.toContain(embodiment); // later prompts pass straight through
     expect(second.tools[0]).toMatchObject({ status: "completed" });
     expect(second.tools[0].text).toContain(`You are Sparkle. Session ${s}: embodied.`);

@@ -2,20 +2,20 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import { configProblems } from "../../runtime/sandbox/manifest.js";
 import {
-  INIT_PARAMS,
-  ProxyUnderTest,
   agentUpdate,
   clientUpdate,
   exampleManifest,
+  INIT_PARAMS,
+  type Json,
   loadExampleProxy,
   mcpConnect,
   mcpProxyUnderTest,
   mcpRequest,
   newSession,
+  ProxyUnderTest,
   setupSession,
   textChunk,
   toolText,
-  type Json,
 } from "../../sdk-as/test/harness.js";
 
 let component: LoadedComponent;
@@ -26,10 +26,18 @@ beforeAll(async () => {
 /** One prompt turn: the prompt goes to the agent, the agent streams `answer` in chunks, the turn ends. */
 function turn(p: ProxyUnderTest, sessionId: string, prompt: string, answer: string[]): void {
   const id = p.nextId();
-  const [fwd] = p.deliver({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: prompt }] } });
+  const [fwd] = p.deliver({
+    jsonrpc: "2.0",
+    id,
+    method: "session/prompt",
+    params: { sessionId, prompt: [{ type: "text", text: prompt }] },
+  });
   expect(fwd.params.params.prompt).toEqual([{ type: "text", text: prompt }]);
-  for (const chunk of answer) expect(p.deliver(agentUpdate(textChunk(chunk), sessionId))).toEqual([clientUpdate(textChunk(chunk), sessionId)]);
-  expect(p.deliver({ jsonrpc: "2.0", id: fwd.id, result: { stopReason: "end_turn" } })).toEqual([{ jsonrpc: "2.0", id, result: { stopReason: "end_turn" } }]);
+  for (const chunk of answer)
+    expect(p.deliver(agentUpdate(textChunk(chunk), sessionId))).toEqual([clientUpdate(textChunk(chunk), sessionId)]);
+  expect(p.deliver({ jsonrpc: "2.0", id: fwd.id, result: { stopReason: "end_turn" } })).toEqual([
+    { jsonrpc: "2.0", id, result: { stopReason: "end_turn" } },
+  ]);
 }
 
 /** Both MCP forms for one declared server: a tools/call through each, returning the two results. */
@@ -46,7 +54,10 @@ describe("workspace-tools: the MCP server", () => {
     const [decl] = newSession(p, "s1");
     expect(decl).toMatchObject({ type: "acp", name: "workspace" });
     const connectionId = mcpConnect(p, decl.serverId);
-    for (const listed of [mcpRequest(p, { connectionId }, "tools/list").result, mcpRequest(p, { serverId: decl.serverId }, "tools/list").result.result]) {
+    for (const listed of [
+      mcpRequest(p, { connectionId }, "tools/list").result,
+      mcpRequest(p, { serverId: decl.serverId }, "tools/list").result.result,
+    ]) {
       expect(listed.tools.map((t: Json) => t.name)).toEqual(["recall", "read_file"]);
       expect(listed.tools[0].inputSchema.required).toEqual(["query"]);
       expect(listed.tools[1].inputSchema.properties.path.type).toBe("string");
@@ -95,14 +106,21 @@ describe("workspace-tools: recall", () => {
       expect(found).toBe("[turn 1, agent] ok sqlite\n[turn 1, user] beta project uses sqlite");
     }
     const [fresh] = newSession(p, "sess-c");
-    expect(toolText(callBoth(p, fresh.serverId, "recall", { query: "project" })[0])).toBe('No earlier prompt or answer of this session mentions "project".');
+    expect(toolText(callBoth(p, fresh.serverId, "recall", { query: "project" })[0])).toBe(
+      'No earlier prompt or answer of this session mentions "project".',
+    );
   });
 
   it("leaves out the turn that is still running (the prompt that asked for the recall)", async () => {
     const p = await mcpProxyUnderTest(component);
     const [decl] = newSession(p, "s");
     turn(p, "s", "remember: the codename is bluebird", ["ok"]);
-    const [fwd] = p.deliver({ jsonrpc: "2.0", id: 77, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: "use tool workspace::recall {\"query\":\"codename\"}" }] } });
+    const [fwd] = p.deliver({
+      jsonrpc: "2.0",
+      id: 77,
+      method: "session/prompt",
+      params: { sessionId: "s", prompt: [{ type: "text", text: 'use tool workspace::recall {"query":"codename"}' }] },
+    });
     p.deliver(agentUpdate(textChunk("looking up the codename…"), "s"));
     const [result] = callBoth(p, decl.serverId, "recall", { query: "codename" });
     expect(toolText(result)).toBe('1 earlier entry matches "codename" (showing 1):\n[turn 1, user] remember: the codename is bluebird');
@@ -121,11 +139,17 @@ describe("workspace-tools: recall", () => {
       ["agent_message_chunk", "first answer"],
       ["user_message_chunk", "another question that is rather long"],
       ["agent_message_chunk", "another answer"],
-    ]) p.deliver(agentUpdate(textChunk(text, kind), "old"));
+    ])
+      p.deliver(agentUpdate(textChunk(text, kind), "old"));
     p.deliver({ jsonrpc: "2.0", id: fwd.id, result: {} });
-    const [r] = callBoth(p, decl.serverId, "recall", { query: "" , limit: 10 });
+    const [r] = callBoth(p, decl.serverId, "recall", { query: "", limit: 10 });
     expect(toolText(r)).toBe(
-      ["The 3 latest entries:", "[turn 2, agent] another answer", "[turn 2, user] another question tha", "[turn 1, agent] first answer"].join("\n"),
+      [
+        "The 3 latest entries:",
+        "[turn 2, agent] another answer",
+        "[turn 2, user] another question tha",
+        "[turn 1, agent] first answer",
+      ].join("\n"),
     );
     turn(p, "old", "x".repeat(50), ["y".repeat(15), "z".repeat(15)]);
     expect(toolText(callBoth(p, decl.serverId, "recall", { query: "", limit: 2 })[0])).toBe(
@@ -157,13 +181,36 @@ describe("workspace-tools: read_file", () => {
     const serverId = declared[0].serverId;
     const connectionId = mcpConnect(p, serverId);
     // connection form
-    const first = p.deliver(ProxyUnderTest.fromAgent({ method: "mcp/message", params: { connectionId, method: "tools/call", params: { name: "read_file", arguments: { path: "src/a.ts", line: 3, limit: 2 } } } }, "m1"));
-    expect(first).toEqual([{ jsonrpc: "2.0", id: first[0].id, method: "fs/read_text_file", params: { sessionId: "s1", path: "/home/me/project/src/a.ts", line: 3, limit: 2 } }]);
+    const first = p.deliver(
+      ProxyUnderTest.fromAgent(
+        {
+          method: "mcp/message",
+          params: { connectionId, method: "tools/call", params: { name: "read_file", arguments: { path: "src/a.ts", line: 3, limit: 2 } } },
+        },
+        "m1",
+      ),
+    );
+    expect(first).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: first[0].id,
+        method: "fs/read_text_file",
+        params: { sessionId: "s1", path: "/home/me/project/src/a.ts", line: 3, limit: 2 },
+      },
+    ]);
     expect(p.deliver({ jsonrpc: "2.0", id: first[0].id, result: { content: "line 3\nline 4" } })).toEqual([
       { jsonrpc: "2.0", id: "m1", result: { content: [{ type: "text", text: "line 3\nline 4" }] } },
     ]);
     // connectionless form, absolute path
-    const second = p.deliver(ProxyUnderTest.fromAgent({ method: "mcp/message", params: { serverId, requestId: "r9", method: "tools/call", params: { name: "read_file", arguments: { path: "/etc/hostname" } } } }, "m2"));
+    const second = p.deliver(
+      ProxyUnderTest.fromAgent(
+        {
+          method: "mcp/message",
+          params: { serverId, requestId: "r9", method: "tools/call", params: { name: "read_file", arguments: { path: "/etc/hostname" } } },
+        },
+        "m2",
+      ),
+    );
     expect(second[0].params).toEqual({ sessionId: "s1", path: "/etc/hostname" });
     expect(p.deliver({ jsonrpc: "2.0", id: second[0].id, result: { content: "box\n" } })).toEqual([
       { jsonrpc: "2.0", id: "m2", result: { result: { content: [{ type: "text", text: "box\n" }] } } },
@@ -173,26 +220,52 @@ describe("workspace-tools: read_file", () => {
   it("turns a refusal (no fs:read grant) or a client error into a tool error, and truncates big files", async () => {
     const p = await mcpProxyUnderTest(component, { maxFileChars: 10 });
     const [decl] = newSession(p, "s1");
-    const ask = (path: string) => p.deliver(ProxyUnderTest.fromAgent({ method: "mcp/message", params: { serverId: decl.serverId, requestId: path, method: "tools/call", params: { name: "read_file", arguments: { path } } } }, `q-${path}`))[0];
+    const ask = (path: string) =>
+      p.deliver(
+        ProxyUnderTest.fromAgent(
+          {
+            method: "mcp/message",
+            params: { serverId: decl.serverId, requestId: path, method: "tools/call", params: { name: "read_file", arguments: { path } } },
+          },
+          `q-${path}`,
+        ),
+      )[0];
     const refused = ask("/a");
-    expect(p.deliver({ jsonrpc: "2.0", id: refused.id, error: { code: -32600, message: 'fs/read_text_file needs the "fs:read" grant, which this proxy does not have' } })[0].result.result).toEqual({
+    expect(
+      p.deliver({
+        jsonrpc: "2.0",
+        id: refused.id,
+        error: { code: -32600, message: 'fs/read_text_file needs the "fs:read" grant, which this proxy does not have' },
+      })[0].result.result,
+    ).toEqual({
       content: [{ type: "text", text: 'could not read /a: fs/read_text_file needs the "fs:read" grant, which this proxy does not have' }],
       isError: true,
     });
     const missing = ask("/b");
-    expect(toolText(p.deliver({ jsonrpc: "2.0", id: missing.id, error: { code: -32002, message: "Resource not found" } })[0].result.result)).toBe("could not read /b: Resource not found");
+    expect(
+      toolText(p.deliver({ jsonrpc: "2.0", id: missing.id, error: { code: -32002, message: "Resource not found" } })[0].result.result),
+    ).toBe("could not read /b: Resource not found");
     const big = ask("/c");
-    expect(toolText(p.deliver({ jsonrpc: "2.0", id: big.id, result: { content: "0123456789abcdef" } })[0].result.result)).toBe("0123456789\n[… truncated: 6 more characters]");
+    expect(toolText(p.deliver({ jsonrpc: "2.0", id: big.id, result: { content: "0123456789abcdef" } })[0].result.result)).toBe(
+      "0123456789\n[… truncated: 6 more characters]",
+    );
     // a relative path when the cwd is unknown (the session was never set up through this proxy)
     const [r] = callBoth(p, decl.serverId, "read_file", { path: "" });
     expect(r).toEqual({ content: [{ type: "text", text: "read_file needs a path" }], isError: true });
   });
 
   it("is a tool error when the client does not offer fs.readTextFile", async () => {
-    const p = await mcpProxyUnderTest(component, {}, { initParams: { ...INIT_PARAMS, clientCapabilities: { fs: { readTextFile: false } } } });
+    const p = await mcpProxyUnderTest(
+      component,
+      {},
+      { initParams: { ...INIT_PARAMS, clientCapabilities: { fs: { readTextFile: false } } } },
+    );
     const [decl] = newSession(p, "s1");
     for (const r of callBoth(p, decl.serverId, "read_file", { path: "/x" })) {
-      expect(r).toEqual({ content: [{ type: "text", text: "read_file is unavailable: the client did not advertise fs.readTextFile" }], isError: true });
+      expect(r).toEqual({
+        content: [{ type: "text", text: "read_file is unavailable: the client did not advertise fs.readTextFile" }],
+        isError: true,
+      });
     }
   });
 
@@ -200,7 +273,15 @@ describe("workspace-tools: read_file", () => {
     const p = await mcpProxyUnderTest(component);
     const [decl] = newSession(p, "s1");
     const connectionId = mcpConnect(p, decl.serverId);
-    const [fs] = p.deliver(ProxyUnderTest.fromAgent({ method: "mcp/message", params: { connectionId, method: "tools/call", params: { name: "read_file", arguments: { path: "/slow" } } } }, 31));
+    const [fs] = p.deliver(
+      ProxyUnderTest.fromAgent(
+        {
+          method: "mcp/message",
+          params: { connectionId, method: "tools/call", params: { name: "read_file", arguments: { path: "/slow" } } },
+        },
+        31,
+      ),
+    );
     expect(p.deliver(ProxyUnderTest.fromAgent({ method: "$/cancel_request", params: { requestId: 31 } }))).toEqual([
       { jsonrpc: "2.0", id: 31, error: { code: -32800, message: "Request cancelled" } },
       { jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: fs.id } },

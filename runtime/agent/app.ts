@@ -14,25 +14,25 @@
  * - When the connection closes, every running turn is cancelled and every MCP client closed.
  */
 import {
-  agent,
-  methods,
-  PROTOCOL_VERSION,
-  RequestError,
   type AgentApp,
   type AgentContext,
+  agent,
   type ClientCapabilities,
   type ClientRequestMethod,
   type ClientRequestParamsByMethod,
   type Implementation,
+  methods,
+  PROTOCOL_VERSION,
+  RequestError,
   type SessionUpdate,
   type Stream,
 } from "@agentclientprotocol/sdk/unstable";
 import { parsePrompt } from "./commands.js";
 import { availableCommands, configOptions, modeState, supportsBooleanOptions, validateConfigChange, validateMode } from "./controls.js";
-import { McpClients, STDIO_ONLY, type McpSupport } from "./mcp.js";
+import { McpClients, type McpSupport, STDIO_ONLY } from "./mcp.js";
 import { RawPrompts } from "./raw-prompts.js";
 import { AGENT_NAME, AGENT_TITLE, agentCapabilities } from "./reference-agent.js";
-import { ActiveSessions, replayUpdates, type AgentSession } from "./session.js";
+import { ActiveSessions, type AgentSession, replayUpdates } from "./session.js";
 import { DEFAULT_PAGE_SIZE, listSessions } from "./session-list.js";
 import { checkCwd, validateSetup } from "./setup.js";
 import { defaultStoreDir, SessionStore } from "./store.js";
@@ -210,8 +210,11 @@ export function createReferenceAgent(options: ReferenceAgentOptions = {}): Refer
         const stopReason = await runTurn(session, steps, turn.signal, {
           emit: (u) => update(peer, session, u),
           requestPermission: (request) => peer.request(methods.client.session.requestPermission, request),
-          request: <M extends ClientRequestMethod>(method: M, requestParams: ClientRequestParamsByMethod[M], cancellationSignal?: AbortSignal) =>
-            peer.request(method, requestParams, { cancellationSignal }),
+          request: <M extends ClientRequestMethod>(
+            method: M,
+            requestParams: ClientRequestParamsByMethod[M],
+            cancellationSignal?: AbortSignal,
+          ) => peer.request(method, requestParams, { cancellationSignal }),
           clientCapabilities: () => client.capabilities ?? {},
           describeConnection: () => [
             `client ${client.info ? `${client.info.name} ${client.info.version}` : "(no clientInfo)"}`,
@@ -220,7 +223,8 @@ export function createReferenceAgent(options: ReferenceAgentOptions = {}): Refer
           ],
           mcp: {
             listTools: (server, mcpSignal) => mcp.listTools({ sessionId: session.id, cwd: session.setup.cwd, server, peer }, mcpSignal),
-            callTool: (server, tool, args, mcpSignal) => mcp.callTool({ sessionId: session.id, cwd: session.setup.cwd, server, peer }, tool, args, mcpSignal),
+            callTool: (server, tool, args, mcpSignal) =>
+              mcp.callTool({ sessionId: session.id, cwd: session.setup.cwd, server, peer }, tool, args, mcpSignal),
           },
         });
         log(`session/prompt ${session.id} → ${stopReason}`);

@@ -42,7 +42,10 @@ describe("parseLine", () => {
     expect(parseLine("wait 5")).toStrictEqual({ kind: "usage", text: "usage: wait" });
     expect(parseLine("sleep -1")).toStrictEqual({ kind: "usage", text: "usage: sleep <ms>" });
     expect(parseLine("sleep 60001")).toStrictEqual({ kind: "usage", text: "usage: sleep <ms>" });
-    expect(parseLine("stop cancelled")).toStrictEqual({ kind: "usage", text: "usage: stop <end_turn|max_tokens|max_turn_requests|refusal>" });
+    expect(parseLine("stop cancelled")).toStrictEqual({
+      kind: "usage",
+      text: "usage: stop <end_turn|max_tokens|max_turn_requests|refusal>",
+    });
     expect(parseLine("error")).toStrictEqual({ kind: "usage", text: "usage: error <message>" });
     expect(parseLine("info me")).toStrictEqual({ kind: "usage", text: "usage: info" });
   });

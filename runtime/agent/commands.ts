@@ -64,10 +64,23 @@ export const COMMANDS: ReadonlyArray<{ usage: string; summary: string }> = [
   { usage: "echo <text>", summary: "message chunk 'echo: <text>' (any non-command line does the same)" },
   { usage: "think <text>", summary: "agent_thought_chunk '<text>'" },
   { usage: "tool <title>", summary: "tool_call (pending), tool_call_update in_progress, completed with content" },
-  { usage: "permission <title>", summary: "tool_call, session/request_permission (allow_once/reject_once), outcome as message; tool runs only if allowed" },
-  { usage: "read <path>", summary: "tool_call kind read with the file's location; reads it via fs/read_text_file if the client offers it, else from disk" },
-  { usage: "edit <path> <text>", summary: "tool_call kind edit with a diff appending the line <text>; permission; writes via fs/write_text_file if offered, else to disk" },
-  { usage: "run <command> [args…]", summary: "tool_call kind execute; permission; runs it in a client terminal (terminal/create, wait_for_exit, output, release)" },
+  {
+    usage: "permission <title>",
+    summary: "tool_call, session/request_permission (allow_once/reject_once), outcome as message; tool runs only if allowed",
+  },
+  {
+    usage: "read <path>",
+    summary: "tool_call kind read with the file's location; reads it via fs/read_text_file if the client offers it, else from disk",
+  },
+  {
+    usage: "edit <path> <text>",
+    summary:
+      "tool_call kind edit with a diff appending the line <text>; permission; writes via fs/write_text_file if offered, else to disk",
+  },
+  {
+    usage: "run <command> [args…]",
+    summary: "tool_call kind execute; permission; runs it in a client terminal (terminal/create, wait_for_exit, output, release)",
+  },
   { usage: "secret [openai|anthropic|github|aws]", summary: "message chunk with a fake API key (default openai 'sk-…')" },
   { usage: "wait", summary: "hold the turn until session/cancel, then stopReason 'cancelled'" },
   { usage: "sleep <ms>", summary: `pause up to ${MAX_SLEEP_MS} ms (session/cancel interrupts)` },
@@ -86,7 +99,8 @@ export const COMMANDS: ReadonlyArray<{ usage: string; summary: string }> = [
 export const MCP_COMMANDS: ReadonlyArray<{ usage: string; summary: string }> = [
   {
     usage: "use tool <server>::<tool> [json arguments]",
-    summary: "call a tool of an MCP server given in session/new (stdio, http or acp): tool_call, in_progress, then completed (failed if the tool says isError) with the result's text",
+    summary:
+      "call a tool of an MCP server given in session/new (stdio, http or acp): tool_call, in_progress, then completed (failed if the tool says isError) with the result's text",
   },
   { usage: "list tools <server>", summary: "list an MCP server's tools: a tool call whose content is one line per tool" },
 ];
@@ -229,9 +243,7 @@ export function describeBlock(block: ContentBlock): string {
       const mime = resource.mimeType ? ` mimeType=${resource.mimeType}` : "";
       if ("text" in resource) {
         const text =
-          resource.text.length > MAX_QUOTED_RESOURCE_CHARS
-            ? `${resource.text.slice(0, MAX_QUOTED_RESOURCE_CHARS)}…`
-            : resource.text;
+          resource.text.length > MAX_QUOTED_RESOURCE_CHARS ? `${resource.text.slice(0, MAX_QUOTED_RESOURCE_CHARS)}…` : resource.text;
         return `[resource uri=${resource.uri}${mime} text=${JSON.stringify(text)}]`;
       }
       return `[resource uri=${resource.uri}${mime} blob=${base64Bytes(resource.blob)} bytes]`;

@@ -8,9 +8,9 @@
  * commands are refused (see `turn.ts`).
  */
 import {
-  RequestError,
   type AvailableCommand,
   type ClientCapabilities,
+  RequestError,
   type SessionConfigOption,
   type SessionMode,
   type SessionModeState,
@@ -35,7 +35,14 @@ export const DEFAULT_MODE = "ask";
 
 /** A config option the agent declares, with its default. */
 export type ConfigDefinition =
-  | { type: "select"; id: string; name: string; description: string; values: ReadonlyArray<{ value: string; name: string }>; default: string }
+  | {
+      type: "select";
+      id: string;
+      name: string;
+      description: string;
+      values: ReadonlyArray<{ value: string; name: string }>;
+      default: string;
+    }
   | { type: "boolean"; id: string; name: string; description: string; default: boolean };
 
 /**
@@ -124,10 +131,7 @@ export function configOptions(state: SessionState, booleanOptions: boolean): Ses
 /** Validates a `session/set_mode`; an unknown mode is rejected with -32602. */
 export function validateMode(modeId: string): string {
   if (!MODES.some((m) => m.id === modeId)) {
-    throw RequestError.invalidParams(
-      { modeId, availableModes: MODES.map((m) => m.id) },
-      `unknown mode ${JSON.stringify(modeId)}`,
-    );
+    throw RequestError.invalidParams({ modeId, availableModes: MODES.map((m) => m.id) }, `unknown mode ${JSON.stringify(modeId)}`);
   }
   return modeId;
 }

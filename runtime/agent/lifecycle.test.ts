@@ -5,7 +5,7 @@
  * plus what the lifecycle run does not cover: a restart on the same store, paging, capability gating,
  * tools on disk, cancellation inside tools, close and delete with a running turn.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,7 +14,14 @@ import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { contentPrompt, findStep, LifecycleObserver, runLifecycle, type LifecycleStep, type LifecycleTranscript } from "../../test/helpers/lifecycle.js";
+import {
+  contentPrompt,
+  findStep,
+  LifecycleObserver,
+  type LifecycleStep,
+  type LifecycleTranscript,
+  runLifecycle,
+} from "../../test/helpers/lifecycle.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const cordonBin = join(repoRoot, "bin", "cordon.js");
@@ -85,7 +92,10 @@ function startAgent(args: string[]): Agent {
     .install(acp.client({ name: "lifecycle-test" }))
     .connect(
       observer.wrap(
-        acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>),
+        acp.ndJsonStream(
+          Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+          Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>,
+        ),
       ),
     );
   const agent: Agent = {
@@ -114,19 +124,31 @@ const ALL_CAPABILITIES: acp.ClientCapabilities = {
 };
 
 async function initialize(a: Agent, clientCapabilities: acp.ClientCapabilities = ALL_CAPABILITIES): Promise<acp.InitializeResponse> {
-  return a.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities, clientInfo: { name: "lifecycle-test", version: "1" } });
+  return a.agent.request(acp.methods.agent.initialize, {
+    protocolVersion: 1,
+    clientCapabilities,
+    clientInfo: { name: "lifecycle-test", version: "1" },
+  });
 }
 
 /** Creates a session and waits for its activation update (so later wire positions are clean). */
 async function newSession(a: Agent, cwd: string, additionalDirectories?: string[]): Promise<string> {
   const from = a.observer.wire.length;
-  const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [], ...(additionalDirectories ? { additionalDirectories } : {}) });
+  const { sessionId } = await a.agent.request(acp.methods.agent.session.new, {
+    cwd,
+    mcpServers: [],
+    ...(additionalDirectories ? { additionalDirectories } : {}),
+  });
   await a.observer.waitFor((e) => updateOf(e.message)?.sessionUpdate === "available_commands_update", from, 5000);
   return sessionId;
 }
 
 /** Sends a text prompt; returns its stop reason and the updates that arrived before the answer. */
-async function prompt(a: Agent, sessionId: string, text: string | acp.ContentBlock[]): Promise<{ stopReason?: string; error?: { code: number }; updates: acp.SessionUpdate[] }> {
+async function prompt(
+  a: Agent,
+  sessionId: string,
+  text: string | acp.ContentBlock[],
+): Promise<{ stopReason?: string; error?: { code: number }; updates: acp.SessionUpdate[] }> {
   const from = a.observer.wire.length;
   const blocks = typeof text === "string" ? [{ type: "text" as const, text }] : text;
   const result = await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks }).then(
@@ -154,18 +176,60 @@ function rawAnswer(a: Agent, method: string, n = 0): { result?: unknown; error?:
 }
 
 const msg = (text: string): acp.SessionUpdate => ({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${text}\n` } });
-const thought = (text: string): acp.SessionUpdate => ({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: `${text}\n` } });
+const thought = (text: string): acp.SessionUpdate => ({
+  sessionUpdate: "agent_thought_chunk",
+  content: { type: "text", text: `${text}\n` },
+});
 const text = (t: string): acp.ToolCallContent[] => [{ type: "content", content: { type: "text", text: t } }];
-const inProgress = (toolCallId: string, extra: Partial<acp.ToolCallUpdate> = {}): acp.SessionUpdate => ({ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress", ...extra });
-const failed = (toolCallId: string, t: string): acp.SessionUpdate => ({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: text(t) });
+const inProgress = (toolCallId: string, extra: Partial<acp.ToolCallUpdate> = {}): acp.SessionUpdate => ({
+  sessionUpdate: "tool_call_update",
+  toolCallId,
+  status: "in_progress",
+  ...extra,
+});
+const failed = (toolCallId: string, t: string): acp.SessionUpdate => ({
+  sessionUpdate: "tool_call_update",
+  toolCallId,
+  status: "failed",
+  content: text(t),
+});
 const simulated = (toolCallId: string, title: string): acp.SessionUpdate[] => [
   { sessionUpdate: "tool_call", toolCallId, title, kind: "execute", status: "pending", rawInput: { command: title } },
   inProgress(toolCallId),
-  { sessionUpdate: "tool_call_update", toolCallId, status: "completed", content: text(`ran ${title}`), rawOutput: { output: `ran ${title}` } },
+  {
+    sessionUpdate: "tool_call_update",
+    toolCallId,
+    status: "completed",
+    content: text(`ran ${title}`),
+    rawOutput: { output: `ran ${title}` },
+  },
 ];
 
-const COMMAND_NAMES = ["echo", "think", "tool", "permission", "read", "edit", "run", "secret", "wait", "sleep", "stop", "error", "title", "mirror", "info", "help"];
-const MODES = { currentModeId: "ask", availableModes: [{ id: "ask", name: "Ask", description: expect.any(String) }, { id: "code", name: "Code", description: expect.any(String) }] };
+const COMMAND_NAMES = [
+  "echo",
+  "think",
+  "tool",
+  "permission",
+  "read",
+  "edit",
+  "run",
+  "secret",
+  "wait",
+  "sleep",
+  "stop",
+  "error",
+  "title",
+  "mirror",
+  "info",
+  "help",
+];
+const MODES = {
+  currentModeId: "ask",
+  availableModes: [
+    { id: "ask", name: "Ask", description: expect.any(String) },
+    { id: "code", name: "Code", description: expect.any(String) },
+  ],
+};
 const verbosity = (value: string) => ({
   id: "verbosity",
   name: "Verbosity",
@@ -178,7 +242,13 @@ const verbosity = (value: string) => ({
     { value: "high", name: "High" },
   ],
 });
-const toolCalls = (value: boolean) => ({ id: "tool_calls_enabled", name: "Tool calls", description: expect.any(String), type: "boolean", currentValue: value });
+const toolCalls = (value: boolean) => ({
+  id: "tool_calls_enabled",
+  name: "Tool calls",
+  description: expect.any(String),
+  type: "boolean",
+  currentValue: value,
+});
 
 /** The `session/update`s a load must replay for the given prompt steps: user blocks, then the replayable updates. */
 function expectedReplay(steps: LifecycleStep[], sessionId: string): string[] {
@@ -254,9 +324,23 @@ describe("the seed-000 lifecycle (runLifecycle against the real agent)", () => {
       msg("echo: hello lifecycle"),
       thought("weighing the options"),
       ...simulated("tool-1", "list files"),
-      { sessionUpdate: "tool_call", toolCallId: "tool-2", title: "Read notes.txt", kind: "read", status: "pending", locations: [{ path: notes }], rawInput: { path: notes } },
+      {
+        sessionUpdate: "tool_call",
+        toolCallId: "tool-2",
+        title: "Read notes.txt",
+        kind: "read",
+        status: "pending",
+        locations: [{ path: notes }],
+        rawInput: { path: notes },
+      },
       inProgress("tool-2"),
-      { sessionUpdate: "tool_call_update", toolCallId: "tool-2", status: "completed", content: text("first line\n"), locations: [{ path: notes }] },
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: "tool-2",
+        status: "completed",
+        content: text("first line\n"),
+        locations: [{ path: notes }],
+      },
       {
         sessionUpdate: "tool_call",
         toolCallId: "tool-3",
@@ -269,8 +353,21 @@ describe("the seed-000 lifecycle (runLifecycle against the real agent)", () => {
       },
       msg("permission allowed: Edit notes.txt (option allow)"),
       inProgress("tool-3"),
-      { sessionUpdate: "tool_call_update", toolCallId: "tool-3", status: "completed", content: [diff], locations: [{ path: notes, line: 2 }] },
-      { sessionUpdate: "tool_call", toolCallId: "tool-4", title: "Run echo hello", kind: "execute", status: "pending", rawInput: { command: "echo", args: ["hello"], cwd } },
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: "tool-3",
+        status: "completed",
+        content: [diff],
+        locations: [{ path: notes, line: 2 }],
+      },
+      {
+        sessionUpdate: "tool_call",
+        toolCallId: "tool-4",
+        title: "Run echo hello",
+        kind: "execute",
+        status: "pending",
+        rawInput: { command: "echo", args: ["hello"], cwd },
+      },
       msg("permission allowed: Run echo hello (option allow)"),
       inProgress("tool-4", { content: [{ type: "terminal", terminalId: "term-1" }] }),
       {
@@ -298,14 +395,28 @@ describe("the seed-000 lifecycle (runLifecycle against the real agent)", () => {
     ]);
     expect(p.clientRequests[2].params).toStrictEqual({
       sessionId: t.sessionId,
-      toolCall: { toolCallId: "tool-3", title: "Edit notes.txt", kind: "edit", status: "pending", content: [diff], locations: [{ path: notes, line: 2 }], rawInput: { path: notes, append: "second line" } },
+      toolCall: {
+        toolCallId: "tool-3",
+        title: "Edit notes.txt",
+        kind: "edit",
+        status: "pending",
+        content: [diff],
+        locations: [{ path: notes, line: 2 }],
+        rawInput: { path: notes, append: "second line" },
+      },
       options: [
         { optionId: "allow", name: "Allow once", kind: "allow_once" },
         { optionId: "reject", name: "Reject", kind: "reject_once" },
       ],
     });
     expect(p.clientRequests[3].params).toStrictEqual({ sessionId: t.sessionId, path: notes, content: "first line\nsecond line\n" });
-    expect(p.clientRequests[5].params).toStrictEqual({ sessionId: t.sessionId, command: "echo", args: ["hello"], cwd, outputByteLimit: 65536 });
+    expect(p.clientRequests[5].params).toStrictEqual({
+      sessionId: t.sessionId,
+      command: "echo",
+      args: ["hello"],
+      cwd,
+      outputByteLimit: 65536,
+    });
     expect(a.observer.files.get(notes)).toBe("first line\nsecond line\n");
     // No usage_update: the agent has no real token counts or context window.
     expect(t.wire.some((e) => updateOf(e.message)?.sessionUpdate === "usage_update")).toBe(false);
@@ -351,7 +462,9 @@ describe("the seed-000 lifecycle (runLifecycle against the real agent)", () => {
 
   it("list shows the session with its title and updatedAt (page size 1: one page)", () => {
     const list = step("list");
-    expect(list.result).toStrictEqual({ sessions: [{ sessionId: t.sessionId, cwd, title: "Lifecycle of a session", updatedAt: expect.any(String) }] });
+    expect(list.result).toStrictEqual({
+      sessions: [{ sessionId: t.sessionId, cwd, title: "Lifecycle of a session", updatedAt: expect.any(String) }],
+    });
     expect(Date.parse((list.result as acp.ListSessionsResponse).sessions[0].updatedAt!)).toBeGreaterThan(Date.now() - 60_000);
     expect(t.steps.some((s) => s.name === "list 2")).toBe(false);
   });
@@ -361,7 +474,9 @@ describe("the seed-000 lifecycle (runLifecycle against the real agent)", () => {
     const prompts = ["prompt", "permission allow", "permission deny", "permission cancel", "cancel"].map(step);
     expect(raw(load)).toStrictEqual(expectedReplay(prompts, t.sessionId));
     // The content prompt's blocks come back as user_message_chunks with the exact blocks.
-    expect(load.updates.slice(0, 7).map((u) => u.update)).toStrictEqual(contentPrompt(cwd).map((content) => ({ sessionUpdate: "user_message_chunk", content })));
+    expect(load.updates.slice(0, 7).map((u) => u.update)).toStrictEqual(
+      contentPrompt(cwd).map((content) => ({ sessionUpdate: "user_message_chunk", content })),
+    );
     expect(load.result).toStrictEqual({ modes: MODES, configOptions: [verbosity("normal"), toolCalls(true)] });
     // Activation follows the answer: commands, then the stored title.
     expect(load.after.map((u) => u.update.sessionUpdate)).toStrictEqual(["available_commands_update", "session_info_update"]);
@@ -389,7 +504,9 @@ describe("the seed-000 lifecycle (runLifecycle against the real agent)", () => {
   it("set_config_option: the full set in the answer and in config_option_update; invalid values and options rejected", () => {
     const ok = step("set_config_option");
     expect(ok.result).toStrictEqual({ configOptions: [verbosity("high"), toolCalls(true)] });
-    expect(ok.updates).toStrictEqual([{ sessionId: t.sessionId, update: { sessionUpdate: "config_option_update", configOptions: [verbosity("high"), toolCalls(true)] } }]);
+    expect(ok.updates).toStrictEqual([
+      { sessionId: t.sessionId, update: { sessionUpdate: "config_option_update", configOptions: [verbosity("high"), toolCalls(true)] } },
+    ]);
     for (const name of ["set_config_option invalid", "set_config_option unknown"]) {
       expect(step(name).error?.code).toBe(-32602);
       expect(step(name).updates).toStrictEqual([]);
@@ -411,7 +528,11 @@ describe("the seed-000 lifecycle (runLifecycle against the real agent)", () => {
     const fork = step("fork");
     expect(t.forkId).toMatch(/^sess-[0-9a-f-]{36}$/);
     expect(t.forkId).not.toBe(t.sessionId);
-    expect(fork.result).toStrictEqual({ sessionId: t.forkId, modes: { ...MODES, currentModeId: "code" }, configOptions: [verbosity("high"), toolCalls(false)] });
+    expect(fork.result).toStrictEqual({
+      sessionId: t.forkId,
+      modes: { ...MODES, currentModeId: "code" },
+      configOptions: [verbosity("high"), toolCalls(false)],
+    });
     expect(fork.after.map((u) => [u.sessionId, u.update.sessionUpdate])).toStrictEqual([
       [t.forkId, "available_commands_update"],
       [t.forkId, "session_info_update"],
@@ -429,7 +550,10 @@ describe("the seed-000 lifecycle (runLifecycle against the real agent)", () => {
     expect(step("close fork").result).toStrictEqual({});
     expect(step("close source").result).toStrictEqual({});
     const resumed = step("resume source");
-    expect(resumed.result).toStrictEqual({ modes: { ...MODES, currentModeId: "code" }, configOptions: [verbosity("high"), toolCalls(false)] });
+    expect(resumed.result).toStrictEqual({
+      modes: { ...MODES, currentModeId: "code" },
+      configOptions: [verbosity("high"), toolCalls(false)],
+    });
     expect(resumed.after[1].update).toMatchObject({ sessionUpdate: "session_info_update", title: "Lifecycle of a session" });
   });
 
@@ -479,7 +603,19 @@ describe("reference agent sessions beyond the lifecycle run", () => {
     const loadFrom = second.stdoutLines.length;
     await second.agent.request(acp.methods.agent.session.load, { sessionId: s, cwd, mcpServers: [] });
     const replay = second.stdoutLines.slice(loadFrom).filter((l) => l.includes('"session/update"'));
-    expect(replay[0]).toBe(JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: s, update: { sessionUpdate: "user_message_chunk", content: { type: "text", text: "title Survives restarts\nhello\nthink hmm\ntool build" } } } }));
+    expect(replay[0]).toBe(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        method: "session/update",
+        params: {
+          sessionId: s,
+          update: {
+            sessionUpdate: "user_message_chunk",
+            content: { type: "text", text: "title Survives restarts\nhello\nthink hmm\ntool build" },
+          },
+        },
+      }),
+    );
     expect(replay.slice(1, 6)).toStrictEqual(original);
     // The session goes on where it stopped: tool ids continue.
     const next = await prompt(second, s, "tool again");
@@ -511,7 +647,9 @@ describe("reference agent sessions beyond the lifecycle run", () => {
     expect(all.sessions).toHaveLength(2);
     expect(all.nextCursor).toEqual(expect.any(String));
     const theirs = await a.agent.request(acp.methods.agent.session.list, { cwd: there });
-    expect(theirs).toStrictEqual({ sessions: [{ sessionId: other, cwd: there, additionalDirectories: [join(there, "lib")], updatedAt: expect.any(String) }] });
+    expect(theirs).toStrictEqual({
+      sessions: [{ sessionId: other, cwd: there, additionalDirectories: [join(there, "lib")], updatedAt: expect.any(String) }],
+    });
     await expect(a.agent.request(acp.methods.agent.session.list, { cursor: "not-a-cursor" })).rejects.toMatchObject({ code: -32602 });
     await expect(a.agent.request(acp.methods.agent.session.list, { cwd: "relative/dir" })).rejects.toMatchObject({ code: -32602 });
   });
@@ -523,13 +661,25 @@ describe("reference agent sessions beyond the lifecycle run", () => {
     const created = await a.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
     expect(created.configOptions).toStrictEqual([verbosity("normal")]);
     await expect(
-      a.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: created.sessionId, configId: "tool_calls_enabled", type: "boolean", value: false }),
+      a.agent.request(acp.methods.agent.session.setConfigOption, {
+        sessionId: created.sessionId,
+        configId: "tool_calls_enabled",
+        type: "boolean",
+        value: false,
+      }),
     ).rejects.toMatchObject({ code: -32602 });
     // A select value sent as a boolean, or a boolean for the select, is rejected too.
     await expect(
-      a.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: created.sessionId, configId: "verbosity", type: "boolean", value: true }),
+      a.agent.request(acp.methods.agent.session.setConfigOption, {
+        sessionId: created.sessionId,
+        configId: "verbosity",
+        type: "boolean",
+        value: true,
+      }),
     ).rejects.toMatchObject({ code: -32602 });
-    await expect(a.agent.request(acp.methods.agent.session.setMode, { sessionId: "sess-00000000-0000-4000-8000-000000000000", modeId: "code" })).rejects.toMatchObject({
+    await expect(
+      a.agent.request(acp.methods.agent.session.setMode, { sessionId: "sess-00000000-0000-4000-8000-000000000000", modeId: "code" }),
+    ).rejects.toMatchObject({
       code: -32002,
     });
   });
@@ -544,12 +694,22 @@ describe("reference agent sessions beyond the lifecycle run", () => {
     await initialize(a, {});
     const s = await newSession(a, cwd, [extra]);
     a.observer.permission = (request) => ({ outcome: { outcome: "selected", optionId: request.options[0].optionId } });
-    const r = await prompt(a, s, `read a.txt\nedit a.txt beta\nedit ${join(extra, "new.txt")} created\nread ${join(outside, "secret.txt")}\nedit ../x.txt no\nread missing.txt\nrun ls`);
+    const r = await prompt(
+      a,
+      s,
+      `read a.txt\nedit a.txt beta\nedit ${join(extra, "new.txt")} created\nread ${join(outside, "secret.txt")}\nedit ../x.txt no\nread missing.txt\nrun ls`,
+    );
     expect(r.stopReason).toBe("end_turn");
     expect(readFileSync(join(cwd, "a.txt"), "utf8")).toBe("alpha\nbeta\n");
     expect(readFileSync(join(extra, "new.txt"), "utf8")).toBe("created\n");
     const updates = r.updates;
-    expect(updates[2]).toStrictEqual({ sessionUpdate: "tool_call_update", toolCallId: "tool-1", status: "completed", content: text("alpha"), locations: [{ path: join(cwd, "a.txt") }] });
+    expect(updates[2]).toStrictEqual({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "tool-1",
+      status: "completed",
+      content: text("alpha"),
+      locations: [{ path: join(cwd, "a.txt") }],
+    });
     expect(updates.find((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "tool-3")).toMatchObject({
       kind: "edit",
       content: [{ type: "diff", path: join(extra, "new.txt"), oldText: null, newText: "created\n" }],
@@ -614,7 +774,9 @@ describe("reference agent sessions beyond the lifecycle run", () => {
     expect(rawAnswer(a, "session/delete", 1)).toMatchObject({ result: {} });
     await expect(a.agent.request("session/fork", { sessionId: unknown, cwd })).rejects.toMatchObject({ code: -32002 });
     await expect(a.agent.request(acp.methods.agent.session.resume, { sessionId: "../x", cwd })).rejects.toMatchObject({ code: -32002 });
-    await expect(a.agent.request(acp.methods.agent.session.load, { sessionId: unknown, cwd: "relative", mcpServers: [] })).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      a.agent.request(acp.methods.agent.session.load, { sessionId: unknown, cwd: "relative", mcpServers: [] }),
+    ).rejects.toMatchObject({ code: -32602 });
   });
 
   it("stores prompts exactly as they arrived: unknown fields survive mirror and replay", async () => {
@@ -622,14 +784,23 @@ describe("reference agent sessions beyond the lifecycle run", () => {
     await initialize(a);
     const cwd = folder("project");
     const s = await newSession(a, cwd);
-    const block = { type: "resource_link", uri: "file:///x", name: "x", "x-future-field": { kept: true }, _meta: { trace: 1 } } as unknown as acp.ContentBlock;
+    const block = {
+      type: "resource_link",
+      uri: "file:///x",
+      name: "x",
+      "x-future-field": { kept: true },
+      _meta: { trace: 1 },
+    } as unknown as acp.ContentBlock;
     const r = await prompt(a, s, [{ type: "text", text: "mirror" }, block]);
     expect(r.updates).toStrictEqual([{ sessionUpdate: "agent_message_chunk", content: block }]);
     const mirrored = a.stdoutLines.find((l) => l.includes("x-future-field") && l.includes("agent_message_chunk"));
     expect(mirrored).toContain(JSON.stringify(block));
     const from = a.stdoutLines.length;
     await a.agent.request(acp.methods.agent.session.load, { sessionId: s, cwd, mcpServers: [] });
-    const replay = a.stdoutLines.slice(from).filter((l) => l.includes('"session/update"')).slice(0, 3);
+    const replay = a.stdoutLines
+      .slice(from)
+      .filter((l) => l.includes('"session/update"'))
+      .slice(0, 3);
     expect(replay.map((l) => (JSON.parse(l) as { params: acp.SessionNotification }).params.update)).toStrictEqual([
       { sessionUpdate: "user_message_chunk", content: { type: "text", text: "mirror" } },
       { sessionUpdate: "user_message_chunk", content: block },

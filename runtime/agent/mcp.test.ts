@@ -4,7 +4,7 @@
  * streamable HTTP (answering with SSE streams), and an MCP-over-ACP server answered by the test's
  * own ACP client in the connectionless form. Plus the prompt grammar and what the agent accepts.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -43,7 +43,10 @@ class Agent {
   onRequest: (m: Json) => Json = (m) => ({ error: { code: -32601, message: `no ${m.method}` } });
 
   constructor(mcp: string) {
-    this.child = spawn(process.execPath, [CORDON, "reference-agent", "--store", STORE, "--mcp", mcp], { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
+    this.child = spawn(process.execPath, [CORDON, "reference-agent", "--store", STORE, "--mcp", mcp], {
+      cwd: ROOT,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let buffer = "";
     this.child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
       buffer += chunk;
@@ -104,7 +107,11 @@ async function agentWith(mcp: string): Promise<Agent> {
   const agent = new Agent(mcp);
   agents.push(agent);
   const init = await agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-  expect(init.result.agentCapabilities.mcpCapabilities).toEqual({ http: mcp.includes("http"), sse: false, ...(mcp.includes("acp") ? { acp: true } : {}) });
+  expect(init.result.agentCapabilities.mcpCapabilities).toEqual({
+    http: mcp.includes("http"),
+    sse: false,
+    ...(mcp.includes("acp") ? { acp: true } : {}),
+  });
   return agent;
 }
 
@@ -115,10 +122,17 @@ async function sdkHttpServer(): Promise<string> {
     const id = req.headers["mcp-session-id"];
     let transport = typeof id === "string" ? transports.get(id) : undefined;
     if (!transport) {
-      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => `s-${transports.size + 1}`, onsessioninitialized: (sid) => void transports.set(sid, transport!) });
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => `s-${transports.size + 1}`,
+        onsessioninitialized: (sid) => void transports.set(sid, transport!),
+      });
       const mcp = new McpServer({ name: "sdk-http", version: "1.0.0" });
-      mcp.registerTool("shout", { description: "upper-cases", inputSchema: { text: z.string() } }, ({ text }) => ({ content: [{ type: "text" as const, text: text.toUpperCase() }] }));
-      mcp.registerTool("header", { description: "the x-token header it got" }, (extra) => ({ content: [{ type: "text" as const, text: String(extra.requestInfo?.headers["x-token"]) }] }));
+      mcp.registerTool("shout", { description: "upper-cases", inputSchema: { text: z.string() } }, ({ text }) => ({
+        content: [{ type: "text" as const, text: text.toUpperCase() }],
+      }));
+      mcp.registerTool("header", { description: "the x-token header it got" }, (extra) => ({
+        content: [{ type: "text" as const, text: String(extra.requestInfo?.headers["x-token"]) }],
+      }));
       await mcp.connect(transport);
     }
     await transport.handleRequest(req, res);
@@ -131,9 +145,17 @@ async function sdkHttpServer(): Promise<string> {
 describe("the reference agent's MCP client", () => {
   it("launches a stdio MCP server (MCP SDK) with its env, lists and calls its tools", async () => {
     const agent = await agentWith("stdio");
-    const server = { name: "calc", command: process.execPath, args: ["--input-type=module", "-e", STDIO_SERVER], env: [{ name: "GREETING", value: "hello from env" }] };
+    const server = {
+      name: "calc",
+      command: process.execPath,
+      args: ["--input-type=module", "-e", STDIO_SERVER],
+      env: [{ name: "GREETING", value: "hello from env" }],
+    };
     const { result } = await agent.request("session/new", { cwd: ROOT, mcpServers: [server] });
-    const tools = await agent.tools(result.sessionId, 'list tools calc\nuse tool calc::add {"a":2,"b":40}\nuse tool calc::env\nuse tool calc::add {"a":"x"}');
+    const tools = await agent.tools(
+      result.sessionId,
+      'list tools calc\nuse tool calc::add {"a":2,"b":40}\nuse tool calc::env\nuse tool calc::add {"a":"x"}',
+    );
     expect(tools.map((t) => [t.title, t.status])).toEqual([
       ["list tools calc", "completed"],
       ["calc::add", "completed"],
@@ -148,7 +170,10 @@ describe("the reference agent's MCP client", () => {
   it("connects to a streamable HTTP MCP server (MCP SDK, SSE answers) with the declared headers", async () => {
     const agent = await agentWith("http");
     const url = await sdkHttpServer();
-    const { result } = await agent.request("session/new", { cwd: ROOT, mcpServers: [{ type: "http", name: "web", url, headers: [{ name: "X-Token", value: "t-1" }] }] });
+    const { result } = await agent.request("session/new", {
+      cwd: ROOT,
+      mcpServers: [{ type: "http", name: "web", url, headers: [{ name: "X-Token", value: "t-1" }] }],
+    });
     const tools = await agent.tools(result.sessionId, 'use tool web::shout {"text":"hey"}\nuse tool web::header\nuse tool web::missing');
     expect(tools).toEqual([
       { title: "web::shout", status: "completed", text: "HEY" },
@@ -164,7 +189,16 @@ describe("the reference agent's MCP client", () => {
       if (m.method !== "mcp/message") return { error: { code: -32601, message: "no" } };
       seen.push(m.params);
       const { method, params } = m.params;
-      if (method === "initialize") return { result: { result: { protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "client-hosted", version: "1" } } } };
+      if (method === "initialize")
+        return {
+          result: {
+            result: {
+              protocolVersion: params.protocolVersion,
+              capabilities: { tools: {} },
+              serverInfo: { name: "client-hosted", version: "1" },
+            },
+          },
+        };
       if (method === "tools/list") return { result: { result: { tools: [{ name: "hello", inputSchema: { type: "object" } }] } } };
       if (method === "tools/call") return { result: { result: { content: [{ type: "text", text: `hello ${params.arguments.who}` }] } } };
       return { result: { error: { code: -32601, message: `no ${method}` } } };
@@ -192,7 +226,10 @@ describe("the reference agent's MCP client", () => {
     expect((await plain.request("session/new", { cwd: ROOT, mcpServers: [acpServer] })).error.code).toBe(-32602);
     const both = await agentWith("acp,http");
     expect((await both.request("session/new", { cwd: ROOT, mcpServers: [http, acpServer] })).result.sessionId).toMatch(/^sess-/);
-    expect((await both.request("session/new", { cwd: ROOT, mcpServers: [{ type: "sse", name: "old", url: "http://127.0.0.1:1", headers: [] }] })).error.code).toBe(-32602);
+    expect(
+      (await both.request("session/new", { cwd: ROOT, mcpServers: [{ type: "sse", name: "old", url: "http://127.0.0.1:1", headers: [] }] }))
+        .error.code,
+    ).toBe(-32602);
     expect(() => parseMcpSupport("acp,ftp")).toThrow(/unknown transport "ftp"/);
   });
 

@@ -17,12 +17,12 @@
  * re-set-up (load/resume), and when the ACP connection ends.
  */
 import { existsSync } from "node:fs";
-import { McpOverAcpCaller, type AgentContext, type McpCapabilities, type McpServer } from "@agentclientprotocol/sdk/unstable";
+import { type AgentContext, type McpCapabilities, McpOverAcpCaller, type McpServer } from "@agentclientprotocol/sdk/unstable";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, type CallToolResult, type JSONRPCMessage, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ErrorCode, type JSONRPCMessage, type Tool } from "@modelcontextprotocol/sdk/types.js";
 
 /** The MCP transports the agent supports beyond stdio (which every agent must support). */
 export interface McpSupport {
@@ -35,7 +35,10 @@ export const STDIO_ONLY: McpSupport = { http: false, acp: false };
 /** Parses `--mcp acp,http` (also `stdio` / `none` for stdio only). Throws on an unknown word. */
 export function parseMcpSupport(text: string): McpSupport {
   const support = { ...STDIO_ONLY };
-  for (const word of text.split(",").map((w) => w.trim().toLowerCase()).filter(Boolean)) {
+  for (const word of text
+    .split(",")
+    .map((w) => w.trim().toLowerCase())
+    .filter(Boolean)) {
     if (word === "http") support.http = true;
     else if (word === "acp") support.acp = true;
     else if (word !== "stdio" && word !== "none") throw new Error(`--mcp: unknown transport "${word}" (choose from acp, http, stdio)`);
@@ -75,7 +78,10 @@ export class McpClients {
   /** One caller per agent app: it routes `mcp/message` notifications to the request they belong to. */
   readonly caller: McpOverAcpCaller;
 
-  constructor(private readonly clientInfo: { name: string; version: string }, private readonly log: (line: string) => void = () => {}) {
+  constructor(
+    private readonly clientInfo: { name: string; version: string },
+    private readonly log: (line: string) => void = () => {},
+  ) {
     this.caller = new McpOverAcpCaller({ clientInfo });
   }
 
@@ -199,12 +205,21 @@ class AcpTransport implements Transport {
         onNotification: (n) => deliver({ jsonrpc: "2.0", method: n.method, ...(n.params ? { params: n.params } : {}) } as JSONRPCMessage),
       })
       .then(
-        (outcome) => deliver("result" in outcome ? ({ jsonrpc: "2.0", id, result: outcome.result } as JSONRPCMessage) : { jsonrpc: "2.0", id, error: outcome.error }),
+        (outcome) =>
+          deliver(
+            "result" in outcome
+              ? ({ jsonrpc: "2.0", id, result: outcome.result } as JSONRPCMessage)
+              : { jsonrpc: "2.0", id, error: outcome.error },
+          ),
         (error: { code?: unknown; message?: unknown; data?: unknown }) =>
           deliver({
             jsonrpc: "2.0",
             id,
-            error: { code: typeof error?.code === "number" ? error.code : ErrorCode.InternalError, message: String(error?.message ?? error), ...(error?.data !== undefined ? { data: error.data } : {}) },
+            error: {
+              code: typeof error?.code === "number" ? error.code : ErrorCode.InternalError,
+              message: String(error?.message ?? error),
+              ...(error?.data !== undefined ? { data: error.data } : {}),
+            },
           }),
       )
       .finally(() => this.inFlight.delete(id));

@@ -24,7 +24,9 @@ export async function askPermission(turn: TurnContext, call: ToolCall): Promise<
   let outcome: PermissionOutcome;
   let detail = "";
   try {
-    const response = await turn.abortable(io.requestPermission({ sessionId: session.id, toolCall: call, options: [...PERMISSION_OPTIONS] }));
+    const response = await turn.abortable(
+      io.requestPermission({ sessionId: session.id, toolCall: call, options: [...PERMISSION_OPTIONS] }),
+    );
     if (response.outcome.outcome === "cancelled") {
       outcome = "cancelled";
     } else {

@@ -21,7 +21,8 @@ async function through(raw: RawPrompts, messages: AnyMessage[]): Promise<AnyMess
 }
 
 const parsed: ContentBlock[] = [{ type: "text", text: "hi" }];
-const prompt = (id: number, blocks: unknown[]) => ({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId: "s", prompt: blocks } }) as AnyMessage;
+const prompt = (id: number, blocks: unknown[]) =>
+  ({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId: "s", prompt: blocks } }) as AnyMessage;
 
 describe("RawPrompts", () => {
   it("passes every message on unchanged (same objects) and hands back the raw prompt once", async () => {
@@ -38,7 +39,13 @@ describe("RawPrompts", () => {
 
   it("falls back to the parsed prompt without an id, or when the raw one does not fit", async () => {
     const raw = new RawPrompts();
-    await through(raw, [prompt(2, [{ type: "text", text: "a" }, { type: "text", text: "b" }]), prompt(3, "not an array" as unknown as unknown[])]);
+    await through(raw, [
+      prompt(2, [
+        { type: "text", text: "a" },
+        { type: "text", text: "b" },
+      ]),
+      prompt(3, "not an array" as unknown as unknown[]),
+    ]);
     expect(raw.take(undefined, parsed)).toBe(parsed);
     expect(raw.take(null, parsed)).toBe(parsed);
     expect(raw.take(2, parsed)).toBe(parsed);
@@ -48,7 +55,10 @@ describe("RawPrompts", () => {
   it("keeps at most MAX_PENDING_PROMPTS untaken prompts, dropping the oldest", async () => {
     const raw = new RawPrompts();
     const count = MAX_PENDING_PROMPTS + 5;
-    await through(raw, Array.from({ length: count }, (_, i) => prompt(i, [{ type: "text", text: String(i) }])));
+    await through(
+      raw,
+      Array.from({ length: count }, (_, i) => prompt(i, [{ type: "text", text: String(i) }])),
+    );
     expect(raw.take(0, parsed)).toBe(parsed);
     expect(raw.take(4, parsed)).toBe(parsed);
     expect(raw.take(5, parsed)).toStrictEqual([{ type: "text", text: "5" }]);

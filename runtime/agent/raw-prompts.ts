@@ -12,7 +12,7 @@
  * {@link MAX_PENDING_PROMPTS}, so memory is bounded. A raw prompt is used only if it is an array of the
  * same length as the parsed one; otherwise the parsed prompt is.
  */
-import { methods, type AnyMessage, type ContentBlock, type JsonRpcId, type Stream } from "@agentclientprotocol/sdk/unstable";
+import { type AnyMessage, type ContentBlock, type JsonRpcId, methods, type Stream } from "@agentclientprotocol/sdk/unstable";
 
 /** Raw prompts kept at most while waiting for their handler. */
 export const MAX_PENDING_PROMPTS = 1000;

@@ -3,7 +3,7 @@
  * compiled into dist/ by `npx tsc -p tsconfig.build.json` — `make test` does it first), driven over its
  * stdio by the official ACP SDK client.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -347,7 +347,13 @@ describe("cordon reference-agent", () => {
     expect(h.permissionRequests).toStrictEqual([
       {
         sessionId: session.sessionId,
-        toolCall: { toolCallId: "tool-1", title: "delete the build dir", kind: "execute", status: "pending", rawInput: { command: "delete the build dir" } },
+        toolCall: {
+          toolCallId: "tool-1",
+          title: "delete the build dir",
+          kind: "execute",
+          status: "pending",
+          rawInput: { command: "delete the build dir" },
+        },
         options: [
           { optionId: "allow", name: "Allow once", kind: "allow_once" },
           { optionId: "reject", name: "Reject", kind: "reject_once" },
@@ -370,7 +376,11 @@ describe("cordon reference-agent", () => {
     });
     h.setPermissionPolicy(() => ({ outcome: { outcome: "selected", optionId: "bogus" } }));
     expect(await turn(session, "permission x")).toStrictEqual({
-      updates: [toolCall("tool-2", "x"), msg('permission rejected: x (unknown option "bogus")'), failed("tool-2", "not run: permission rejected")],
+      updates: [
+        toolCall("tool-2", "x"),
+        msg('permission rejected: x (unknown option "bogus")'),
+        failed("tool-2", "not run: permission rejected"),
+      ],
       stopReason: "end_turn",
     });
     h.setPermissionPolicy(() => {
@@ -504,8 +514,8 @@ describe("cordon reference-agent", () => {
     const b = await newSession();
     void a.prompt("a starts\nwait\na never");
     const aUpdates: acp.SessionUpdate[] = [];
-    aUpdates.push((await a.nextUpdate() as { update: acp.SessionUpdate }).update);
-    aUpdates.push((await a.nextUpdate() as { update: acp.SessionUpdate }).update);
+    aUpdates.push(((await a.nextUpdate()) as { update: acp.SessionUpdate }).update);
+    aUpdates.push(((await a.nextUpdate()) as { update: acp.SessionUpdate }).update);
     // B runs complete turns while A is held.
     expect(await turn(b, "b one\nthink b thinks\ntool b tool")).toStrictEqual({
       updates: [msg("echo: b one"), thought("b thinks"), toolCall("tool-1", "b tool"), inProgress("tool-1"), completed("tool-1", "b tool")],
@@ -513,7 +523,10 @@ describe("cordon reference-agent", () => {
     });
     // A is still held; cancel it, then run two sleepy turns at once: each gets its own echo.
     await h.agent.notify(acp.methods.agent.session.cancel, { sessionId: a.sessionId });
-    expect(await collect(a, aUpdates)).toStrictEqual({ updates: [msg("echo: a starts"), msg("waiting for session/cancel")], stopReason: "cancelled" });
+    expect(await collect(a, aUpdates)).toStrictEqual({
+      updates: [msg("echo: a starts"), msg("waiting for session/cancel")],
+      stopReason: "cancelled",
+    });
     const [ra, rb] = await Promise.all([turn(a, "sleep 150\nfrom a"), turn(b, "sleep 50\nfrom b")]);
     expect(ra).toStrictEqual({ updates: [msg("echo: from a")], stopReason: "end_turn" });
     expect(rb).toStrictEqual({ updates: [msg("echo: from b")], stopReason: "end_turn" });
@@ -550,7 +563,24 @@ describe("cordon reference-agent", () => {
     const help = await turn(session, "help");
     expect(help.updates).toHaveLength(1);
     const text = (help.updates[0] as { content: { text: string } }).content.text;
-    for (const word of ["echo", "think", "tool", "permission", "read", "edit", "run", "title", "mirror", "secret", "wait", "sleep", "stop", "error", "info", "help"]) {
+    for (const word of [
+      "echo",
+      "think",
+      "tool",
+      "permission",
+      "read",
+      "edit",
+      "run",
+      "title",
+      "mirror",
+      "secret",
+      "wait",
+      "sleep",
+      "stop",
+      "error",
+      "info",
+      "help",
+    ]) {
       expect(text).toMatch(new RegExp(`^  ${word}\\b`, "m"));
     }
   });

@@ -124,7 +124,7 @@
  * the whole lifecycle.
  */
 import type { AgentCapabilities } from "@agentclientprotocol/sdk/unstable";
-import { mcpCapabilities, STDIO_ONLY, type McpSupport } from "./mcp.js";
+import { type McpSupport, mcpCapabilities, STDIO_ONLY } from "./mcp.js";
 
 export const AGENT_NAME = "cordon-reference-agent";
 export const AGENT_TITLE = "Cordon reference agent";

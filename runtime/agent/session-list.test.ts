@@ -72,7 +72,12 @@ describe("listSessions", () => {
     const { sessions, nextCursor } = listSessions(storeOf(records), {}, 50);
     expect(nextCursor).toBeUndefined();
     expect(sessions[0]).toStrictEqual({ sessionId: records[1].sessionId, cwd: "/work/b", title: "Bee", updatedAt: records[1].updatedAt });
-    expect(sessions[1]).toStrictEqual({ sessionId: records[2].sessionId, cwd: "/work/a", additionalDirectories: ["/extra"], updatedAt: records[2].updatedAt });
+    expect(sessions[1]).toStrictEqual({
+      sessionId: records[2].sessionId,
+      cwd: "/work/a",
+      additionalDirectories: ["/extra"],
+      updatedAt: records[2].updatedAt,
+    });
   });
 
   it("filters on the exact cwd after normalising, and refuses a relative one before reading the store", () => {

@@ -12,7 +12,7 @@
  * sorts the matching ones — O(n log n) in the sessions of the store, per page.
  */
 import { isAbsolute, resolve } from "node:path";
-import { RequestError, type ListSessionsRequest, type ListSessionsResponse } from "@agentclientprotocol/sdk/unstable";
+import { type ListSessionsRequest, type ListSessionsResponse, RequestError } from "@agentclientprotocol/sdk/unstable";
 import { STATE_TITLE } from "./controls.js";
 import type { SessionStore, StoredSession } from "./store.js";
 
@@ -25,7 +25,8 @@ export interface CursorKey {
   sessionId: string;
 }
 
-export const encodeCursor = (key: CursorKey): string => Buffer.from(JSON.stringify({ v: 1, u: key.updatedAt, id: key.sessionId })).toString("base64url");
+export const encodeCursor = (key: CursorKey): string =>
+  Buffer.from(JSON.stringify({ v: 1, u: key.updatedAt, id: key.sessionId })).toString("base64url");
 
 /** The key a cursor of this agent carries; anything else → -32602. */
 export function decodeCursor(cursor: string): CursorKey {
@@ -49,7 +50,11 @@ export function compareRecency(a: CursorKey, b: CursorKey): number {
  * of exactly that directory (compared after normalising), `cursor` starts after the session it names.
  * The params are checked before the store is read.
  */
-export function listSessions(store: Pick<SessionStore, "list">, params: Pick<ListSessionsRequest, "cwd" | "cursor">, pageSize: number): ListSessionsResponse {
+export function listSessions(
+  store: Pick<SessionStore, "list">,
+  params: Pick<ListSessionsRequest, "cwd" | "cursor">,
+  pageSize: number,
+): ListSessionsResponse {
   let cwd: string | undefined;
   if (params.cwd !== undefined && params.cwd !== null) {
     if (!isAbsolute(params.cwd)) throw RequestError.invalidParams({ cwd: params.cwd }, "cwd must be an absolute path");

@@ -8,9 +8,9 @@
  * update is appended to the history as it is sent, and it keeps the one prompt turn that may be running.
  */
 import { randomUUID } from "node:crypto";
-import { RequestError, type McpServer, type SessionUpdate } from "@agentclientprotocol/sdk/unstable";
-import { configValue, CONFIG_OPTIONS, currentMode, initialState, STATE_MODE, STATE_TITLE, stateConfigKey } from "./controls.js";
-import { STORE_FORMAT, type HistoryEntry, type SessionStore, type StoredSession } from "./store.js";
+import { type McpServer, RequestError, type SessionUpdate } from "@agentclientprotocol/sdk/unstable";
+import { CONFIG_OPTIONS, configValue, currentMode, initialState, STATE_MODE, STATE_TITLE, stateConfigKey } from "./controls.js";
+import { type HistoryEntry, type SessionStore, STORE_FORMAT, type StoredSession } from "./store.js";
 
 export type { HistoryEntry } from "./store.js";
 

@@ -22,7 +22,9 @@ describe("validateSetup", () => {
 
   it("refuses relative directories, naming them", () => {
     expect(refusal(() => validateSetup({ cwd: "work" }, STDIO_ONLY)).data).toStrictEqual({ cwd: "work" });
-    expect(refusal(() => validateSetup({ cwd: "/w", additionalDirectories: ["/ok", "rel"] }, STDIO_ONLY)).data).toStrictEqual({ additionalDirectories: ["rel"] });
+    expect(refusal(() => validateSetup({ cwd: "/w", additionalDirectories: ["/ok", "rel"] }, STDIO_ONLY)).data).toStrictEqual({
+      additionalDirectories: ["rel"],
+    });
   });
 
   it("accepts only the MCP transports it supports", () => {
@@ -36,7 +38,16 @@ describe("validateSetup", () => {
 });
 
 describe("checkCwd", () => {
-  const record = { format: STORE_FORMAT, sessionId: "sess-1", cwd: "/work/a", additionalDirectories: [], createdAt: "", updatedAt: "", toolCalls: 0, state: {} } satisfies StoredSession;
+  const record = {
+    format: STORE_FORMAT,
+    sessionId: "sess-1",
+    cwd: "/work/a",
+    additionalDirectories: [],
+    createdAt: "",
+    updatedAt: "",
+    toolCalls: 0,
+    state: {},
+  } satisfies StoredSession;
 
   it("accepts the session's own directory after normalising and refuses another", () => {
     expect(() => checkCwd(record, "/work/a/./")).not.toThrow();

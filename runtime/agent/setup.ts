@@ -4,8 +4,8 @@
  * is -32602 (invalid params) with the offending values in `data`; nothing is changed by a refused setup.
  */
 import { isAbsolute, resolve } from "node:path";
-import { RequestError, type McpServer } from "@agentclientprotocol/sdk/unstable";
-import { unsupportedServer, type McpSupport } from "./mcp.js";
+import { type McpServer, RequestError } from "@agentclientprotocol/sdk/unstable";
+import { type McpSupport, unsupportedServer } from "./mcp.js";
 import type { SessionSetup } from "./session.js";
 import type { StoredSession } from "./store.js";
 
@@ -13,7 +13,10 @@ import type { StoredSession } from "./store.js";
  * Validates a setup: `cwd` and every additional directory must be absolute, and every MCP server must
  * use a transport the agent accepts (`support`). Omitted lists are empty.
  */
-export function validateSetup(params: { cwd: string; mcpServers?: McpServer[]; additionalDirectories?: string[] }, support: McpSupport): SessionSetup {
+export function validateSetup(
+  params: { cwd: string; mcpServers?: McpServer[]; additionalDirectories?: string[] },
+  support: McpSupport,
+): SessionSetup {
   if (!isAbsolute(params.cwd)) {
     throw RequestError.invalidParams({ cwd: params.cwd }, "cwd must be an absolute path");
   }

@@ -1,5 +1,5 @@
 /** Unit tests of the reference agent's on-disk session store and session controls (no process). */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
@@ -84,7 +84,12 @@ describe("SessionStore", () => {
     store.append(forkId, { kind: "user", prompt: [{ type: "text", text: "b" }] });
     expect(store.history(ID)).toHaveLength(1);
     expect(store.history(forkId)).toHaveLength(2);
-    expect(store.list().map((r) => r.sessionId).sort()).toStrictEqual([forkId, ID].sort());
+    expect(
+      store
+        .list()
+        .map((r) => r.sessionId)
+        .sort(),
+    ).toStrictEqual([forkId, ID].sort());
     expect(store.delete(forkId)).toBe(true);
     expect(store.delete(forkId)).toBe(false);
     expect(store.list().map((r) => r.sessionId)).toStrictEqual([ID]);
@@ -102,7 +107,11 @@ describe("ActiveSessions", () => {
   it("writes every change through, so a second view of the store sees it", () => {
     const store = new SessionStore(dir);
     const active = new ActiveSessions(store);
-    const session = active.create({ cwd: "/p", mcpServers: [{ name: "m", command: "x", args: [], env: [{ name: "TOKEN", value: "secret" }] }], additionalDirectories: [] });
+    const session = active.create({
+      cwd: "/p",
+      mcpServers: [{ name: "m", command: "x", args: [], env: [{ name: "TOKEN", value: "secret" }] }],
+      additionalDirectories: [],
+    });
     session.setMode("code");
     session.setConfig("verbosity", "low");
     session.setTitle("T");
@@ -115,7 +124,9 @@ describe("ActiveSessions", () => {
     expect(other.title).toBe("T");
     expect(other.nextToolCallId()).toBe("tool-2");
     // Only replayable updates are history; MCP servers (with their env) are never stored.
-    expect(store.history(session.id).map((e) => (e.kind === "update" ? e.update.sessionUpdate : e.kind))).toStrictEqual(["agent_thought_chunk"]);
+    expect(store.history(session.id).map((e) => (e.kind === "update" ? e.update.sessionUpdate : e.kind))).toStrictEqual([
+      "agent_thought_chunk",
+    ]);
     expect(readFileSync(join(dir, session.id, "session.json"), "utf8")).not.toContain("secret");
     expect(() => active.activate("sess-00000000-0000-4000-8000-000000000009")).toThrow(expect.objectContaining({ code: -32002 }));
   });
@@ -125,8 +136,13 @@ describe("session controls", () => {
   it("validates modes and config changes against what was announced", () => {
     expect(validateMode("code")).toBe("code");
     expect(() => validateMode("Code")).toThrow(expect.objectContaining({ code: -32602 }));
-    expect(validateConfigChange({ sessionId: "s", configId: "verbosity", value: "low" }, false)).toMatchObject({ key: "acp:config:verbosity", value: "low" });
-    expect(validateConfigChange({ sessionId: "s", configId: "tool_calls_enabled", type: "boolean", value: false }, true)).toMatchObject({ value: false });
+    expect(validateConfigChange({ sessionId: "s", configId: "verbosity", value: "low" }, false)).toMatchObject({
+      key: "acp:config:verbosity",
+      value: "low",
+    });
+    expect(validateConfigChange({ sessionId: "s", configId: "tool_calls_enabled", type: "boolean", value: false }, true)).toMatchObject({
+      value: false,
+    });
     const rejected = [
       [{ sessionId: "s", configId: "verbosity", value: "loud" }, true],
       [{ sessionId: "s", configId: "verbosity", type: "boolean", value: true }, true],
@@ -135,7 +151,9 @@ describe("session controls", () => {
       [{ sessionId: "s", configId: "model", value: "x" }, true],
     ] as const;
     for (const [params, booleans] of rejected) {
-      expect(() => validateConfigChange(params as Parameters<typeof validateConfigChange>[0], booleans)).toThrow(expect.objectContaining({ code: -32602 }));
+      expect(() => validateConfigChange(params as Parameters<typeof validateConfigChange>[0], booleans)).toThrow(
+        expect.objectContaining({ code: -32602 }),
+      );
     }
   });
 
@@ -145,7 +163,9 @@ describe("session controls", () => {
       ["verbosity", "normal"],
       ["tool_calls_enabled", true],
     ]);
-    expect(configOptions({ "acp:config:verbosity": "bogus", "acp:config:tool_calls_enabled": "yes" }, true).map((o) => o.currentValue)).toStrictEqual(["normal", true]);
+    expect(
+      configOptions({ "acp:config:verbosity": "bogus", "acp:config:tool_calls_enabled": "yes" }, true).map((o) => o.currentValue),
+    ).toStrictEqual(["normal", true]);
     expect(currentMode({ "acp:mode": "gone" })).toBe("ask");
     expect(modeState(initialState()).availableModes.map((m) => m.id)).toStrictEqual(["ask", "code"]);
     expect(availableCommands().map((c) => c.name)).toStrictEqual(COMMANDS.map((c) => c.usage.split(" ")[0]));

@@ -22,7 +22,7 @@
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RequestError, type ContentBlock, type SessionUpdate } from "@agentclientprotocol/sdk/unstable";
+import { type ContentBlock, RequestError, type SessionUpdate } from "@agentclientprotocol/sdk/unstable";
 import type { SessionState } from "./controls.js";
 
 /** The `format` tag of a `session.json`. */
@@ -142,11 +142,17 @@ export class SessionStore {
       try {
         entry = JSON.parse(line);
       } catch {
-        throw RequestError.internalError({ sessionId, line: index + 1 }, `session store: history line ${index + 1} of ${sessionId} is not JSON`);
+        throw RequestError.internalError(
+          { sessionId, line: index + 1 },
+          `session store: history line ${index + 1} of ${sessionId} is not JSON`,
+        );
       }
       const kind = (entry as { kind?: unknown }).kind;
       if (kind !== "user" && kind !== "update") {
-        throw RequestError.internalError({ sessionId, line: index + 1 }, `session store: history line ${index + 1} of ${sessionId} has no known kind`);
+        throw RequestError.internalError(
+          { sessionId, line: index + 1 },
+          `session store: history line ${index + 1} of ${sessionId} has no known kind`,
+        );
       }
       entries.push(entry as HistoryEntry);
     });

@@ -107,7 +107,10 @@ export class TurnContext {
   }
 
   /** A request to the client that the turn's cancellation withdraws (`$/cancel_request`) and stops waiting for. */
-  clientRequest<M extends ClientRequestMethod>(method: M, params: ClientRequestParamsByMethod[M]): Promise<ClientRequestResponsesByMethod[M]> {
+  clientRequest<M extends ClientRequestMethod>(
+    method: M,
+    params: ClientRequestParamsByMethod[M],
+  ): Promise<ClientRequestResponsesByMethod[M]> {
     return this.abortable(this.io.request(method, params, this.signal));
   }
 

@@ -2,7 +2,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RequestError, type ClientCapabilities, type SessionUpdate } from "@agentclientprotocol/sdk/unstable";
+import { type ClientCapabilities, RequestError, type SessionUpdate } from "@agentclientprotocol/sdk/unstable";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parsePrompt } from "./commands.js";
 import { ActiveSessions, type AgentSession } from "./session.js";
@@ -65,7 +65,14 @@ describe("TurnContext", () => {
     const { io, updates } = client();
     const turn = new TurnContext(session, new AbortController().signal, io);
     expect(await turn.interruptible("tool-9", async () => Promise.reject(new TurnCancelled()))).toBe("cancelled");
-    expect(updates).toStrictEqual([{ sessionUpdate: "tool_call_update", toolCallId: "tool-9", status: "failed", content: [{ type: "content", content: { type: "text", text: "cancelled" } }] }]);
+    expect(updates).toStrictEqual([
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: "tool-9",
+        status: "failed",
+        content: [{ type: "content", content: { type: "text", text: "cancelled" } }],
+      },
+    ]);
     await expect(turn.interruptible("tool-9", async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
   });
 });
@@ -113,12 +120,19 @@ describe("tool families", () => {
     const { io, updates } = client();
     await runTurn(session, prompt("edit notes.md two"), new AbortController().signal, io);
     expect(readFileSync(join(dir, "notes.md"), "utf8")).toBe("one\ntwo\n");
-    expect(updates.at(-1)).toMatchObject({ status: "completed", content: [{ type: "diff", oldText: "one", newText: "one\ntwo\n" }], locations: [{ line: 2 }] });
-
-    const remote = client({ fs: { readTextFile: true, writeTextFile: true } }, {
-      "fs/read_text_file": RequestError.resourceNotFound("x"),
-      "fs/write_text_file": {},
+    expect(updates.at(-1)).toMatchObject({
+      status: "completed",
+      content: [{ type: "diff", oldText: "one", newText: "one\ntwo\n" }],
+      locations: [{ line: 2 }],
     });
+
+    const remote = client(
+      { fs: { readTextFile: true, writeTextFile: true } },
+      {
+        "fs/read_text_file": RequestError.resourceNotFound("x"),
+        "fs/write_text_file": {},
+      },
+    );
     await runTurn(session, prompt("edit new.md first"), new AbortController().signal, remote.io);
     expect(remote.requests).toStrictEqual(["fs/read_text_file", "fs/write_text_file"]);
     expect(remote.updates.at(-1)).toMatchObject({ status: "completed", content: [{ type: "diff", oldText: null, newText: "first\n" }] });
@@ -129,23 +143,35 @@ describe("tool families", () => {
     const { io, updates, requests } = client({ fs: { readTextFile: true } });
     await runTurn(session, prompt("read /etc/passwd"), new AbortController().signal, io);
     expect(requests).toStrictEqual([]);
-    expect(updates.at(-1)).toMatchObject({ status: "failed", content: [{ content: { text: "not read: /etc/passwd is outside the session's directories" } }] });
+    expect(updates.at(-1)).toMatchObject({
+      status: "failed",
+      content: [{ content: { text: "not read: /etc/passwd is outside the session's directories" } }],
+    });
   });
 
   it("terminal: create, wait, output, release, in order; output and exit code reported", async () => {
-    const { io, updates, requests } = client({ terminal: true }, {
-      "terminal/create": { terminalId: "t1" },
-      "terminal/wait_for_exit": { exitCode: 0 },
-      "terminal/output": { output: "hi\n", truncated: false },
-      "terminal/release": {},
-    });
+    const { io, updates, requests } = client(
+      { terminal: true },
+      {
+        "terminal/create": { terminalId: "t1" },
+        "terminal/wait_for_exit": { exitCode: 0 },
+        "terminal/output": { output: "hi\n", truncated: false },
+        "terminal/release": {},
+      },
+    );
     await runTurn(session, prompt("run echo hi"), new AbortController().signal, io);
     expect(requests).toStrictEqual(["terminal/create", "terminal/wait_for_exit", "terminal/output", "terminal/release"]);
-    expect(updates.at(-1)).toMatchObject({ status: "completed", rawOutput: { exitCode: 0, signal: null, output: "hi\n", truncated: false } });
+    expect(updates.at(-1)).toMatchObject({
+      status: "completed",
+      rawOutput: { exitCode: 0, signal: null, output: "hi\n", truncated: false },
+    });
   });
 
   it("terminal: a cancelled turn kills and releases the terminal", async () => {
-    const { io, updates, requests } = client({ terminal: true }, { "terminal/create": { terminalId: "t1" }, "terminal/kill": {}, "terminal/release": {} });
+    const { io, updates, requests } = client(
+      { terminal: true },
+      { "terminal/create": { terminalId: "t1" }, "terminal/kill": {}, "terminal/release": {} },
+    );
     const controller = new AbortController();
     const running = runTurn(session, prompt("run sleep 100"), controller.signal, io);
     while (!requests.includes("terminal/wait_for_exit")) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -160,6 +186,9 @@ describe("tool families", () => {
     const { io, updates } = client();
     expect(await runTurn(session, prompt("use tool calc::add {}\nafter"), new AbortController().signal, io)).toBe("end_turn");
     expect(updates.map((u) => u.sessionUpdate)).toStrictEqual(["tool_call", "tool_call_update", "agent_message_chunk"]);
-    expect(updates[1]).toMatchObject({ status: "failed", content: [{ content: { text: 'not run: no MCP server named "calc" in this session (servers: none)' } }] });
+    expect(updates[1]).toMatchObject({
+      status: "failed",
+      content: [{ content: { text: 'not run: no MCP server named "calc" in this session (servers: none)' } }],
+    });
   });
 });

@@ -17,7 +17,7 @@ import { runEdit, runRead } from "./tools/fs.js";
 import { runMcp } from "./tools/mcp.js";
 import { runPermission, runTool } from "./tools/simulated.js";
 import { runCommand } from "./tools/terminal.js";
-import { messageChunk, thoughtChunk, TurnCancelled, TurnContext, type TurnIO } from "./turn-context.js";
+import { messageChunk, TurnCancelled, TurnContext, type TurnIO, thoughtChunk } from "./turn-context.js";
 
 /**
  * The code of the SDK's "Internal error". `error <message>` answers with exactly `<message>`, so only

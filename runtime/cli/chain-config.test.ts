@@ -10,7 +10,10 @@ describe("chain config", () => {
       JSON.stringify({ proxies: [{ wasm: "a.wasm", config: { text: "x" } }], agent: { command: "node", env: { KEY: "v" } } }),
       "chain.json",
     );
-    expect(config).toEqual({ proxies: [{ wasm: "a.wasm", config: { text: "x" }, grants: [] }], agent: { command: "node", args: [], env: { KEY: "v" } } });
+    expect(config).toEqual({
+      proxies: [{ wasm: "a.wasm", config: { text: "x" }, grants: [] }],
+      agent: { command: "node", args: [], env: { KEY: "v" } },
+    });
   });
 
   it("names the file and the offending field", () => {
@@ -27,10 +30,15 @@ describe("chain config", () => {
   });
 
   it("grants only the harmless WASI and the client-side grants; never filesystem, sockets or environment", () => {
-    const ok = parseChainConfig(JSON.stringify({ proxies: [{ wasm: "a.wasm", grants: ["wasi:clocks", "wasi:random", "fs:read"] }] }), "c.json");
+    const ok = parseChainConfig(
+      JSON.stringify({ proxies: [{ wasm: "a.wasm", grants: ["wasi:clocks", "wasi:random", "fs:read"] }] }),
+      "c.json",
+    );
     expect(ok.proxies[0]).toMatchObject({ grants: ["wasi:clocks", "wasi:random", "fs:read"] });
     for (const bad of ["wasi:filesystem", "wasi:sockets", "wasi:cli", "env"]) {
-      expect(() => parseChainConfig(JSON.stringify({ proxies: [{ wasm: "a.wasm", grants: [bad] }] }), "c.json")).toThrow(/proxies\[0\]\.grants\[0\]/);
+      expect(() => parseChainConfig(JSON.stringify({ proxies: [{ wasm: "a.wasm", grants: [bad] }] }), "c.json")).toThrow(
+        /proxies\[0\]\.grants\[0\]/,
+      );
     }
   });
 

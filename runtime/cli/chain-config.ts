@@ -15,8 +15,8 @@ import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { GRANTS } from "../routing/grants.js";
-import { WASI_GRANTS } from "../sandbox/wasi-grants.js";
 import { ISOLATIONS } from "../sandbox/sandbox-factory.js";
+import { WASI_GRANTS } from "../sandbox/wasi-grants.js";
 import { isNativeProxy } from "./chain-entries.js";
 
 const limits = z

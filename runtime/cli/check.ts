@@ -13,10 +13,10 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { WasmProxyPeer } from "../components/wasm-proxy.js";
-import { loadComponent, type LoadedComponent } from "../sandbox/component-loader.js";
+import { type LoadedComponent, loadComponent } from "../sandbox/component-loader.js";
 import { DEFAULT_LIMITS, type SandboxLimits } from "../sandbox/sandbox.js";
-import { defaultIsolation, isIsolation, sandboxFactory, type Isolation } from "../sandbox/sandbox-factory.js";
-import { isNativeProxy, readChainConfig, type AgentEntry, type ProxyEntry } from "./chain-config.js";
+import { defaultIsolation, type Isolation, isIsolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
+import { type AgentEntry, isNativeProxy, type ProxyEntry, readChainConfig } from "./chain-config.js";
 import { proxyNames } from "./proxy-names.js";
 import { findCommand, whereLooked } from "./start-diagnostics.js";
 
@@ -102,7 +102,8 @@ export async function check(argv: string[]): Promise<number> {
   ];
   const report: CheckReport = { config: configPath, ok: problems.length === 0, proxies, agent: agentReport, problems };
   process.stdout.write(parsed.values.json ? JSON.stringify(report, null, 2) + "\n" : describe(report));
-  if (!report.ok) process.stderr.write(`cordon check: ${configPath}: ${problems.length} problem(s):\n${problems.map((p) => `  - ${p}\n`).join("")}`);
+  if (!report.ok)
+    process.stderr.write(`cordon check: ${configPath}: ${problems.length} problem(s):\n${problems.map((p) => `  - ${p}\n`).join("")}`);
   return report.ok ? 0 : 1;
 }
 
@@ -186,14 +187,17 @@ function checkAgent(agent: AgentEntry): NonNullable<CheckReport["agent"]> {
   };
 }
 
-
 /** The limits the text report always shows (the README's); `--json` has them all. */
 const MAIN_LIMITS = ["receiveTimeoutMs", "startTimeoutMs", "maxMemoryMiB", "maxMessageUnits", "maxSendsPerReceive"];
 
 function describe(r: CheckReport): string {
   const lines: string[] = [`chain ${r.config}`];
   const n = r.proxies.length;
-  lines.push(n === 0 ? "  no proxies" : `  ${n} ${n === 1 ? "proxy" : "proxies"}, in order (the client is before the first, the agent after the last):`);
+  lines.push(
+    n === 0
+      ? "  no proxies"
+      : `  ${n} ${n === 1 ? "proxy" : "proxies"}, in order (the client is before the first, the agent after the last):`,
+  );
   for (const p of r.proxies) {
     const mark = p.ok ? "ok" : "FAILED";
     lines.push(`  ${p.position + 1}. ${p.name}  [${p.kind}] ${mark}`);
@@ -205,9 +209,13 @@ function describe(r: CheckReport): string {
       if (p.sha256) lines.push(`       sha256     ${p.sha256}${p.pinned ? " (pinned, matches)" : " (not pinned)"}`);
       if (p.manifest) {
         const m = p.manifest;
-        lines.push(`       manifest   ${[m.name, m.version].filter(Boolean).join(" ") || "(unnamed)"}${m.description ? ` — ${m.description}` : ""}`);
+        lines.push(
+          `       manifest   ${[m.name, m.version].filter(Boolean).join(" ") || "(unnamed)"}${m.description ? ` — ${m.description}` : ""}`,
+        );
       }
-      lines.push(`       grants     ${p.grants.length ? p.grants.join(", ") : "none"}${p.manifest?.grants?.length ? ` (asks for ${p.manifest.grants.join(", ")})` : ""}`);
+      lines.push(
+        `       grants     ${p.grants.length ? p.grants.join(", ") : "none"}${p.manifest?.grants?.length ? ` (asks for ${p.manifest.grants.join(", ")})` : ""}`,
+      );
       const set = new Set(p.limitsSet);
       const limits = Object.entries(p.limits ?? {})
         .filter(([k]) => MAIN_LIMITS.includes(k) || set.has(k))
@@ -225,6 +233,8 @@ function describe(r: CheckReport): string {
   } else {
     lines.push("  agent  none in the config: give one after `--` to cordon run");
   }
-  lines.push(r.ok ? "OK: every proxy loads and starts; the agent was not started." : `FAILED: ${r.problems.length} problem(s) (listed on stderr).`);
+  lines.push(
+    r.ok ? "OK: every proxy loads and starts; the agent was not started." : `FAILED: ${r.problems.length} problem(s) (listed on stderr).`,
+  );
   return lines.join("\n") + "\n";
 }

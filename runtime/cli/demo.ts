@@ -4,7 +4,7 @@
  * agent, printed as a transcript that says what each proxy did.
  */
 import { fileURLToPath } from "node:url";
-import { SpawnedAgent, type ClientEvent } from "../client/spawned-agent.js";
+import { type ClientEvent, SpawnedAgent } from "../client/spawned-agent.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
@@ -21,7 +21,8 @@ const STEPS: { prompt: string; explain: string }[] = [
   { prompt: "permission rm -rf /", explain: "tool-guard matches 'rm -rf*' and rejects on the user's behalf: the client is never asked" },
   {
     prompt: 'use tool workspace::recall {"query":"secret"}',
-    explain: "the agent calls an MCP tool that the workspace-tools proxy serves from inside its sandbox (bridged to the agent over stdio): recall searches this session's earlier turns",
+    explain:
+      "the agent calls an MCP tool that the workspace-tools proxy serves from inside its sandbox (bridged to the agent over stdio): recall searches this session's earlier turns",
   },
 ];
 
@@ -49,7 +50,9 @@ function describeEvent(event: ClientEvent): string | null {
     case "tool_call":
       return `  tool call: ${u.title} (${u.status ?? "pending"})`;
     case "tool_call_update": {
-      const text = (u.content ?? []).flatMap((c) => (c.type === "content" && c.content.type === "text" ? [c.content.text.trimEnd()] : [])).join(" | ");
+      const text = (u.content ?? [])
+        .flatMap((c) => (c.type === "content" && c.content.type === "text" ? [c.content.text.trimEnd()] : []))
+        .join(" | ");
       return `  tool update: ${u.toolCallId} → ${u.status ?? "…"}${text && u.status === "completed" ? `: ${text.replace(/\n/g, "\n         ")}` : ""}`;
     }
     default:
@@ -62,7 +65,9 @@ export async function demo(): Promise<number> {
   const cordon = `${root}bin/cordon.js`;
   const args = [cordon, "run", "--config", config, "--", process.execPath, cordon, "reference-agent"];
   console.log(bold("Cordon demo: an ACP session through five WebAssembly proxies"));
-  console.log(`chain: client → context → redact → tool-guard → workspace-tools → arrow → reference agent   (${dim("examples/demo-chain.json")})`);
+  console.log(
+    `chain: client → context → redact → tool-guard → workspace-tools → arrow → reference agent   (${dim("examples/demo-chain.json")})`,
+  );
   console.log(dim(`$ cordon run --config examples/demo-chain.json -- cordon reference-agent\n`));
   const proxyLogs: string[] = [];
   const agent = new SpawnedAgent({
@@ -79,7 +84,9 @@ export async function demo(): Promise<number> {
   try {
     const started = Date.now();
     const init = await agent.initialize({ fs: { readTextFile: false, writeTextFile: false }, terminal: false });
-    console.log(`initialize → ${init.agentInfo?.name ?? "agent"} ${init.agentInfo?.version ?? ""} (chain up in ${Date.now() - started} ms)`);
+    console.log(
+      `initialize → ${init.agentInfo?.name ?? "agent"} ${init.agentInfo?.version ?? ""} (chain up in ${Date.now() - started} ms)`,
+    );
     const session = await agent.newSession(root);
     console.log(`session/new → ${session}\n`);
     for (const [i, step] of STEPS.entries()) {

@@ -60,6 +60,9 @@ describe("cordon inspect and manifests", () => {
   it("explains a file that is not a proxy", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cordon-inspect-"));
     writeFileSync(join(dir, "x.wasm"), "nope");
-    await expect(exec(NODE, [CORDON, "inspect", join(dir, "x.wasm")])).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/x\.wasm cannot run as a Cordon proxy/) });
+    await expect(exec(NODE, [CORDON, "inspect", join(dir, "x.wasm")])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/x\.wasm cannot run as a Cordon proxy/),
+    });
   });
 });

@@ -87,7 +87,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     case "inspect": {
       const { inspect } = await import("./inspect.js");
-      return inspect(rest.find((a) => !a.startsWith("--")), rest.includes("--json"));
+      return inspect(
+        rest.find((a) => !a.startsWith("--")),
+        rest.includes("--json"),
+      );
     }
     case "check": {
       const { check } = await import("./check.js");

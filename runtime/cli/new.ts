@@ -10,7 +10,7 @@
  * the project does not depend on where Cordon is installed.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -124,7 +124,9 @@ export async function newProject(argv: string[]): Promise<number> {
     return 2;
   }
   if (!NAME.test(name)) {
-    process.stderr.write(`cordon new: "${name}" is not a usable proxy name: lower-case letters, digits and dashes, starting with a letter\n`);
+    process.stderr.write(
+      `cordon new: "${name}" is not a usable proxy name: lower-case letters, digits and dashes, starting with a letter\n`,
+    );
     return 2;
   }
   const project = path.resolve(name);
@@ -146,12 +148,17 @@ export async function newProject(argv: string[]): Promise<number> {
   process.stderr.write(`created ${project}\n${files.map((f) => `  ${path.relative(project, f)}\n`).join("")}  (@cordon/sdk-as: ${sdk})\n`);
   if (!parsed.values["no-install"]) {
     process.stderr.write("installing (npm install)…\n");
-    const npm = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: project, stdio: ["ignore", "inherit", "inherit"] });
+    const npm = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], {
+      cwd: project,
+      stdio: ["ignore", "inherit", "inherit"],
+    });
     if (npm.status !== 0) {
       process.stderr.write(`cordon new: npm install failed in ${project}; fix it and run npm install there\n`);
       return 1;
     }
   }
-  process.stderr.write(`\nnext:\n  cd ${name}\n  npm run build     # dist/${name}.wasm\n  npm test\n  cordon run --proxy dist/${name}.wasm -- cordon reference-agent\n`);
+  process.stderr.write(
+    `\nnext:\n  cd ${name}\n  npm run build     # dist/${name}.wasm\n  npm test\n  cordon run --proxy dist/${name}.wasm -- cordon reference-agent\n`,
+  );
   return 0;
 }

@@ -23,7 +23,8 @@ describe("cordon reference-agent arguments", () => {
     expect(() => parseReferenceAgentArgs(["--store"])).toThrow("--store needs a folder");
     expect(() => parseReferenceAgentArgs(["--mcp"])).toThrow("--mcp needs a list of transports, e.g. acp,http");
     expect(() => parseReferenceAgentArgs(["--store="])).toThrow("--store needs a folder");
-    for (const n of ["0", "1001", "x", "1.5"]) expect(() => parseReferenceAgentArgs(["--page-size", n])).toThrow("--page-size needs a whole number from 1 to 1000");
+    for (const n of ["0", "1001", "x", "1.5"])
+      expect(() => parseReferenceAgentArgs(["--page-size", n])).toThrow("--page-size needs a whole number from 1 to 1000");
     expect(() => parseReferenceAgentArgs(["--mcp", "sse"])).toThrow(/unknown transport "sse"/);
   });
 });

@@ -10,7 +10,7 @@ import { Readable, Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import { ndJsonStream } from "@agentclientprotocol/sdk/unstable";
 import { createReferenceAgent } from "../agent/app.js";
-import { parseMcpSupport, type McpSupport } from "../agent/mcp.js";
+import { type McpSupport, parseMcpSupport } from "../agent/mcp.js";
 import { AGENT_NAME } from "../agent/reference-agent.js";
 import { DEFAULT_PAGE_SIZE } from "../agent/session-list.js";
 import { defaultStoreDir, SessionStore } from "../agent/store.js";
@@ -64,7 +64,8 @@ export function parseReferenceAgentArgs(args: string[]): ReferenceAgentArgs {
   const pageSize = values["page-size"];
   if (pageSize !== undefined) {
     const n = Number(pageSize);
-    if (typeof pageSize !== "string" || !/^\d+$/.test(pageSize) || n < 1 || n > 1000) throw new Error("--page-size needs a whole number from 1 to 1000");
+    if (typeof pageSize !== "string" || !/^\d+$/.test(pageSize) || n < 1 || n > 1000)
+      throw new Error("--page-size needs a whole number from 1 to 1000");
     result.pageSize = n;
   }
   if (values.mcp !== undefined) {
@@ -97,7 +98,10 @@ export async function referenceAgentCommand(args: string[]): Promise<number> {
   }
   log?.(`session store ${store.dir}`);
   const agent = createReferenceAgent({ log, store, pageSize: options.pageSize, mcp: options.mcp });
-  const stream = ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  const stream = ndJsonStream(
+    Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
+    Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
+  );
   const connection = agent.app.connect(agent.wrap(stream));
   await connection.closed;
   await agent.mcp.closeAll();

@@ -3,23 +3,24 @@
  * in an agent process, so an editor can launch Cordon wherever it would launch an agent. In
  * `proxy` the chain ends at the parent conductor, so Cordon can sit inside another chain.
  */
-import { basename, resolve } from "node:path";
+
 import { constants as osConstants } from "node:os";
+import { basename, resolve } from "node:path";
 import { ChildProcessPeer } from "../components/child-process.js";
+import { INITIALIZE_TIMEOUT_ENV, InitializeWatch, initializeTimeoutMs } from "../components/initialize-watch.js";
 import { killAllGroups } from "../components/process-group.js";
 import { StdioClient } from "../components/stdio-client.js";
 import { WasmProxyPeer } from "../components/wasm-proxy.js";
-import { INITIALIZE_TIMEOUT_ENV, InitializeWatch, initializeTimeoutMs } from "../components/initialize-watch.js";
-import { allowWorkerPipes, StartWatch, startOrigins, ttyHint } from "./start-diagnostics.js";
 import { createLogger, type Logger } from "../log.js";
+import { McpBridgePeer } from "../mcp/bridge.js";
 import { Conductor, type ConductorOptions } from "../routing/conductor.js";
-import type { Peer } from "../routing/peer.js";
 import { GRANTS, type Grant } from "../routing/grants.js";
+import type { Peer } from "../routing/peer.js";
 import { TraceFile } from "../routing/trace.js";
+import { defaultIsolation, type Isolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import type { AgentEntry, ProxyEntry } from "./chain-config.js";
 import { isNativeProxy } from "./chain-entries.js";
-import { McpBridgePeer } from "../mcp/bridge.js";
-import { defaultIsolation, sandboxFactory, type Isolation } from "../sandbox/sandbox-factory.js";
+import { allowWorkerPipes, StartWatch, startOrigins, ttyHint } from "./start-diagnostics.js";
 
 export interface RunOptions {
   mode: "agent" | "proxy";
@@ -58,7 +59,7 @@ export async function run(options: RunOptions): Promise<number> {
     return 2;
   }
   if (options.mode === "agent" && !agent) {
-    log.error("no agent: give one after `--` (cordon run [--proxy p.wasm]... -- <agent command> [args...]) or in the config's \"agent\"");
+    log.error('no agent: give one after `--` (cordon run [--proxy p.wasm]... -- <agent command> [args...]) or in the config\'s "agent"');
     return 2;
   }
 
@@ -97,7 +98,12 @@ export async function run(options: RunOptions): Promise<number> {
     const conductor = new Conductor({
       client,
       proxies: peers,
-      agent: agentPeer && new InitializeWatch(agentPeer, { timeoutMs: options.initializeTimeoutMs ?? initializeTimeoutMs(undefined), setBy: `--initialize-timeout <ms> or ${INITIALIZE_TIMEOUT_ENV}` }),
+      agent:
+        agentPeer &&
+        new InitializeWatch(agentPeer, {
+          timeoutMs: options.initializeTimeoutMs ?? initializeTimeoutMs(undefined),
+          setBy: `--initialize-timeout <ms> or ${INITIALIZE_TIMEOUT_ENV}`,
+        }),
       mode: options.mode,
       log,
       trace: trace?.write,
@@ -120,7 +126,8 @@ export async function run(options: RunOptions): Promise<number> {
     }
     const started = Date.now();
     startWatch.started(conductor.start()).then(
-      () => log.debug(`chain up in ${Date.now() - started} ms: ${[...peers.map((p) => p.label), agentPeer?.label ?? "parent"].join(" → ")}`),
+      () =>
+        log.debug(`chain up in ${Date.now() - started} ms: ${[...peers.map((p) => p.label), agentPeer?.label ?? "parent"].join(" → ")}`),
       (error: Error) => {
         log.error(error.message);
         void finish(1);
@@ -137,7 +144,9 @@ export function proxyOptions(entries: ProxyEntry[]): Pick<ConductorOptions, "fai
     slowRequestMs: Number.isFinite(slow) && slow >= 0 && process.env.CORDON_SLOW_REQUEST_MS !== "" ? slow : undefined,
     failurePolicies: entries.map((p) => p.onFailure ?? "fail-closed"),
     // Native proxies are trusted: they run with the user's privileges anyway.
-    grants: entries.map((p) => (isNativeProxy(p) ? [...GRANTS] : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)))),
+    grants: entries.map((p) =>
+      isNativeProxy(p) ? [...GRANTS] : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)),
+    ),
     dialects: entries.map((p) => (isNativeProxy(p) ? p.dialect : undefined)),
   };
 }

@@ -16,7 +16,7 @@ describe("start diagnostics", () => {
   });
 
   it("turns an ordinary end after a failed start into exit 1, and leaves other codes alone", async () => {
-    const bad = peer(() => Promise.reject(new Error("cannot start agent \"nope\": command not found")));
+    const bad = peer(() => Promise.reject(new Error('cannot start agent "nope": command not found')));
     const good = peer(() => Promise.resolve());
     const watch = new StartWatch([good, bad, undefined], new Map([[bad, { command: "nope" }]]));
     const start = Promise.allSettled([good.open(sink), bad.open(sink)]);
@@ -33,7 +33,7 @@ describe("start diagnostics", () => {
     expect(withOrigin("x.wasm cannot run as a Cordon proxy: cannot read it (ENOENT)", { path: "/abs/x.wasm" })).toBe(
       "x.wasm cannot run as a Cordon proxy: cannot read it (ENOENT) (/abs/x.wasm)",
     );
-    expect(withOrigin("proxy \"x\" (/abs/x.wasm) failed to start", { path: "/abs/x.wasm" })).toBe("proxy \"x\" (/abs/x.wasm) failed to start");
+    expect(withOrigin('proxy "x" (/abs/x.wasm) failed to start', { path: "/abs/x.wasm" })).toBe('proxy "x" (/abs/x.wasm) failed to start');
     expect(withOrigin('cannot start agent "./a": command not found', { command: "./a", cwd: "/work" })).toBe(
       'cannot start agent "./a": command not found: /work/a does not exist or is not executable',
     );

@@ -93,7 +93,9 @@ export class StartWatch {
   async exitCode(code: number): Promise<number> {
     if (code !== 0) return code;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.settled, new Promise<void>((r) => (timer = setTimeout(r, START_SETTLE_MS)))]).finally(() => clearTimeout(timer));
+    await Promise.race([this.settled, new Promise<void>((r) => (timer = setTimeout(r, START_SETTLE_MS)))]).finally(() =>
+      clearTimeout(timer),
+    );
     return this.failure !== null ? 1 : code;
   }
 }

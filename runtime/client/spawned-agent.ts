@@ -3,12 +3,14 @@
  * `@agentclientprotocol/sdk` client: the demo, the benchmarks and the tests all drive Cordon (or
  * an agent directly) through this, the way an editor would.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { endChild } from "./end-child.js";
 
-export type PermissionPolicy = (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+export type PermissionPolicy = (
+  request: acp.RequestPermissionRequest,
+) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
 
 export type ClientEvent =
   | { kind: "update"; notification: acp.SessionNotification }

@@ -11,11 +11,11 @@
  * process Cordon started exits, the component is dead: what is left of its group is ended the
  * same way, and the death is reported once its stdout has drained (at most a second later).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { NdjsonChannel } from "../protocol/ndjson-channel.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { ChannelPeer } from "./channel-peer.js";
-import { PROCESS_GROUPS, endGroup, groupAlive, registerGroup, signalGroup, unregisterGroup } from "./process-group.js";
+import { endGroup, groupAlive, PROCESS_GROUPS, registerGroup, signalGroup, unregisterGroup } from "./process-group.js";
 
 export interface ProcessSpec {
   command: string;

@@ -25,7 +25,13 @@ function setup(timeoutMs = 1000) {
   const watch = new InitializeWatch(inner, { timeoutMs, setBy: "--initialize-timeout <ms>" });
   const seen: unknown[] = [];
   const closed: string[] = [];
-  return { inner, watch, seen, closed, open: () => watch.open({ message: (v) => seen.push(v), malformed: () => {}, closed: (r) => closed.push(r) }) };
+  return {
+    inner,
+    watch,
+    seen,
+    closed,
+    open: () => watch.open({ message: (v) => seen.push(v), malformed: () => {}, closed: (r) => closed.push(r) }),
+  };
 }
 
 afterEach(() => {

@@ -38,7 +38,8 @@ export function initializeTimeoutMs(value: string | undefined, env: NodeJS.Proce
   };
   if (value !== undefined) {
     const ms = parse(value);
-    if (ms === null) throw new Error(`the initialize timeout must be a positive whole number of milliseconds, not ${JSON.stringify(value)}`);
+    if (ms === null)
+      throw new Error(`the initialize timeout must be a positive whole number of milliseconds, not ${JSON.stringify(value)}`);
     return ms;
   }
   const fromEnv = env[INITIALIZE_TIMEOUT_ENV];
@@ -67,32 +68,39 @@ export class InitializeWatch implements Peer {
 
   open(sink: PeerSink): Promise<void> {
     this.timedOut = false;
-    return this.inner.open({
-      message: (value) => {
-        if (this.waiting !== null && isAnswerTo(value, this.waiting)) {
+    return this.inner
+      .open({
+        message: (value) => {
+          if (this.waiting !== null && isAnswerTo(value, this.waiting)) {
+            this.clear();
+            this.waiting = null;
+          } else if (this.timedOut && isAnswer(value)) {
+            return; // the late answer to the initialize that was already failed
+          }
+          if (!this.timedOut) sink.message(value);
+        },
+        malformed: (detail) => sink.malformed(detail),
+        closed: (reason, detail) => {
           this.clear();
-          this.waiting = null;
-        } else if (this.timedOut && isAnswer(value)) {
-          return; // the late answer to the initialize that was already failed
-        }
-        if (!this.timedOut) sink.message(value);
-      },
-      malformed: (detail) => sink.malformed(detail),
-      closed: (reason, detail) => {
-        this.clear();
-        sink.closed(reason, detail);
-      },
-      congested: sink.congested && ((congested) => sink.congested!(congested)),
-    }).then(() => {
-      this.sink = sink;
-    });
+          sink.closed(reason, detail);
+        },
+        congested: sink.congested && ((congested) => sink.congested!(congested)),
+      })
+      .then(() => {
+        this.sink = sink;
+      });
   }
 
   private sink: PeerSink | null = null;
 
   send(message: JsonRpcMessage): void {
     const m = message as { method?: unknown; id?: unknown };
-    if (m.method === Methods.initialize && (typeof m.id === "string" || typeof m.id === "number") && this.waiting === null && !this.timedOut) {
+    if (
+      m.method === Methods.initialize &&
+      (typeof m.id === "string" || typeof m.id === "number") &&
+      this.waiting === null &&
+      !this.timedOut
+    ) {
       this.waiting = m.id;
       this.timer = setTimeout(() => this.expire(), this.options.timeoutMs);
       this.timer.unref?.();
@@ -105,7 +113,9 @@ export class InitializeWatch implements Peer {
     if (this.waiting === null) return;
     this.timedOut = true;
     const setting = this.options.setBy ? ` (change it with ${this.options.setBy})` : "";
-    this.sink?.closed(`did not answer initialize within ${describeMs(this.options.timeoutMs)}${setting}; is it an ACP agent, and does it start without a terminal?`);
+    this.sink?.closed(
+      `did not answer initialize within ${describeMs(this.options.timeoutMs)}${setting}; is it an ACP agent, and does it start without a terminal?`,
+    );
   }
 
   private clear(): void {

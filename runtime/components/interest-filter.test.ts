@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { proxyWasm } from "../../test/helpers/paths.js";
-import { attachRaw } from "../protocol/raw-json.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
-import { sandboxFactory, type Isolation } from "../sandbox/sandbox-factory.js";
+import { attachRaw } from "../protocol/raw-json.js";
+import { type Isolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { FILTER_ID_PREFIX, INTEREST_FILTERS_ENV, InterestFilter, interestOf } from "./interest-filter.js";
 import { WasmProxyPeer } from "./wasm-proxy.js";
 
@@ -21,7 +21,11 @@ const msg = (m: Json): JsonRpcMessage => {
   const text = JSON.stringify(m);
   return attachRaw(JSON.parse(text), text);
 };
-const update = (kind: string, extra: Json = {}) => ({ jsonrpc: "2.0", method: "proxy/successor", params: { method: "session/update", params: { sessionId: "s", update: { sessionUpdate: kind, ...extra } } } });
+const update = (kind: string, extra: Json = {}) => ({
+  jsonrpc: "2.0",
+  method: "proxy/successor",
+  params: { method: "session/update", params: { sessionId: "s", update: { sessionUpdate: kind, ...extra } } },
+});
 const settle = () => new Promise((resolve) => setTimeout(resolve, 30));
 
 /** A proxy peer over `proxies/dist/<name>.wasm`, its output collected; `filters: false` forces its filter off. */
@@ -81,7 +85,12 @@ async function conversation(filters: boolean, isolation: Isolation): Promise<Jso
   send({ jsonrpc: "2.0", method: "_ext/hello", params: { n: 1.5 } });
   send(update("agent_message_chunk", { content: { type: "text", text: "hi" } }));
   send(update("tool_call", { toolCallId: "t", title: "x" }));
-  send({ jsonrpc: "2.0", id: 107, method: "proxy/successor", params: { method: "session/request_permission", params: { sessionId: "s", options: [] } } });
+  send({
+    jsonrpc: "2.0",
+    id: 107,
+    method: "proxy/successor",
+    params: { method: "session/request_permission", params: { sessionId: "s", options: [] } },
+  });
   send({ jsonrpc: "2.0", id: 108, method: "proxy/successor", params: { method: "fs/read_text_file", params: { path: "/a" } } });
   await settle();
   const newId = mintedBy(2); // session/new, forwarded to the successor
@@ -136,11 +145,20 @@ describe("interest filter: a proxy that watches nothing", () => {
     const filter = new InterestFilter(interestOf({ watches: {} }, {})!);
     const prompt = filter.pass(msg({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: {} })) as Json;
     const scoped = filter.pass(
-      msg({ jsonrpc: "2.0", id: 4, method: "proxy/successor", params: { method: "elicitation/create", params: { requestId: prompt.id, message: "?" } } }),
+      msg({
+        jsonrpc: "2.0",
+        id: 4,
+        method: "proxy/successor",
+        params: { method: "elicitation/create", params: { requestId: prompt.id, message: "?" } },
+      }),
     ) as Json;
     expect(scoped.params.requestId).toBe(3);
     expect(scoped.id).toMatch(FILTER_ID_PREFIX);
-    expect(filter.pass(msg({ jsonrpc: "2.0", id: 5, method: "proxy/successor", params: { method: "elicitation/create", params: { requestId: 1 } } }))).toBeNull();
+    expect(
+      filter.pass(
+        msg({ jsonrpc: "2.0", id: 5, method: "proxy/successor", params: { method: "elicitation/create", params: { requestId: 1 } } }),
+      ),
+    ).toBeNull();
   });
 });
 
@@ -155,7 +173,9 @@ describe("interest filter: order", () => {
       }
       for (let waited = 0; out.length < 400 && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
       await peer.close();
-      const seen = out.map((m) => (m.params.update.sessionUpdate === "tool_call" ? m.params.update.toolCallId : m.params.update.content.text));
+      const seen = out.map((m) =>
+        m.params.update.sessionUpdate === "tool_call" ? m.params.update.toolCallId : m.params.update.content.text,
+      );
       expect(seen).toEqual(Array.from({ length: 200 }, (_, i) => [`>c${i}`, `t${i}`]).flat());
     });
   }

@@ -25,10 +25,10 @@
  * A guest that mints colliding ids only confuses its own traffic: the conductor keeps every hop's
  * ids apart.
  */
-import { idKey, paramsObject, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification } from "../protocol/json-rpc.js";
+import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, paramsObject } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { withMember } from "../protocol/raw-json.js";
-import { isRequest, unwrap, wrap, type Call } from "../routing/envelope.js";
+import { type Call, isRequest, unwrap, wrap } from "../routing/envelope.js";
 import type { Manifest } from "../sandbox/manifest.js";
 
 /** Environment switch: `off` makes every proxy see every message, whatever its manifest says. */

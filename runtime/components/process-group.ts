@@ -21,7 +21,7 @@
  * and Windows, which has no process groups (there the direct child alone is signalled).
  * Set `CORDON_WATCHDOG=0` to start no watchdog.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
 /** Whether this platform has process groups we can signal. */

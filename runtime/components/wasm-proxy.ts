@@ -5,15 +5,16 @@
  * its interest filter passes on in its place, in order (`interest-filter.ts`). Output that is not
  * a JSON object is a fault: the proxy is stopped rather than trusted to be making sense.
  */
-import { loadComponent, type LoadOptions } from "../sandbox/component-loader.js";
-import { configProblems } from "../sandbox/manifest.js";
-import { InterestFilter, interestOf } from "./interest-filter.js";
+
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
 import { attachRaw, serialize } from "../protocol/raw-json.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
+import { type LoadOptions, loadComponent } from "../sandbox/component-loader.js";
+import { configProblems } from "../sandbox/manifest.js";
 import { DEFAULT_LIMITS, type ProxySandbox, type SandboxLimits } from "../sandbox/sandbox.js";
-import { sandboxFactory, type SandboxFactory } from "../sandbox/sandbox-factory.js";
+import { type SandboxFactory, sandboxFactory } from "../sandbox/sandbox-factory.js";
+import { InterestFilter, interestOf } from "./interest-filter.js";
 
 export interface WasmProxySpec {
   /** Name in the chain (logs, errors, the configure notification). */
@@ -62,7 +63,9 @@ export class WasmProxyPeer implements Peer {
     }
     const missing = (component.manifest?.grants ?? []).filter((g) => !(this.spec.grants ?? []).includes(g));
     if (missing.length > 0) {
-      this.loadOptions.warn?.(`${this.label} asks for ${missing.join(", ")}, which the chain config does not grant; those requests will be refused`);
+      this.loadOptions.warn?.(
+        `${this.label} asks for ${missing.join(", ")}, which the chain config does not grant; those requests will be refused`,
+      );
     }
     const sandbox = this.createSandbox(component, { ...DEFAULT_LIMITS, ...this.spec.limits }, this.spec.grants ?? []);
     this.sandbox = sandbox;
@@ -95,7 +98,12 @@ export class WasmProxyPeer implements Peer {
         },
         congested: (congested) => sink.congested?.(congested),
         failed: (failure) =>
-          fail(failure.kind === "timeout" || failure.kind === "budget" ? `was stopped: ${failure.message}` : `failed (${failure.kind}): ${failure.message}`, failure.kind),
+          fail(
+            failure.kind === "timeout" || failure.kind === "budget"
+              ? `was stopped: ${failure.message}`
+              : `failed (${failure.kind}): ${failure.message}`,
+            failure.kind,
+          ),
       })
       .catch((error: Error) => {
         throw new Error(`${this.label} (${this.spec.path}) failed to start: ${error.message}`);

@@ -1,13 +1,28 @@
 import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { describe, expect, it } from "vitest";
-import { checkConfigValue, checkMode, checkPromptContent, clientCapabilities, offerMcpServers, requireSessionMethod } from "./capabilities.js";
+import {
+  checkConfigValue,
+  checkMode,
+  checkPromptContent,
+  clientCapabilities,
+  offerMcpServers,
+  requireSessionMethod,
+} from "./capabilities.js";
 import { InvalidRequestError, UnsupportedError } from "./errors.js";
 
 describe("client capabilities", () => {
   it("declares fs and terminal only for what is implemented", () => {
     expect(clientCapabilities(undefined, undefined)).toMatchObject({ fs: { readTextFile: false, writeTextFile: false }, terminal: false });
-    expect(clientCapabilities({ readTextFile: () => ({ content: "" }) }, undefined)).toMatchObject({ fs: { readTextFile: true, writeTextFile: false } });
-    const terminal = { create: () => ({ terminalId: "t" }), output: () => ({ output: "", truncated: false }), waitForExit: () => ({}), kill: () => {}, release: () => {} };
+    expect(clientCapabilities({ readTextFile: () => ({ content: "" }) }, undefined)).toMatchObject({
+      fs: { readTextFile: true, writeTextFile: false },
+    });
+    const terminal = {
+      create: () => ({ terminalId: "t" }),
+      output: () => ({ output: "", truncated: false }),
+      waitForExit: () => ({}),
+      kill: () => {},
+      release: () => {},
+    };
     expect(clientCapabilities(undefined, terminal).terminal).toBe(true);
   });
 });
@@ -15,11 +30,30 @@ describe("client capabilities", () => {
 describe("the agent's capabilities", () => {
   it("gate the session methods", () => {
     const none: acp.AgentCapabilities = {};
-    for (const m of ["loadSession", "listSessions", "resumeSession", "forkSession", "closeSession", "deleteSession", "additionalDirectories"] as const) {
+    for (const m of [
+      "loadSession",
+      "listSessions",
+      "resumeSession",
+      "forkSession",
+      "closeSession",
+      "deleteSession",
+      "additionalDirectories",
+    ] as const) {
       expect(() => requireSessionMethod(none, m)).toThrow(UnsupportedError);
     }
-    const all: acp.AgentCapabilities = { loadSession: true, sessionCapabilities: { list: {}, resume: {}, fork: {}, close: {}, delete: {}, additionalDirectories: {} } };
-    for (const m of ["loadSession", "listSessions", "resumeSession", "forkSession", "closeSession", "deleteSession", "additionalDirectories"] as const) {
+    const all: acp.AgentCapabilities = {
+      loadSession: true,
+      sessionCapabilities: { list: {}, resume: {}, fork: {}, close: {}, delete: {}, additionalDirectories: {} },
+    };
+    for (const m of [
+      "loadSession",
+      "listSessions",
+      "resumeSession",
+      "forkSession",
+      "closeSession",
+      "deleteSession",
+      "additionalDirectories",
+    ] as const) {
       expect(() => requireSessionMethod(all, m)).not.toThrow();
     }
     try {
@@ -31,8 +65,25 @@ describe("the agent's capabilities", () => {
 
   it("gate prompt content, naming the block and the capability", () => {
     const caps: acp.AgentCapabilities = { promptCapabilities: { image: true } };
-    expect(() => checkPromptContent([{ type: "text", text: "x" }, { type: "resource_link", name: "n", uri: "file:///x" }, { type: "image", data: "", mimeType: "image/png" }], caps)).not.toThrow();
-    expect(() => checkPromptContent([{ type: "text", text: "x" }, { type: "audio", data: "", mimeType: "audio/wav" }], caps)).toThrow(/prompt block 1 is audio.*promptCapabilities.audio/);
+    expect(() =>
+      checkPromptContent(
+        [
+          { type: "text", text: "x" },
+          { type: "resource_link", name: "n", uri: "file:///x" },
+          { type: "image", data: "", mimeType: "image/png" },
+        ],
+        caps,
+      ),
+    ).not.toThrow();
+    expect(() =>
+      checkPromptContent(
+        [
+          { type: "text", text: "x" },
+          { type: "audio", data: "", mimeType: "audio/wav" },
+        ],
+        caps,
+      ),
+    ).toThrow(/prompt block 1 is audio.*promptCapabilities.audio/);
     expect(() => checkPromptContent([{ type: "resource", resource: { uri: "file:///x", text: "t" } }], caps)).toThrow(/embeddedContext/);
   });
 
@@ -51,10 +102,40 @@ describe("the agent's capabilities", () => {
 });
 
 describe("session controls", () => {
-  const modes: acp.SessionModeState = { currentModeId: "ask", availableModes: [{ id: "ask", name: "Ask" }, { id: "code", name: "Code" }] };
+  const modes: acp.SessionModeState = {
+    currentModeId: "ask",
+    availableModes: [
+      { id: "ask", name: "Ask" },
+      { id: "code", name: "Code" },
+    ],
+  };
   const options: acp.SessionConfigOption[] = [
-    { id: "verbosity", name: "Verbosity", type: "select", currentValue: "normal", options: [{ value: "low", name: "Low" }, { value: "normal", name: "Normal" }] },
-    { id: "model", name: "Model", type: "select", currentValue: "a", options: [{ group: "g", name: "G", options: [{ value: "a", name: "A" }, { value: "b", name: "B" }] }] },
+    {
+      id: "verbosity",
+      name: "Verbosity",
+      type: "select",
+      currentValue: "normal",
+      options: [
+        { value: "low", name: "Low" },
+        { value: "normal", name: "Normal" },
+      ],
+    },
+    {
+      id: "model",
+      name: "Model",
+      type: "select",
+      currentValue: "a",
+      options: [
+        {
+          group: "g",
+          name: "G",
+          options: [
+            { value: "a", name: "A" },
+            { value: "b", name: "B" },
+          ],
+        },
+      ],
+    },
     { id: "tools", name: "Tools", type: "boolean", currentValue: true },
   ];
 

@@ -45,15 +45,42 @@ export function clientCapabilities(fs: FileSystemHandlers | undefined, terminal:
 }
 
 /** The session methods whose use depends on the agent's capabilities. */
-export type SessionMethod = "loadSession" | "listSessions" | "resumeSession" | "forkSession" | "closeSession" | "deleteSession" | "additionalDirectories";
+export type SessionMethod =
+  | "loadSession"
+  | "listSessions"
+  | "resumeSession"
+  | "forkSession"
+  | "closeSession"
+  | "deleteSession"
+  | "additionalDirectories";
 
 const SESSION_METHODS: Record<SessionMethod, { wire: string; capability: string; has: (c: acp.AgentCapabilities) => boolean }> = {
   loadSession: { wire: "session/load", capability: "agentCapabilities.loadSession", has: (c) => c.loadSession === true },
-  listSessions: { wire: "session/list", capability: "agentCapabilities.sessionCapabilities.list", has: (c) => present(c.sessionCapabilities?.list) },
-  resumeSession: { wire: "session/resume", capability: "agentCapabilities.sessionCapabilities.resume", has: (c) => present(c.sessionCapabilities?.resume) },
-  forkSession: { wire: "session/fork", capability: "agentCapabilities.sessionCapabilities.fork", has: (c) => present(c.sessionCapabilities?.fork) },
-  closeSession: { wire: "session/close", capability: "agentCapabilities.sessionCapabilities.close", has: (c) => present(c.sessionCapabilities?.close) },
-  deleteSession: { wire: "session/delete", capability: "agentCapabilities.sessionCapabilities.delete", has: (c) => present(c.sessionCapabilities?.delete) },
+  listSessions: {
+    wire: "session/list",
+    capability: "agentCapabilities.sessionCapabilities.list",
+    has: (c) => present(c.sessionCapabilities?.list),
+  },
+  resumeSession: {
+    wire: "session/resume",
+    capability: "agentCapabilities.sessionCapabilities.resume",
+    has: (c) => present(c.sessionCapabilities?.resume),
+  },
+  forkSession: {
+    wire: "session/fork",
+    capability: "agentCapabilities.sessionCapabilities.fork",
+    has: (c) => present(c.sessionCapabilities?.fork),
+  },
+  closeSession: {
+    wire: "session/close",
+    capability: "agentCapabilities.sessionCapabilities.close",
+    has: (c) => present(c.sessionCapabilities?.close),
+  },
+  deleteSession: {
+    wire: "session/delete",
+    capability: "agentCapabilities.sessionCapabilities.delete",
+    has: (c) => present(c.sessionCapabilities?.delete),
+  },
   additionalDirectories: {
     wire: "additionalDirectories",
     capability: "agentCapabilities.sessionCapabilities.additionalDirectories",
@@ -74,7 +101,10 @@ export function requireSessionMethod(caps: acp.AgentCapabilities, method: Sessio
   const spec = SESSION_METHODS[method];
   if (spec.has(caps)) return;
   const what = method === "additionalDirectories" ? "additional directories for a session" : `${method} (${spec.wire})`;
-  throw new UnsupportedError(`the agent does not support ${what}: it did not advertise ${spec.capability}; nothing was sent`, spec.capability);
+  throw new UnsupportedError(
+    `the agent does not support ${what}: it did not advertise ${spec.capability}; nothing was sent`,
+    spec.capability,
+  );
 }
 
 const GATED: Record<string, { capability: keyof acp.PromptCapabilities; what: string }> = {
@@ -98,7 +128,8 @@ export function checkPromptContent(blocks: acp.ContentBlock[], caps: acp.AgentCa
 }
 
 /** The MCP transport of a server declaration (`stdio` when it has no `type`). */
-export const mcpTransport = (server: acp.McpServer): string => ("type" in server && typeof server.type === "string" ? server.type : "stdio");
+export const mcpTransport = (server: acp.McpServer): string =>
+  "type" in server && typeof server.type === "string" ? server.type : "stdio";
 
 /** Whether the agent (as the chain presents it) accepts MCP servers over `transport`. */
 export function acceptsMcpTransport(caps: acp.AgentCapabilities, transport: string): boolean {
@@ -169,7 +200,10 @@ export function checkConfigValue(
     throw new InvalidRequestError(`unknown config option ${JSON.stringify(configId)}: the session announced ${known}; nothing was sent`);
   }
   if (option.type === "boolean") {
-    if (typeof value !== "boolean") throw new InvalidRequestError(`config option ${JSON.stringify(configId)} is a boolean; ${JSON.stringify(value)} is not; nothing was sent`);
+    if (typeof value !== "boolean")
+      throw new InvalidRequestError(
+        `config option ${JSON.stringify(configId)} is a boolean; ${JSON.stringify(value)} is not; nothing was sent`,
+      );
     return { sessionId, configId, type: "boolean", value };
   }
   if (option.type === "select") {
@@ -181,5 +215,8 @@ export function checkConfigValue(
     }
     return { sessionId, configId, value };
   }
-  throw new UnsupportedError(`config option ${JSON.stringify(configId)} has a type this client does not know (${JSON.stringify((option as { type?: unknown }).type)}); nothing was sent`, "session.configOptions");
+  throw new UnsupportedError(
+    `config option ${JSON.stringify(configId)} has a type this client does not know (${JSON.stringify((option as { type?: unknown }).type)}); nothing was sent`,
+    "session.configOptions",
+  );
 }

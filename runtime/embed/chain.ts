@@ -8,15 +8,22 @@
  * would see them; `connect` (client.ts) builds the typed client on it.
  */
 import { isAbsolute, resolve } from "node:path";
+import {
+  type ChainConfig,
+  isNativeProxy,
+  type NativeProxyEntry,
+  parseChainConfig,
+  readChainConfig,
+  type WasmProxyEntry,
+} from "../cli/chain-config.js";
 import { buildProxies, proxyOptions } from "../cli/run.js";
-import { isNativeProxy, parseChainConfig, readChainConfig, type ChainConfig, type NativeProxyEntry, type WasmProxyEntry } from "../cli/chain-config.js";
-import { createLogger, parseLevel, type Level, type Logger } from "../log.js";
+import { ChildProcessPeer } from "../components/child-process.js";
+import { createLogger, type Level, type Logger, parseLevel } from "../log.js";
 import { McpBridgePeer } from "../mcp/bridge.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { Conductor } from "../routing/conductor.js";
 import { TraceFile } from "../routing/trace.js";
 import { defaultIsolation, type Isolation } from "../sandbox/sandbox-factory.js";
-import { ChildProcessPeer } from "../components/child-process.js";
 import { InMemoryClientPeer } from "./client-peer.js";
 
 /** A WASM proxy entry as written in a config (`grants` may be left out). */
@@ -137,7 +144,11 @@ export async function startChain(options: ChainOptions & { onMessage(message: Js
   const agent = new ChildProcessPeer(
     { command: config.agent.command, args: config.agent.args, env: config.agent.env, cwd: config.agent.cwd },
     "agent",
-    stderr === "inherit" ? (chunk) => process.stderr.write(chunk) : stderr === "ignore" ? () => {} : (chunk) => stderr(chunk.toString("utf8")),
+    stderr === "inherit"
+      ? (chunk) => process.stderr.write(chunk)
+      : stderr === "ignore"
+        ? () => {}
+        : (chunk) => stderr(chunk.toString("utf8")),
   );
 
   let resolveExit!: (exit: ChainExit) => void;

@@ -16,20 +16,20 @@
 import { isAbsolute } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { ErrorCodes, type JsonRpcMessage } from "../protocol/json-rpc.js";
-import { startChain, type ChainExit, type ChainOptions, type RunningChain } from "./chain.js";
 import {
   acceptsMcpTransport,
   clientCapabilities,
+  type FileSystemHandlers,
   offerMcpServers,
   requireSessionMethod,
   supports,
-  type FileSystemHandlers,
   type TerminalHandlers,
 } from "./capabilities.js";
+import { type ChainExit, type ChainOptions, type RunningChain, startChain } from "./chain.js";
 import { AbortError, AgentError, ChainStartError, ConnectionClosedError, InvalidRequestError } from "./errors.js";
 import { decide, type PermissionPolicy } from "./permissions.js";
-import { ToolCallTracker, toEvent, type PromptEvent } from "./prompt-stream.js";
-import { RpcEndpoint, RpcError, type RequestOptions } from "./rpc.js";
+import { type PromptEvent, ToolCallTracker, toEvent } from "./prompt-stream.js";
+import { type RequestOptions, RpcEndpoint, RpcError } from "./rpc.js";
 import { Session, type SessionHost } from "./session.js";
 
 /** Everything {@link connect} takes: the chain (see {@link ChainOptions}) and the client's side of the contract. */
@@ -103,7 +103,8 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
   } catch (error) {
     await connection.close();
     // The conductor answers the first request this way when a component failed to start (conductor.ts, fromClientCall).
-    if (error instanceof AgentError && error.rpcMessage.startsWith("Cordon could not start the chain")) throw new ChainStartError(error.rpcMessage);
+    if (error instanceof AgentError && error.rpcMessage.startsWith("Cordon could not start the chain"))
+      throw new ChainStartError(error.rpcMessage);
     throw error;
   }
   return connection;
@@ -131,7 +132,11 @@ export class Connection implements SessionHost {
       notification: (method, params) => this.handleNotification(method, params),
     });
     this.closed = chain.exited.then((exit) => {
-      this.rpc.close(new ConnectionClosedError(exit.code === 0 ? "the connection is closed" : `the chain ended (code ${exit.code}): the agent exited or could not start`));
+      this.rpc.close(
+        new ConnectionClosedError(
+          exit.code === 0 ? "the connection is closed" : `the chain ended (code ${exit.code}): the agent exited or could not start`,
+        ),
+      );
       for (const session of this.sessions.values()) session.markClosed();
       return exit;
     });
@@ -199,7 +204,12 @@ export class Connection implements SessionHost {
       deleteSession: supports(caps, "deleteSession"),
       additionalDirectories: supports(caps, "additionalDirectories"),
       prompt: { image: prompt.image === true, audio: prompt.audio === true, embeddedContext: prompt.embeddedContext === true },
-      mcp: { stdio: true, http: acceptsMcpTransport(caps, "http"), sse: acceptsMcpTransport(caps, "sse"), acp: acceptsMcpTransport(caps, "acp") },
+      mcp: {
+        stdio: true,
+        http: acceptsMcpTransport(caps, "http"),
+        sse: acceptsMcpTransport(caps, "sse"),
+        acp: acceptsMcpTransport(caps, "acp"),
+      },
     };
   }
 
@@ -212,7 +222,9 @@ export class Connection implements SessionHost {
   async authenticate(methodId: string, options: RequestOptions = {}): Promise<void> {
     this.ensureOpen();
     if (!this.authMethods.some((m) => m.id === methodId)) {
-      throw new InvalidRequestError(`unknown authentication method ${JSON.stringify(methodId)}: the agent offers ${this.authMethods.map((m) => JSON.stringify(m.id)).join(", ") || "none"}; nothing was sent`);
+      throw new InvalidRequestError(
+        `unknown authentication method ${JSON.stringify(methodId)}: the agent offers ${this.authMethods.map((m) => JSON.stringify(m.id)).join(", ") || "none"}; nothing was sent`,
+      );
     }
     await this.rpc.request("authenticate", { methodId }, options);
   }
@@ -222,7 +234,11 @@ export class Connection implements SessionHost {
     const setup = this.setupParams(options, process.cwd());
     return this.rpc.request<acp.NewSessionResponse, Session>("session/new", setup.params, {
       signal: options.signal,
-      onResult: (result) => this.register(new Session(this, { ...setup.session, sessionId: result.sessionId, modes: result.modes, configOptions: result.configOptions }), result),
+      onResult: (result) =>
+        this.register(
+          new Session(this, { ...setup.session, sessionId: result.sessionId, modes: result.modes, configOptions: result.configOptions }),
+          result,
+        ),
     });
   }
 
@@ -248,16 +264,25 @@ export class Connection implements SessionHost {
   async forkSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
     requireSessionMethod(this.agentCapabilities, "forkSession");
     const setup = this.setupParams(options, this.sessions.get(sessionId)?.cwd ?? process.cwd());
-    return this.rpc.request<acp.ForkSessionResponse, Session>("session/fork", { ...setup.params, sessionId }, {
-      signal: options.signal,
-      onResult: (result) => this.register(new Session(this, { ...setup.session, sessionId: result.sessionId, modes: result.modes, configOptions: result.configOptions }), result),
-    });
+    return this.rpc.request<acp.ForkSessionResponse, Session>(
+      "session/fork",
+      { ...setup.params, sessionId },
+      {
+        signal: options.signal,
+        onResult: (result) =>
+          this.register(
+            new Session(this, { ...setup.session, sessionId: result.sessionId, modes: result.modes, configOptions: result.configOptions }),
+            result,
+          ),
+      },
+    );
   }
 
   /** One page of the agent's stored sessions (`session/list`; needs `sessionCapabilities.list`). */
   async listSessions(options: { cwd?: string; cursor?: string; signal?: AbortSignal } = {}): Promise<acp.ListSessionsResponse> {
     requireSessionMethod(this.agentCapabilities, "listSessions");
-    if (options.cwd !== undefined && !isAbsolute(options.cwd)) throw new InvalidRequestError(`cwd must be an absolute path, not ${JSON.stringify(options.cwd)}; nothing was sent`);
+    if (options.cwd !== undefined && !isAbsolute(options.cwd))
+      throw new InvalidRequestError(`cwd must be an absolute path, not ${JSON.stringify(options.cwd)}; nothing was sent`);
     this.ensureOpen();
     const params: acp.ListSessionsRequest = {};
     if (options.cwd !== undefined) params.cwd = options.cwd;
@@ -329,7 +354,8 @@ export class Connection implements SessionHost {
 
   /** @internal */
   ensureOpen(): void {
-    if (this.closing || this.rpc.closed) throw new ConnectionClosedError(this.closing ? "the connection was closed" : "the chain has ended");
+    if (this.closing || this.rpc.closed)
+      throw new ConnectionClosedError(this.closing ? "the connection was closed" : "the chain has ended");
   }
 
   /** @internal */
@@ -347,7 +373,8 @@ export class Connection implements SessionHost {
     if (options.additionalDirectories !== undefined) {
       requireSessionMethod(this.agentCapabilities, "additionalDirectories");
       const relative = options.additionalDirectories.find((d) => !isAbsolute(d));
-      if (relative !== undefined) throw new InvalidRequestError(`additional directories must be absolute paths, not ${JSON.stringify(relative)}; nothing was sent`);
+      if (relative !== undefined)
+        throw new InvalidRequestError(`additional directories must be absolute paths, not ${JSON.stringify(relative)}; nothing was sent`);
       params.additionalDirectories = options.additionalDirectories;
     }
     const { offered, omitted } = offerMcpServers(options.mcpServers ?? [], this.agentCapabilities, options.onUnsupportedMcp ?? "omit");
@@ -363,10 +390,14 @@ export class Connection implements SessionHost {
     const session = new Session(this, { ...setup.session, sessionId });
     this.sessions.set(sessionId, session);
     try {
-      return await this.rpc.request<acp.LoadSessionResponse | null, Session>(method, { ...setup.params, sessionId }, {
-        signal: options.signal,
-        onResult: (result) => this.register(session, result),
-      });
+      return await this.rpc.request<acp.LoadSessionResponse | null, Session>(
+        method,
+        { ...setup.params, sessionId },
+        {
+          signal: options.signal,
+          onResult: (result) => this.register(session, result),
+        },
+      );
     } catch (error) {
       if (this.sessions.get(sessionId) === session) {
         if (previous) this.sessions.set(sessionId, previous);
@@ -376,7 +407,10 @@ export class Connection implements SessionHost {
     }
   }
 
-  private register(session: Session, result: { modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null } | null): Session {
+  private register(
+    session: Session,
+    result: { modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null } | null,
+  ): Session {
     const previous = this.sessions.get(session.id);
     if (previous && previous !== session) previous.markClosed();
     this.sessions.set(session.id, session);
@@ -453,11 +487,19 @@ export class Connection implements SessionHost {
     const session = this.sessions.get(request?.sessionId);
     const options = Array.isArray(request?.options) ? request.options : [];
     const signal = anySignal([withdrawn, session?.turnSignal]);
-    const toolCall = session ? session.previewToolCall(request.toolCall) : new ToolCallTracker().preview((request?.toolCall ?? {}) as Record<string, unknown>);
+    const toolCall = session
+      ? session.previewToolCall(request.toolCall)
+      : new ToolCallTracker().preview((request?.toolCall ?? {}) as Record<string, unknown>);
     const resolved = await decide(this.policy, { sessionId: request?.sessionId, toolCall, options, raw: request, signal }, (error) =>
       this.chain.log.warn(`the permission callback threw (${(error as Error)?.message ?? error}); answered as deny`),
     );
-    session?.emit({ type: "permission", toolCall, options, outcome: resolved.outcome, ...(resolved.optionId ? { optionId: resolved.optionId } : {}) });
+    session?.emit({
+      type: "permission",
+      toolCall,
+      options,
+      outcome: resolved.outcome,
+      ...(resolved.optionId ? { optionId: resolved.optionId } : {}),
+    });
     return resolved.response;
   }
 }

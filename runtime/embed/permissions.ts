@@ -83,10 +83,16 @@ export function resolveDecision(decision: PermissionDecision, options: acp.Permi
 }
 
 /** Asks `policy` and resolves its decision; a withdrawn request, or a callback that throws, is never an allow. */
-export async function decide(policy: PermissionPolicy, request: PermissionRequest, onError?: (error: unknown) => void): Promise<ResolvedPermission> {
+export async function decide(
+  policy: PermissionPolicy,
+  request: PermissionRequest,
+  onError?: (error: unknown) => void,
+): Promise<ResolvedPermission> {
   if (request.signal.aborted) return CANCELLED;
   if (policy === "allow" || policy === "deny") return resolveDecision(policy, request.options);
-  const withdrawn = new Promise<ResolvedPermission>((resolve) => request.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true }));
+  const withdrawn = new Promise<ResolvedPermission>((resolve) =>
+    request.signal.addEventListener("abort", () => resolve(CANCELLED), { once: true }),
+  );
   const decided = (async () => {
     try {
       return resolveDecision(await policy(request), request.options);

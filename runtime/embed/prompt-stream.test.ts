@@ -4,16 +4,29 @@ import { PromptRun, ToolCallTracker, toEvent } from "./prompt-stream.js";
 describe("toEvent", () => {
   it("maps each v1 update kind to its typed event", () => {
     const t = new ToolCallTracker();
-    expect(toEvent({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" }, messageId: "m1" }, t)).toEqual({ type: "text", text: "hi", messageId: "m1" });
+    expect(toEvent({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" }, messageId: "m1" }, t)).toEqual({
+      type: "text",
+      text: "hi",
+      messageId: "m1",
+    });
     const image = { type: "image", data: "AA==", mimeType: "image/png" };
     expect(toEvent({ sessionUpdate: "agent_message_chunk", content: image }, t)).toEqual({ type: "message", content: image });
-    expect(toEvent({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hmm" } }, t)).toMatchObject({ type: "thought", text: "hmm" });
-    expect(toEvent({ sessionUpdate: "user_message_chunk", content: { type: "text", text: "q" } }, t)).toEqual({ type: "user", content: { type: "text", text: "q" } });
+    expect(toEvent({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hmm" } }, t)).toMatchObject({
+      type: "thought",
+      text: "hmm",
+    });
+    expect(toEvent({ sessionUpdate: "user_message_chunk", content: { type: "text", text: "q" } }, t)).toEqual({
+      type: "user",
+      content: { type: "text", text: "q" },
+    });
     const entries = [{ content: "a", priority: "high", status: "pending" }];
     expect(toEvent({ sessionUpdate: "plan", entries }, t)).toEqual({ type: "plan", entries });
     expect(toEvent({ sessionUpdate: "current_mode_update", currentModeId: "code" }, t)).toEqual({ type: "mode", modeId: "code" });
     expect(toEvent({ sessionUpdate: "config_option_update", configOptions: [] }, t)).toEqual({ type: "config", configOptions: [] });
-    expect(toEvent({ sessionUpdate: "available_commands_update", availableCommands: [{ name: "x", description: "y" }] }, t)).toEqual({ type: "commands", commands: [{ name: "x", description: "y" }] });
+    expect(toEvent({ sessionUpdate: "available_commands_update", availableCommands: [{ name: "x", description: "y" }] }, t)).toEqual({
+      type: "commands",
+      commands: [{ name: "x", description: "y" }],
+    });
     expect(toEvent({ sessionUpdate: "session_info_update", title: "T" }, t)).toEqual({ type: "session_info", title: "T" });
   });
 
@@ -40,8 +53,22 @@ describe("toEvent", () => {
 
   it("correlates tool-call updates by id: fields present replace, absent ones stay", () => {
     const t = new ToolCallTracker();
-    const first = toEvent({ sessionUpdate: "tool_call", toolCallId: "a", title: "Edit f", kind: "edit", status: "pending", locations: [{ path: "/w/f", line: 3 }] }, t);
-    expect(first).toMatchObject({ type: "tool_call", toolCallId: "a", call: { title: "Edit f", kind: "edit", status: "pending", locations: [{ path: "/w/f", line: 3 }] } });
+    const first = toEvent(
+      {
+        sessionUpdate: "tool_call",
+        toolCallId: "a",
+        title: "Edit f",
+        kind: "edit",
+        status: "pending",
+        locations: [{ path: "/w/f", line: 3 }],
+      },
+      t,
+    );
+    expect(first).toMatchObject({
+      type: "tool_call",
+      toolCallId: "a",
+      call: { title: "Edit f", kind: "edit", status: "pending", locations: [{ path: "/w/f", line: 3 }] },
+    });
     toEvent({ sessionUpdate: "tool_call", toolCallId: "b", title: "Other" }, t);
     const update = toEvent(
       {
@@ -60,7 +87,15 @@ describe("toEvent", () => {
     expect(update).toMatchObject({
       type: "tool_call_update",
       toolCallId: "a",
-      call: { title: "Edit f", kind: "edit", status: "completed", text: "line 1\nline 2", diffs: [{ path: "/w/f", oldText: "x", newText: "y" }], terminalIds: ["t1"], locations: [{ path: "/w/f", line: 3 }] },
+      call: {
+        title: "Edit f",
+        kind: "edit",
+        status: "completed",
+        text: "line 1\nline 2",
+        diffs: [{ path: "/w/f", oldText: "x", newText: "y" }],
+        terminalIds: ["t1"],
+        locations: [{ path: "/w/f", line: 3 }],
+      },
       update: { status: "completed" },
     });
     expect(t.get("b")?.title).toBe("Other");

@@ -141,7 +141,13 @@ function emptyCall(toolCallId: string): ToolCallView {
 }
 
 function snapshot(call: ToolCallView): ToolCallView {
-  return { ...call, diffs: [...call.diffs], terminalIds: [...call.terminalIds], locations: [...call.locations], content: [...call.content] };
+  return {
+    ...call,
+    diffs: [...call.diffs],
+    terminalIds: [...call.terminalIds],
+    locations: [...call.locations],
+    content: [...call.content],
+  };
 }
 
 /** ACP's update rule: a field present replaces the old value; `content` and `locations` are replaced whole. */
@@ -151,12 +157,15 @@ function merge(call: ToolCallView, report: Json): void {
   if (isString(report.status)) call.status = report.status as acp.ToolCallStatus;
   if ("rawInput" in report) call.rawInput = report.rawInput;
   if ("rawOutput" in report) call.rawOutput = report.rawOutput;
-  if (Array.isArray(report.locations)) call.locations = report.locations.filter((l): l is acp.ToolCallLocation => isObject(l) && isString(l.path));
+  if (Array.isArray(report.locations))
+    call.locations = report.locations.filter((l): l is acp.ToolCallLocation => isObject(l) && isString(l.path));
   if (Array.isArray(report.content)) {
     const content = report.content.filter(isObject) as acp.ToolCallContent[];
     call.content = content;
     call.text = content
-      .flatMap((c) => (c.type === "content" && isObject(c.content) && c.content.type === "text" && isString(c.content.text) ? [c.content.text] : []))
+      .flatMap((c) =>
+        c.type === "content" && isObject(c.content) && c.content.type === "text" && isString(c.content.text) ? [c.content.text] : [],
+      )
       .join("\n");
     call.diffs = content.filter((c): c is acp.Diff & { type: "diff" } => c.type === "diff" && isString(c.path) && isString(c.newText));
     call.terminalIds = content.flatMap((c) => (c.type === "terminal" && isString(c.terminalId) ? [c.terminalId] : []));
@@ -168,7 +177,8 @@ function merge(call: ToolCallView, report: Json): void {
  * `tools`. Anything not in the shape ACP v1 gives it becomes a `raw` event.
  */
 export function toEvent(update: unknown, tools: ToolCallTracker): PromptEvent {
-  if (!isObject(update) || !isString(update.sessionUpdate)) return { type: "raw", sessionUpdate: "", update: isObject(update) ? update : { value: update } };
+  if (!isObject(update) || !isString(update.sessionUpdate))
+    return { type: "raw", sessionUpdate: "", update: isObject(update) ? update : { value: update } };
   const u = update;
   const raw = (): PromptEvent => ({ type: "raw", sessionUpdate: u.sessionUpdate as string, update: u });
   const messageId = isString(u.messageId) ? { messageId: u.messageId } : {};
@@ -189,10 +199,18 @@ export function toEvent(update: unknown, tools: ToolCallTracker): PromptEvent {
       return isString(u.toolCallId) ? { type: "tool_call", toolCallId: u.toolCallId, call: tools.apply(u, true) } : raw();
     case "tool_call_update":
       if (!isString(u.toolCallId)) return raw();
-      return { type: "tool_call_update", toolCallId: u.toolCallId, call: tools.apply(u, false), update: u as unknown as acp.ToolCallUpdate };
+      return {
+        type: "tool_call_update",
+        toolCallId: u.toolCallId,
+        call: tools.apply(u, false),
+        update: u as unknown as acp.ToolCallUpdate,
+      };
     case "usage_update": {
       if (typeof u.used !== "number" || typeof u.size !== "number") return raw();
-      const cost = isObject(u.cost) && typeof u.cost.amount === "number" && isString(u.cost.currency) ? { cost: { amount: u.cost.amount, currency: u.cost.currency } } : {};
+      const cost =
+        isObject(u.cost) && typeof u.cost.amount === "number" && isString(u.cost.currency)
+          ? { cost: { amount: u.cost.amount, currency: u.cost.currency } }
+          : {};
       return { type: "usage", used: u.used, size: u.size, ...cost };
     }
     case "current_mode_update":

@@ -138,7 +138,11 @@ export class RpcEndpoint {
     } catch (error) {
       response =
         error instanceof RpcError
-          ? { jsonrpc: "2.0", id, error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) } }
+          ? {
+              jsonrpc: "2.0",
+              id,
+              error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
+            }
           : { jsonrpc: "2.0", id, error: { code: ErrorCodes.internalError, message: (error as Error)?.message ?? String(error) } };
     } finally {
       this.incoming.delete(key);

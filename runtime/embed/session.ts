@@ -3,9 +3,9 @@
  * agent has told the client about it (kept current from the agent's updates).
  */
 import type * as acp from "@agentclientprotocol/sdk/unstable";
-import { AbortError, InvalidRequestError } from "./errors.js";
 import { checkConfigValue, checkMode, checkPromptContent } from "./capabilities.js";
-import { PromptRun, ToolCallTracker, toEvent, type PromptEvent, type ToolCallView } from "./prompt-stream.js";
+import { AbortError, InvalidRequestError } from "./errors.js";
+import { type PromptEvent, PromptRun, ToolCallTracker, type ToolCallView, toEvent } from "./prompt-stream.js";
 import type { RequestOptions } from "./rpc.js";
 
 /** What a prompt may be: a string (one text block), one content block, or several. */
@@ -151,15 +151,19 @@ export class Session {
       }
     };
     this.host
-      .call<acp.PromptResponse>("session/prompt", { sessionId: this.id, prompt: blocks }, {
-        onResult: (response) => {
-          // Synchronously, so the stop event follows the turn's updates and precedes anything later.
-          const usage = response && typeof response === "object" && response.usage ? { usage: response.usage } : {};
-          this.emit({ type: "stop", stopReason: response.stopReason, ...usage, response });
-          end();
-          return response;
+      .call<acp.PromptResponse>(
+        "session/prompt",
+        { sessionId: this.id, prompt: blocks },
+        {
+          onResult: (response) => {
+            // Synchronously, so the stop event follows the turn's updates and precedes anything later.
+            const usage = response && typeof response === "object" && response.usage ? { usage: response.usage } : {};
+            this.emit({ type: "stop", stopReason: response.stopReason, ...usage, response });
+            end();
+            return response;
+          },
         },
-      })
+      )
       .catch((error: Error) => {
         end();
         run.fail(error);
@@ -190,12 +194,16 @@ export class Session {
   async setMode(modeId: string, options: RequestOptions = {}): Promise<void> {
     this.host.ensureOpen();
     checkMode(this.modeState, modeId);
-    await this.host.call("session/set_mode", { sessionId: this.id, modeId }, {
-      ...options,
-      onResult: () => {
-        if (this.modeState) this.modeState = { ...this.modeState, currentModeId: modeId };
+    await this.host.call(
+      "session/set_mode",
+      { sessionId: this.id, modeId },
+      {
+        ...options,
+        onResult: () => {
+          if (this.modeState) this.modeState = { ...this.modeState, currentModeId: modeId };
+        },
       },
-    });
+    );
   }
 
   /**
@@ -256,7 +264,9 @@ export class Session {
   }
 
   /** @internal Setup answered: what came with the answer replaces what the session was created with. */
-  setupAnswered(result: { modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null } | null | undefined): void {
+  setupAnswered(
+    result: { modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null } | null | undefined,
+  ): void {
     if (result?.modes !== undefined) this.modeState = result.modes;
     if (result?.configOptions !== undefined) this.options = result.configOptions;
     this.settingUp = false;

@@ -109,7 +109,8 @@ class Bridge {
   private track(text: string): void {
     try {
       const m = JSON.parse(text) as { id?: unknown; method?: unknown } | null;
-      if (typeof m?.method === "string" && (typeof m.id === "string" || typeof m.id === "number")) this.waiting.set(JSON.stringify(m.id), m.id);
+      if (typeof m?.method === "string" && (typeof m.id === "string" || typeof m.id === "number"))
+        this.waiting.set(JSON.stringify(m.id), m.id);
     } catch {
       // Not JSON: the conductor answers it.
     }

@@ -15,7 +15,11 @@ afterEach(async () => {
 });
 
 async function harness(mcpForm: "auto" | "connection" = "connection") {
-  const bridge = new McpBridgePeer({ log: createLogger("error"), bridgeCommand: { command: "/usr/bin/node", args: ["/opt/cordon/bin/cordon.js", "mcp-bridge"] }, mcpForm });
+  const bridge = new McpBridgePeer({
+    log: createLogger("error"),
+    bridgeCommand: { command: "/usr/bin/node", args: ["/opt/cordon/bin/cordon.js", "mcp-bridge"] },
+    mcpForm,
+  });
   bridges.push(bridge);
   const out: Json[] = [];
   await bridge.open({ message: (m) => out.push(m as Json), malformed: () => {}, closed: () => {} });
@@ -43,8 +47,16 @@ async function harness(mcpForm: "auto" | "connection" = "connection") {
   const initialize = async (mcpCapabilities: Json): Promise<Json> => {
     await send({ id: "c1", method: "proxy/initialize", params: { protocolVersion: 1 } });
     const [forwarded] = await take();
-    expect(forwarded).toEqual({ jsonrpc: "2.0", id: forwarded.id, method: "proxy/successor", params: { method: "initialize", params: { protocolVersion: 1 } } });
-    await send({ id: forwarded.id, result: { protocolVersion: 1, agentCapabilities: { loadSession: true, mcpCapabilities }, authMethods: [] } });
+    expect(forwarded).toEqual({
+      jsonrpc: "2.0",
+      id: forwarded.id,
+      method: "proxy/successor",
+      params: { method: "initialize", params: { protocolVersion: 1 } },
+    });
+    await send({
+      id: forwarded.id,
+      result: { protocolVersion: 1, agentCapabilities: { loadSession: true, mcpCapabilities }, authMethods: [] },
+    });
     return next((m) => m.id === "c1");
   };
   return { bridge, send, take, next, initialize };
@@ -89,7 +101,12 @@ describe("MCP bridge peer", () => {
     expect(connect).toEqual({ jsonrpc: "2.0", id: connect.id, method: "mcp/connect", params: { serverId: "srv-1" } });
     await h.send({ id: connect.id, result: { connectionId: "k1" } });
     const message = await h.next((m) => m.method === "mcp/message");
-    expect(message).toEqual({ jsonrpc: "2.0", id: message.id, method: "mcp/message", params: { connectionId: "k1", method: "initialize", params: { protocolVersion: "2025-06-18" } } });
+    expect(message).toEqual({
+      jsonrpc: "2.0",
+      id: message.id,
+      method: "mcp/message",
+      params: { connectionId: "k1", method: "initialize", params: { protocolVersion: "2025-06-18" } },
+    });
     await h.send({ id: message.id, result: { protocolVersion: "2025-06-18", capabilities: {} } });
     const response = await reply;
     expect(response.status).toBe(200);
@@ -97,14 +114,25 @@ describe("MCP bridge peer", () => {
     expect(await response.json()).toEqual({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2025-06-18", capabilities: {} } });
 
     // An MCP error of the proxy is an outer error of mcp/message, and the agent's client gets it as its error.
-    const call = fetch(url, { method: "POST", headers: { ...auth, "mcp-session-id": mcpSession }, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "x" } }) });
+    const call = fetch(url, {
+      method: "POST",
+      headers: { ...auth, "mcp-session-id": mcpSession },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "x" } }),
+    });
     const m2 = await h.next((m) => m.method === "mcp/message");
     await h.send({ id: m2.id, error: { code: -32602, message: "Unknown tool: x" } });
     expect(await (await call).json()).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32602, message: "Unknown tool: x" } });
 
     // mcp/message for a connection that is not the bridge's passes through to the agent.
     await h.send({ id: "c9", method: "mcp/message", params: { connectionId: "someone-else", method: "ping" } });
-    expect(await h.take()).toEqual([{ jsonrpc: "2.0", id: expect.any(String), method: "proxy/successor", params: { method: "mcp/message", params: { connectionId: "someone-else", method: "ping" } } }]);
+    expect(await h.take()).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: expect.any(String),
+        method: "proxy/successor",
+        params: { method: "mcp/message", params: { connectionId: "someone-else", method: "ping" } },
+      },
+    ]);
   });
 
   it("drops the endpoints of a failed setup and of a closed session (with mcp/disconnect)", async () => {
@@ -116,7 +144,11 @@ describe("MCP bridge peer", () => {
     expect((await h.next((m) => m.id === "c2")).error.message).toBe("no");
     const dead = failed.params.params.mcpServers[0];
     const post = (server: Json, extra: Record<string, string> = {}) =>
-      fetch(server.url, { method: "POST", headers: { authorization: server.headers[0].value, "content-type": "application/json", ...extra }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }) });
+      fetch(server.url, {
+        method: "POST",
+        headers: { authorization: server.headers[0].value, "content-type": "application/json", ...extra },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }),
+      });
     expect((await post(dead)).status).toBe(404);
 
     await h.send({ id: "c3", method: "session/new", params: { cwd: "/w", mcpServers: [ACP] } });
@@ -146,7 +178,11 @@ describe("MCP bridge peer", () => {
     const [setup] = await h.take();
     await h.send({ id: setup.id, result: { sessionId: "s1" } });
     const server = setup.params.params.mcpServers[0];
-    const reply = fetch(server.url, { method: "POST", headers: { authorization: server.headers[0].value }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }) });
+    const reply = fetch(server.url, {
+      method: "POST",
+      headers: { authorization: server.headers[0].value },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }),
+    });
     const connect = await h.next((m) => m.method === "mcp/connect");
     await h.send({ id: connect.id, error: { code: -32601, message: "Method not found" } });
     const response = await reply;
@@ -164,7 +200,14 @@ describe("MCP bridge peer", () => {
       {
         name: "tools",
         command: "/usr/bin/node",
-        args: ["/opt/cordon/bin/cordon.js", "mcp-bridge", "--port", expect.stringMatching(/^\d+$/), "--endpoint", expect.stringMatching(/^[0-9a-f-]{36}$/)],
+        args: [
+          "/opt/cordon/bin/cordon.js",
+          "mcp-bridge",
+          "--port",
+          expect.stringMatching(/^\d+$/),
+          "--endpoint",
+          expect.stringMatching(/^[0-9a-f-]{36}$/),
+        ],
         env: [{ name: "CORDON_BRIDGE_TOKEN", value: expect.stringMatching(/^\S{40,}$/) }],
       },
     ]);
@@ -196,9 +239,15 @@ describe("MCP bridge peer", () => {
     socket.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }) + "\n");
     const connectRequest = await h.next((m) => m.method === "mcp/connect");
     // The proxy answers mcp/connect and at once sends a message on the new connection.
-    await h.send({ id: connectRequest.id, result: { connectionId: "k1" } }, { method: "mcp/message", params: { connectionId: "k1", method: "notifications/message", params: { level: "info", data: "hi" } } });
+    await h.send(
+      { id: connectRequest.id, result: { connectionId: "k1" } },
+      { method: "mcp/message", params: { connectionId: "k1", method: "notifications/message", params: { level: "info", data: "hi" } } },
+    );
     const init = await h.next((m) => m.method === "mcp/message");
-    await h.send({ id: init.id, result: { capabilities: {} } }, { method: "mcp/message", params: { connectionId: "k1", method: "notifications/tools/list_changed" } });
+    await h.send(
+      { id: init.id, result: { capabilities: {} } },
+      { method: "mcp/message", params: { connectionId: "k1", method: "notifications/tools/list_changed" } },
+    );
     expect(await line(4)).toEqual([
       { cordonBridge: "ok" },
       { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "hi" } },
@@ -253,9 +302,15 @@ describe("MCP bridge peer", () => {
     const [prompt] = await h.take();
     expect(prompt.method).toBe("proxy/successor");
     await h.send({ method: "$/cancel_request", params: { requestId: 7 } });
-    expect(await h.take()).toEqual([{ jsonrpc: "2.0", method: "proxy/successor", params: { method: "$/cancel_request", params: { requestId: prompt.id } } }]);
+    expect(await h.take()).toEqual([
+      { jsonrpc: "2.0", method: "proxy/successor", params: { method: "$/cancel_request", params: { requestId: prompt.id } } },
+    ]);
     // Agent → client side, scoped to the prompt.
-    await h.send({ id: 40, method: "proxy/successor", params: { method: "elicitation/create", params: { requestId: prompt.id, message: "?" } } });
+    await h.send({
+      id: 40,
+      method: "proxy/successor",
+      params: { method: "elicitation/create", params: { requestId: prompt.id, message: "?" } },
+    });
     const [elicit] = await h.take();
     expect(elicit).toEqual({ jsonrpc: "2.0", id: elicit.id, method: "elicitation/create", params: { requestId: 7, message: "?" } });
     await h.send({ method: "proxy/successor", params: { method: "$/cancel_request", params: { requestId: 40 } } });
@@ -316,20 +371,45 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
       jsonrpc: "2.0",
       id: init.id,
       method: "mcp/message",
-      params: { serverId: "srv-1", requestId: expect.stringMatching(/^cordon:[0-9a-f-]{36}$/), method: "initialize", params: { ...INIT, _meta: META() } },
+      params: {
+        serverId: "srv-1",
+        requestId: expect.stringMatching(/^cordon:[0-9a-f-]{36}$/),
+        method: "initialize",
+        params: { ...INIT, _meta: META() },
+      },
     });
-    await h.send({ id: init.id, result: { result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "t", version: "1" } } } });
-    expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "t", version: "1" } } });
+    await h.send({
+      id: init.id,
+      result: { result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "t", version: "1" } } },
+    });
+    expect(await c.line()).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "t", version: "1" } },
+    });
     // Client notifications have no place in the connectionless form.
     c.write({ method: "notifications/initialized" });
     // An inner MCP error is the client's error; a caller's own _meta is kept.
     c.write({ id: 2, method: "tools/call", params: { name: "x", _meta: { progressToken: 5 } } });
     const call = await h.next((m) => m.method === "mcp/message");
-    expect(call.params).toEqual({ serverId: "srv-1", requestId: expect.any(String), method: "tools/call", params: { name: "x", _meta: META({ progressToken: 5 }) } });
+    expect(call.params).toEqual({
+      serverId: "srv-1",
+      requestId: expect.any(String),
+      method: "tools/call",
+      params: { name: "x", _meta: META({ progressToken: 5 }) },
+    });
     expect(call.params.requestId).not.toBe(init.params.requestId);
     // The provider's notification for the request in flight reaches the client before the answer.
     await h.send(
-      { method: "mcp/message", params: { serverId: "srv-1", requestId: call.params.requestId, method: "notifications/progress", params: { progressToken: 5, progress: 1 } } },
+      {
+        method: "mcp/message",
+        params: {
+          serverId: "srv-1",
+          requestId: call.params.requestId,
+          method: "notifications/progress",
+          params: { progressToken: 5, progress: 1 },
+        },
+      },
       { id: call.id, result: { error: { code: -32602, message: "Unknown tool: x" } } },
     );
     expect(await c.line()).toEqual({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 5, progress: 1 } });
@@ -343,13 +423,20 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     // Once the form is known, a malformed carrier is an error (no fallback); notifications after the answer are not delivered.
     c.write({ id: 4, method: "ping" });
     const ping = await h.next((m) => m.method === "mcp/message");
-    await h.send({ id: ping.id, result: {} }, { method: "mcp/message", params: { serverId: "srv-1", requestId: ping.params.requestId, method: "notifications/late" } });
+    await h.send(
+      { id: ping.id, result: {} },
+      { method: "mcp/message", params: { serverId: "srv-1", requestId: ping.params.requestId, method: "notifications/late" } },
+    );
     expect(await c.line()).toMatchObject({ id: 4, error: { code: -32603 } });
     // notifications/cancelled for a call in flight withdraws the outer request.
     c.write({ id: 5, method: "tools/call", params: { name: "slow" } });
     const slow = await h.next((m) => m.method === "mcp/message");
     c.write({ method: "notifications/cancelled", params: { requestId: 5 } });
-    expect(await h.next((m) => m.method === "$/cancel_request")).toEqual({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: slow.id } });
+    expect(await h.next((m) => m.method === "$/cancel_request")).toEqual({
+      jsonrpc: "2.0",
+      method: "$/cancel_request",
+      params: { requestId: slow.id },
+    });
     await h.send({ id: slow.id, error: { code: -32800, message: "Request cancelled" } });
     expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 5, error: { code: -32800, message: "Request cancelled" } });
     // Nothing else went upstream (no mcp/connect, no notification), nothing else reached the client.
@@ -397,7 +484,11 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     c.write({ id: 1, method: "initialize", params: INIT });
     const init = await h.next((m) => m.method === "mcp/message");
     await h.send({ id: init.id, result: { error: { code: -32601, message: "Method not found" } } });
-    expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "tools", version: "0.0.0" } } });
+    expect(await c.line()).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "tools", version: "0.0.0" } },
+    });
     c.write({ id: 2, method: "tools/list", params: {} });
     const list = await h.next((m) => m.method === "mcp/message");
     expect(list.params).toMatchObject({ serverId: "srv-1", method: "tools/list", params: { _meta: META() } });

@@ -36,14 +36,25 @@
  */
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../log.js";
-import { classify, ErrorCodes, idFromKey, idKey, paramsObject, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/json-rpc.js";
+import {
+  classify,
+  ErrorCodes,
+  idFromKey,
+  idKey,
+  type JsonRpcError,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  paramsObject,
+} from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { withMember } from "../protocol/raw-json.js";
-import { cancelRequest, unwrap, withId, wrap, type Call } from "../routing/envelope.js";
+import { type Call, cancelRequest, unwrap, withId, wrap } from "../routing/envelope.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
-import { guarded, newEndpointId, newSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { type Endpoint, type EndpointHost, guarded, newEndpointId, newSecret } from "./endpoints.js";
 import { HttpEndpoint } from "./http-endpoint.js";
-import { McpLink, McpMethods, REQUEST_ID_PREFIX, type FormMemory, type McpForm, type Upstream } from "./link.js";
+import { type FormMemory, type McpForm, McpLink, McpMethods, REQUEST_ID_PREFIX, type Upstream } from "./link.js";
 import { TcpEndpoint } from "./tcp-endpoint.js";
 
 /** `native`: the agent speaks MCP-over-ACP; `http` / `stdio`: the bridge rewrites; `off`: no listener could start. */
@@ -208,7 +219,10 @@ export class McpBridgePeer implements Peer, EndpointHost {
     if (isProxySuccessor(message.method)) {
       const p = paramsObject(message.params);
       if (typeof p?.method !== "string") {
-        if (c.kind === "request") this.respond(c.message.id, { error: { code: ErrorCodes.invalidRequest, message: `${message.method} needs params {method, params?}` } });
+        if (c.kind === "request")
+          this.respond(c.message.id, {
+            error: { code: ErrorCodes.invalidRequest, message: `${message.method} needs params {method, params?}` },
+          });
         return;
       }
       const inner = unwrap(message);
@@ -270,7 +284,8 @@ export class McpBridgePeer implements Peer, EndpointHost {
     const requestId = params?.requestId;
     if (typeof requestId !== "string" && typeof requestId !== "number") return message;
     for (const [theirs, record] of this.forwarded) {
-      if (record.toSuccessor && idKey(record.id) === idKey(requestId)) return { ...message, params: { ...params, requestId: idFromKey(theirs) } };
+      if (record.toSuccessor && idKey(record.id) === idKey(requestId))
+        return { ...message, params: { ...params, requestId: idFromKey(theirs) } };
     }
     return message;
   }
@@ -309,19 +324,23 @@ export class McpBridgePeer implements Peer, EndpointHost {
   private initialize(message: Call): void {
     if (!("id" in message)) return;
     this.held ??= [];
-    this.forward({ jsonrpc: "2.0", id: (message as JsonRpcRequest).id, method: Methods.initialize, params: message.params }, true, (answer) => {
-      const result = paramsObject(answer.result);
-      const agentCaps = paramsObject(result?.agentCapabilities) ?? {};
-      const mcpCaps = paramsObject(agentCaps.mcpCapabilities) ?? {};
-      if (answer.error || !result) this.mode = "off";
-      else if (mcpCaps.acp === true) {
-        this.mode = "native";
-        this.log.debug("MCP bridge: the agent speaks MCP-over-ACP itself; nothing to bridge");
-      } else this.mode = mcpCaps.http === true ? "http" : "stdio";
-      this.release();
-      if (this.mode === "native" || this.mode === "off") return answer;
-      return { ...answer, result: { ...result, agentCapabilities: { ...agentCaps, mcpCapabilities: { ...mcpCaps, acp: true } } } };
-    });
+    this.forward(
+      { jsonrpc: "2.0", id: (message as JsonRpcRequest).id, method: Methods.initialize, params: message.params },
+      true,
+      (answer) => {
+        const result = paramsObject(answer.result);
+        const agentCaps = paramsObject(result?.agentCapabilities) ?? {};
+        const mcpCaps = paramsObject(agentCaps.mcpCapabilities) ?? {};
+        if (answer.error || !result) this.mode = "off";
+        else if (mcpCaps.acp === true) {
+          this.mode = "native";
+          this.log.debug("MCP bridge: the agent speaks MCP-over-ACP itself; nothing to bridge");
+        } else this.mode = mcpCaps.http === true ? "http" : "stdio";
+        this.release();
+        if (this.mode === "native" || this.mode === "off") return answer;
+        return { ...answer, result: { ...result, agentCapabilities: { ...agentCaps, mcpCapabilities: { ...mcpCaps, acp: true } } } };
+      },
+    );
   }
 
   /**
@@ -339,11 +358,15 @@ export class McpBridgePeer implements Peer, EndpointHost {
       } else {
         this.tcp = new TcpEndpoint(this);
         await this.tcp.listen();
-        this.log.debug(`MCP bridge: the agent lacks mcpCapabilities.acp and http; bridging MCP servers over stdio (cordon mcp-bridge → 127.0.0.1:${this.tcp.port})`);
+        this.log.debug(
+          `MCP bridge: the agent lacks mcpCapabilities.acp and http; bridging MCP servers over stdio (cordon mcp-bridge → 127.0.0.1:${this.tcp.port})`,
+        );
       }
       this.listening = true;
     } catch (error) {
-      this.log.error(`MCP bridge: cannot listen on 127.0.0.1 (${(error as Error).message}); MCP-over-ACP declarations reach the agent unchanged`);
+      this.log.error(
+        `MCP bridge: cannot listen on 127.0.0.1 (${(error as Error).message}); MCP-over-ACP declarations reach the agent unchanged`,
+      );
       this.mode = "off";
     }
     // After an await: an exception here would be an unhandled rejection, which ends the process.
@@ -406,7 +429,13 @@ export class McpBridgePeer implements Peer, EndpointHost {
   private declaration(endpoint: Endpoint, meta: unknown): Record<string, unknown> {
     const extra = meta !== undefined ? { _meta: meta } : {};
     if (this.mode === "http") {
-      return { type: "http", name: endpoint.name, url: this.http!.url(endpoint), headers: [{ name: "Authorization", value: `Bearer ${endpoint.secret}` }], ...extra };
+      return {
+        type: "http",
+        name: endpoint.name,
+        url: this.http!.url(endpoint),
+        headers: [{ name: "Authorization", value: `Bearer ${endpoint.secret}` }],
+        ...extra,
+      };
     }
     return {
       name: endpoint.name,
@@ -418,7 +447,8 @@ export class McpBridgePeer implements Peer, EndpointHost {
   }
 
   private dropSession(sessionId: string, keep: ReadonlySet<Endpoint> = new Set()): void {
-    for (const endpoint of [...this.endpoints.values()]) if (endpoint.sessionId === sessionId && !keep.has(endpoint)) this.dropEndpoint(endpoint);
+    for (const endpoint of [...this.endpoints.values()])
+      if (endpoint.sessionId === sessionId && !keep.has(endpoint)) this.dropEndpoint(endpoint);
   }
 
   private dropEndpoint(endpoint: Endpoint): void {

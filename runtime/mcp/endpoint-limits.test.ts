@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../log.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
-import { newEndpointId, newSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { type Endpoint, type EndpointHost, newEndpointId, newSecret } from "./endpoints.js";
 import { HttpEndpoint } from "./http-endpoint.js";
 import type { McpLink } from "./link.js";
 import { MAX_HELLO_BYTES, TcpEndpoint } from "./tcp-endpoint.js";
@@ -211,7 +211,11 @@ describe("the stdio bridge's TCP listener before authentication", () => {
     agent.write(JSON.stringify({ cordonBridge: 1, endpoint: host.one.id, token: host.one.secret }) + "\n");
     expect(await a.next()).toEqual({ cordonBridge: "ok" });
     agent.write(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":${"[".repeat(100_000)}${"]".repeat(100_000)}}\n`);
-    expect(await a.next()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.stringMatching(/nests deeper than \d+ levels/) } });
+    expect(await a.next()).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32600, message: expect.stringMatching(/nests deeper than \d+ levels/) },
+    });
     agent.write(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "ping" }) + "\n");
     expect(await a.next()).toEqual({ jsonrpc: "2.0", id: 4, result: { echo: null } });
     agent.destroy();
@@ -243,7 +247,8 @@ describe("cordon mcp-bridge against a busy listener", () => {
     command.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
     command.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { n: 1 } }) + "\n");
     // The squatter leaves only once the bridge command has been told busy.
-    for (let i = 0; i < 1500 && !host.warnings.some((w) => w.includes("waiting to authenticate")); i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 1500 && !host.warnings.some((w) => w.includes("waiting to authenticate")); i++)
+      await new Promise((r) => setTimeout(r, 10));
     squatter.destroy();
     for (let i = 0; i < 1500 && !out.includes("\n"); i++) await new Promise((r) => setTimeout(r, 10));
     command.stdin.end();
@@ -262,12 +267,23 @@ async function httpEndpoint(limits = {}) {
 }
 
 /** A raw HTTP/1.1 request whose body is `bodyBytes` of junk; resolves with the status line and how much of the body went out before the connection closed. */
-function rawPost(port: number, path: string, bodyBytes: number, headers: Record<string, string> = {}): Promise<{ status: number; written: number; answer: string }> {
+function rawPost(
+  port: number,
+  path: string,
+  bodyBytes: number,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; written: number; answer: string }> {
   return new Promise((resolve) => {
     const socket = connect({ host: "127.0.0.1", port });
     let answer = "";
     socket.setEncoding("utf8").on("data", (c: string) => (answer += c));
-    const head = [`POST ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, "Content-Type: application/json", `Content-Length: ${bodyBytes}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)].join("\r\n");
+    const head = [
+      `POST ${path} HTTP/1.1`,
+      `Host: 127.0.0.1:${port}`,
+      "Content-Type: application/json",
+      `Content-Length: ${bodyBytes}`,
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ].join("\r\n");
     socket.once("connect", () => socket.write(head + "\r\n\r\n"));
     const sent = flood(socket, bodyBytes);
     socket.once("close", async () => resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(answer)?.[1] ?? 0), written: await sent, answer }));
@@ -277,11 +293,20 @@ function rawPost(port: number, path: string, bodyBytes: number, headers: Record<
 /** An HTTP request with a JSON body through node:http; resolves with status and parsed body. */
 function post(port: number, path: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port, path, method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8").on("data", (c: string) => (text += c));
-      res.once("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
-    });
+    const req = httpRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8").on("data", (c: string) => (text += c));
+        res.once("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
+      },
+    );
     req.once("error", reject);
     req.end(body);
   });
@@ -319,7 +344,9 @@ describe("the HTTP bridge listener's bounds", () => {
     const slow = [0, 1].map(() => {
       const socket = connect({ host: "127.0.0.1", port: http.port });
       socket.on("error", () => {});
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${http.port}\r\nAuthorization: ${auth}\r\nContent-Length: ${4 * 1024 * 1024}\r\n\r\n`);
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${http.port}\r\nAuthorization: ${auth}\r\nContent-Length: ${4 * 1024 * 1024}\r\n\r\n`,
+      );
       for (let i = 0; i < 32; i++) socket.write(JUNK);
       return socket;
     });
@@ -331,7 +358,9 @@ describe("the HTTP bridge listener's bounds", () => {
     for (let i = 0; i < 200 && http.bodiesBeingRead > 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(http.bodiesBeingRead).toBe(0);
     // and then an ordinary request goes through
-    const ok = await post(http.port, path, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { x: 1 } }), { Authorization: auth });
+    const ok = await post(http.port, path, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { x: 1 } }), {
+      Authorization: auth,
+    });
     expect(ok).toEqual({ status: 200, body: { jsonrpc: "2.0", id: 1, result: { echo: { x: 1 } } } });
   });
 
@@ -351,13 +380,27 @@ describe("the HTTP bridge listener's bounds", () => {
 
   it("refuses deep nesting and huge batches with 400, and a malformed %-escape with 404 (not 500)", async () => {
     const { http, path, auth } = await httpEndpoint();
-    const deep = await post(http.port, path, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":${"[".repeat(50_000)}${"]".repeat(50_000)}}`, { Authorization: auth });
-    expect(deep).toEqual({ status: 400, body: { jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.stringMatching(/nests deeper than \d+ levels/) } } });
-    const batch = await post(http.port, path, JSON.stringify(Array.from({ length: 1001 }, (_, i) => ({ jsonrpc: "2.0", method: "notifications/x", params: { i } }))), { Authorization: auth });
+    const deep = await post(
+      http.port,
+      path,
+      `{"jsonrpc":"2.0","id":1,"method":"initialize","params":${"[".repeat(50_000)}${"]".repeat(50_000)}}`,
+      { Authorization: auth },
+    );
+    expect(deep).toEqual({
+      status: 400,
+      body: { jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.stringMatching(/nests deeper than \d+ levels/) } },
+    });
+    const batch = await post(
+      http.port,
+      path,
+      JSON.stringify(Array.from({ length: 1001 }, (_, i) => ({ jsonrpc: "2.0", method: "notifications/x", params: { i } }))),
+      { Authorization: auth },
+    );
     expect(batch.status).toBe(400);
     expect(batch.body.error.message).toMatch(/batch of more than 1000/);
     const badEscape = await post(http.port, "/mcp/%E0%A4%A", "{}", { Authorization: auth });
     expect(badEscape.status).toBe(404);
-    for (const name of ["__proto__", "constructor", "toString"]) expect((await post(http.port, `/mcp/${name}`, "{}", { Authorization: auth })).status).toBe(404);
+    for (const name of ["__proto__", "constructor", "toString"])
+      expect((await post(http.port, `/mcp/${name}`, "{}", { Authorization: auth })).status).toBe(404);
   });
 });

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../log.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { McpBridgePeer } from "./bridge.js";
-import { newEndpointId, newSecret, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { type Endpoint, type EndpointHost, newEndpointId, newSecret } from "./endpoints.js";
 import type { McpLink } from "./link.js";
 import { TcpEndpoint } from "./tcp-endpoint.js";
 
@@ -80,7 +80,11 @@ describe("a bug behind a socket callback", () => {
 describe("prototype names from peers", () => {
   async function harness() {
     const warnings: string[] = [];
-    const bridge = new McpBridgePeer({ log: createLogger("debug", (l) => warnings.push(l)), bridgeCommand: { command: "/usr/bin/node", args: ["cordon.js", "mcp-bridge"] }, mcpForm: "connection" });
+    const bridge = new McpBridgePeer({
+      log: createLogger("debug", (l) => warnings.push(l)),
+      bridgeCommand: { command: "/usr/bin/node", args: ["cordon.js", "mcp-bridge"] },
+      mcpForm: "connection",
+    });
     closers.push(() => bridge.close());
     const out: Json[] = [];
     await bridge.open({ message: (m) => out.push(m as Json), malformed: () => {}, closed: () => {} });
@@ -134,7 +138,11 @@ describe("prototype names from peers", () => {
     const [init] = await h.take();
     await h.send({ id: init.id, result: { agentCapabilities: { mcpCapabilities: {} } } });
     await h.take();
-    await h.send({ id: "c2", method: "session/new", params: { cwd: "/w", mcpServers: [{ type: "acp", name: "t", serverId: "__proto__" }] } });
+    await h.send({
+      id: "c2",
+      method: "session/new",
+      params: { cwd: "/w", mcpServers: [{ type: "acp", name: "t", serverId: "__proto__" }] },
+    });
     let setup: Json | undefined;
     for (let i = 0; i < 100 && !setup; i++) {
       setup = (await h.take()).find((m) => m.params?.method === "session/new");
@@ -157,7 +165,10 @@ describe("prototype names from peers", () => {
     await h.send({ id: connectRequest!.id, result: { connectionId: "__proto__" } });
     const [message] = await h.take();
     expect(message).toMatchObject({ method: "mcp/message", params: { connectionId: "__proto__", method: "initialize" } });
-    await h.send({ id: message.id, result: { ok: 1 } }, { id: "p1", method: "mcp/message", params: { connectionId: "__proto__", method: "ping" } });
+    await h.send(
+      { id: message.id, result: { ok: 1 } },
+      { id: "p1", method: "mcp/message", params: { connectionId: "__proto__", method: "ping" } },
+    );
     expect(await next()).toEqual({ jsonrpc: "2.0", id: "__proto__", result: { ok: 1 } });
     expect(await next()).toEqual({ jsonrpc: "2.0", id: expect.stringMatching(/^cordon-/), method: "ping" });
     socket.destroy();

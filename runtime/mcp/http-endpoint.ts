@@ -27,11 +27,12 @@
  * {@link MAX_BATCH} messages; a message nested deeper than {@link MAX_NESTING_DEPTH} is refused (400).
  * What waits for an SSE stream (none open, or the open one not reading) is bounded in bytes.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+
 import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { classify, ErrorCodes, type JsonRpcMessage, type JsonRpcResponse } from "../protocol/json-rpc.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
-import { guarded, listenOnLoopback, sameSecret, throttledWarn, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { type Endpoint, type EndpointHost, guarded, listenOnLoopback, sameSecret, throttledWarn } from "./endpoints.js";
 import type { McpLink } from "./link.js";
 
 /** Largest request body accepted. */
@@ -87,11 +88,14 @@ export class HttpEndpoint {
       maxBodiesBytes: limits.maxBodiesBytes ?? MAX_BODIES_BYTES,
     };
     this.warnRefused = throttledWarn(host.log);
-    this.server = createServer((req, res) => void this.handle(req, res).catch((error: Error) => {
-      this.host.log.warn(`MCP bridge: HTTP request failed: ${error?.message ?? String(error)}`);
-      if (!res.headersSent) reply(res, 500, rpcError(ErrorCodes.internalError, "Internal error"));
-      else res.destroy();
-    }));
+    this.server = createServer(
+      (req, res) =>
+        void this.handle(req, res).catch((error: Error) => {
+          this.host.log.warn(`MCP bridge: HTTP request failed: ${error?.message ?? String(error)}`);
+          if (!res.headersSent) reply(res, 500, rpcError(ErrorCodes.internalError, "Internal error"));
+          else res.destroy();
+        }),
+    );
     this.server.maxConnections = this.limits.maxConnections;
     this.server.headersTimeout = HEADERS_TIMEOUT_MS;
     this.server.requestTimeout = REQUEST_TIMEOUT_MS;
@@ -145,7 +149,8 @@ export class HttpEndpoint {
     const loopback = [`127.0.0.1:${this.port}`, `localhost:${this.port}`];
     if (!loopback.includes(req.headers.host ?? "")) return this.refuse(req, res, 403, "Forbidden: not a loopback Host");
     const origin = req.headers.origin;
-    if (origin !== undefined && !loopback.some((h) => origin === `http://${h}`)) return this.refuse(req, res, 403, "Forbidden: foreign Origin");
+    if (origin !== undefined && !loopback.some((h) => origin === `http://${h}`))
+      return this.refuse(req, res, 403, "Forbidden: foreign Origin");
     const match = /^\/mcp\/([^/?#]+)(?:[?#].*)?$/.exec(req.url ?? "");
     let id: string | null = null;
     try {
@@ -200,10 +205,12 @@ export class HttpEndpoint {
     } catch (error) {
       return reply(res, 400, rpcError(ErrorCodes.parseError, `Parse error: ${(error as Error).message}`));
     }
-    if (nestsDeeperThan(value)) return reply(res, 400, rpcError(ErrorCodes.invalidRequest, `Invalid Request: nests deeper than ${MAX_NESTING_DEPTH} levels`));
+    if (nestsDeeperThan(value))
+      return reply(res, 400, rpcError(ErrorCodes.invalidRequest, `Invalid Request: nests deeper than ${MAX_NESTING_DEPTH} levels`));
     const batch = Array.isArray(value);
     const items = batch ? (value as unknown[]) : [value];
-    if (items.length > MAX_BATCH) return reply(res, 400, rpcError(ErrorCodes.invalidRequest, `Invalid Request: a batch of more than ${MAX_BATCH} messages`));
+    if (items.length > MAX_BATCH)
+      return reply(res, 400, rpcError(ErrorCodes.invalidRequest, `Invalid Request: a batch of more than ${MAX_BATCH} messages`));
     const messages: JsonRpcMessage[] = [];
     for (const item of items) {
       const c = classify(item);
@@ -215,7 +222,8 @@ export class HttpEndpoint {
     let session: HttpSession | null;
     const initialize = messages.find((m) => "method" in m && m.method === "initialize" && "id" in m);
     if (initialize) {
-      if (messages.length > 1) return reply(res, 400, rpcError(ErrorCodes.invalidRequest, "Invalid Request: initialize must be sent alone"));
+      if (messages.length > 1)
+        return reply(res, 400, rpcError(ErrorCodes.invalidRequest, "Invalid Request: initialize must be sent alone"));
       session = this.open(endpoint);
     } else {
       session = this.session(req, res, endpoint);
@@ -224,10 +232,13 @@ export class HttpEndpoint {
 
     const isCall = (m: JsonRpcMessage) => "method" in m && "id" in m;
     const requests = messages.filter(isCall);
-    const answers = messages.map((m) => new Promise<JsonRpcResponse | null>((resolve) => {
-      session!.link.fromClient(m, resolve);
-      if (!isCall(m)) resolve(null);
-    }));
+    const answers = messages.map(
+      (m) =>
+        new Promise<JsonRpcResponse | null>((resolve) => {
+          session!.link.fromClient(m, resolve);
+          if (!isCall(m)) resolve(null);
+        }),
+    );
     if (requests.length === 0) {
       res.writeHead(202).end();
       return;
@@ -286,7 +297,10 @@ export class HttpEndpoint {
       session.queuedChars -= session.queue.shift()!.length;
       dropped++;
     }
-    if (dropped > 0) this.host.log.warn(`MCP bridge: server "${session.endpoint.name}" sends faster than the agent reads its SSE stream; dropped the oldest message${dropped > 1 ? `s (${dropped})` : ""}`);
+    if (dropped > 0)
+      this.host.log.warn(
+        `MCP bridge: server "${session.endpoint.name}" sends faster than the agent reads its SSE stream; dropped the oldest message${dropped > 1 ? `s (${dropped})` : ""}`,
+      );
     if (stream) this.flush(session);
   }
 
@@ -303,11 +317,17 @@ export class HttpEndpoint {
 
   private get(req: IncomingMessage, res: ServerResponse, endpoint: Endpoint): void {
     const accept = req.headers.accept ?? "";
-    if (!accept.includes("text/event-stream")) return reply(res, 406, rpcError(-32000, "Not Acceptable: GET needs Accept: text/event-stream"));
+    if (!accept.includes("text/event-stream"))
+      return reply(res, 406, rpcError(-32000, "Not Acceptable: GET needs Accept: text/event-stream"));
     const session = this.session(req, res, endpoint);
     if (!session) return;
     if (session.stream) return reply(res, 409, rpcError(-32000, "Conflict: this MCP session already has an SSE stream"));
-    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive", "Mcp-Session-Id": session.id });
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream",
+      "Cache-Control": "no-cache",
+      Connection: "keep-alive",
+      "Mcp-Session-Id": session.id,
+    });
     res.flushHeaders();
     session.stream = res;
     res.on("drain", () => this.flush(session));
@@ -335,8 +355,10 @@ export class HttpEndpoint {
         resolve(outcome);
       };
       const data = (chunk: Buffer) => {
-        if (size + chunk.length > this.limits.maxBodyBytes) return finish({ status: 413, message: `Payload Too Large: more than ${this.limits.maxBodyBytes} bytes` });
-        if (this.reading + chunk.length > this.limits.maxBodiesBytes) return finish({ status: 503, message: "Service Unavailable: too many request bodies being read at once; try again" });
+        if (size + chunk.length > this.limits.maxBodyBytes)
+          return finish({ status: 413, message: `Payload Too Large: more than ${this.limits.maxBodyBytes} bytes` });
+        if (this.reading + chunk.length > this.limits.maxBodiesBytes)
+          return finish({ status: 503, message: "Service Unavailable: too many request bodies being read at once; try again" });
         size += chunk.length;
         this.reading += chunk.length;
         chunks.push(chunk);

@@ -62,7 +62,18 @@
  * (connection form) sends `mcp/disconnect`.
  */
 import { randomUUID } from "node:crypto";
-import { ErrorCodes, errorResponse, idFromKey, idKey, paramsObject, type JsonRpcError, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../protocol/json-rpc.js";
+import {
+  ErrorCodes,
+  errorResponse,
+  idFromKey,
+  idKey,
+  type JsonRpcError,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  paramsObject,
+} from "../protocol/json-rpc.js";
 
 export const McpMethods = {
   connect: "mcp/connect",
@@ -191,7 +202,10 @@ export class McpLink {
     const connectionId = result?.connectionId ?? result?.connection_id;
     if (answer.error) this.failure = this.fallbackError ?? answer.error;
     else if (typeof connectionId !== "string") {
-      this.failure = this.fallbackError ?? { code: ErrorCodes.internalError, message: `mcp/connect for server ${JSON.stringify(this.serverId)} was answered without a connectionId` };
+      this.failure = this.fallbackError ?? {
+        code: ErrorCodes.internalError,
+        message: `mcp/connect for server ${JSON.stringify(this.serverId)} was answered without a connectionId`,
+      };
     } else {
       this.connectionId = connectionId;
       if (this.fallbackError) this.memory.learned(this.serverId, "connection");
@@ -215,7 +229,9 @@ export class McpLink {
       return; // connectionless: the provider cannot have asked anything
     }
     const isRequest = "id" in message;
-    const refusal = this.failure ?? (this.closedBecause !== null ? { code: ErrorCodes.internalError, message: `MCP connection closed: ${this.closedBecause}` } : null);
+    const refusal =
+      this.failure ??
+      (this.closedBecause !== null ? { code: ErrorCodes.internalError, message: `MCP connection closed: ${this.closedBecause}` } : null);
     if (refusal) {
       if (isRequest) reply(errorResponse((message as JsonRpcRequest).id, refusal.code, refusal.message, refusal.data));
       return;
@@ -232,7 +248,10 @@ export class McpLink {
     }
     const id = (message as JsonRpcRequest).id;
     const key = idKey(id);
-    if (this.calls.has(key)) return reply(errorResponse(id, ErrorCodes.invalidRequest, `request id ${JSON.stringify(id)} is already in flight on this MCP session`));
+    if (this.calls.has(key))
+      return reply(
+        errorResponse(id, ErrorCodes.invalidRequest, `request id ${JSON.stringify(id)} is already in flight on this MCP session`),
+      );
     if (this.form === "connection") return this.viaConnection(message as JsonRpcRequest, reply);
     this.connectionless(message as JsonRpcRequest, reply);
   }
@@ -250,7 +269,11 @@ export class McpLink {
     call.upstreamId = this.up.request(McpMethods.message, this.connectionParams(message.method, message.params), (answer) => {
       if (this.calls.get(key) !== call) return; // abandoned, or answered at close
       this.calls.delete(key);
-      reply(answer.error ? errorResponse(id, answer.error.code, answer.error.message, answer.error.data) : { jsonrpc: "2.0", id, result: answer.result ?? null });
+      reply(
+        answer.error
+          ? errorResponse(id, answer.error.code, answer.error.message, answer.error.data)
+          : { jsonrpc: "2.0", id, result: answer.result ?? null },
+      );
     });
     this.calls.set(key, call);
   }
@@ -279,11 +302,18 @@ export class McpLink {
       }
       if (outcome && known === undefined) this.memory.learned(this.serverId, "connectionless");
       if (answer.error) return reply(errorResponse(id, answer.error.code, answer.error.message, answer.error.data));
-      if (!outcome) return reply(errorResponse(id, ErrorCodes.internalError, "the MCP server's answer was not an MCP-over-ACP carrier ({result} or {error})"));
+      if (!outcome)
+        return reply(
+          errorResponse(id, ErrorCodes.internalError, "the MCP server's answer was not an MCP-over-ACP carrier ({result} or {error})"),
+        );
       if (method === "initialize" && "error" in outcome && outcome.error.code === ErrorCodes.methodNotFound) {
         return reply({ jsonrpc: "2.0", id, result: this.initializeResult(message.params) });
       }
-      reply("result" in outcome ? { jsonrpc: "2.0", id, result: outcome.result } : errorResponse(id, outcome.error.code, outcome.error.message, outcome.error.data));
+      reply(
+        "result" in outcome
+          ? { jsonrpc: "2.0", id, result: outcome.result }
+          : errorResponse(id, outcome.error.code, outcome.error.message, outcome.error.data),
+      );
     });
     this.calls.set(key, call);
     this.byRequestId.set(requestId, call);
@@ -297,7 +327,11 @@ export class McpLink {
    */
   private initializeResult(params: unknown): Record<string, unknown> {
     const asked = paramsObject(params)?.protocolVersion;
-    return { protocolVersion: typeof asked === "string" ? asked : "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: this.serverName, version: "0.0.0" } };
+    return {
+      protocolVersion: typeof asked === "string" ? asked : "2025-11-25",
+      capabilities: { tools: {} },
+      serverInfo: { name: this.serverName, version: "0.0.0" },
+    };
   }
 
   /** `params` with the per-request MCP metadata added (what the caller gave wins); non-objects as they are. */
@@ -314,7 +348,10 @@ export class McpLink {
   /** The provider did not understand the connectionless form: connect, and send the message again. */
   private fallBack(message: JsonRpcRequest, reply: Reply, answer: JsonRpcResponse): void {
     if (this.form === "connectionless") {
-      this.fallbackError = answer.error ?? { code: ErrorCodes.internalError, message: "the MCP server's answer was not an MCP-over-ACP carrier ({result} or {error})" };
+      this.fallbackError = answer.error ?? {
+        code: ErrorCodes.internalError,
+        message: "the MCP server's answer was not an MCP-over-ACP carrier ({result} or {error})",
+      };
       this.connect();
     }
     this.fromClient(message, reply);
@@ -347,8 +384,11 @@ export class McpLink {
       this.up.cancel(call.upstreamId);
       return call.reply(errorResponse(id, ErrorCodes.requestCancelled, "the MCP client went away before the answer"));
     }
-    const early = this.early.findIndex((e) => "id" in e.message && "method" in e.message && idKey((e.message as JsonRpcRequest).id) === key);
-    if (early >= 0) this.early.splice(early, 1)[0].reply(errorResponse(id, ErrorCodes.requestCancelled, "the MCP client went away before the answer"));
+    const early = this.early.findIndex(
+      (e) => "id" in e.message && "method" in e.message && idKey((e.message as JsonRpcRequest).id) === key,
+    );
+    if (early >= 0)
+      this.early.splice(early, 1)[0].reply(errorResponse(id, ErrorCodes.requestCancelled, "the MCP client went away before the answer"));
   }
 
   /**
@@ -371,11 +411,15 @@ export class McpLink {
     const isRequest = "id" in message;
     const upstreamId = isRequest ? (message as JsonRpcRequest).id : undefined;
     if (typeof p?.method !== "string") {
-      if (upstreamId !== undefined) this.up.respond(upstreamId, { error: { code: ErrorCodes.invalidParams, message: "mcp/message needs params {connectionId, method, params?}" } });
+      if (upstreamId !== undefined)
+        this.up.respond(upstreamId, {
+          error: { code: ErrorCodes.invalidParams, message: "mcp/message needs params {connectionId, method, params?}" },
+        });
       return;
     }
     if (this.closed) {
-      if (upstreamId !== undefined) this.up.respond(upstreamId, { error: { code: ErrorCodes.internalError, message: `MCP connection closed: ${this.closedBecause}` } });
+      if (upstreamId !== undefined)
+        this.up.respond(upstreamId, { error: { code: ErrorCodes.internalError, message: `MCP connection closed: ${this.closedBecause}` } });
       return;
     }
     const inner: Record<string, unknown> = { jsonrpc: "2.0", method: p.method };
@@ -393,7 +437,11 @@ export class McpLink {
     for (const [key, id] of this.serverCalls) {
       if (idKey(id) !== idKey(upstreamId)) continue;
       this.serverCalls.delete(key);
-      this.toClient({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: idFromKey(key), reason: "cancelled by the server" } });
+      this.toClient({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: idFromKey(key), reason: "cancelled by the server" },
+      });
       this.up.respond(upstreamId, { error: { code: ErrorCodes.requestCancelled, message: "Request cancelled" } });
       return true;
     }
@@ -410,7 +458,8 @@ export class McpLink {
       this.up.cancel(call.upstreamId);
       call.reply(error(idFromKey(key)));
     }
-    for (const { message, reply } of this.early.splice(0)) if ("method" in message && "id" in message) reply(error((message as JsonRpcRequest).id));
+    for (const { message, reply } of this.early.splice(0))
+      if ("method" in message && "id" in message) reply(error((message as JsonRpcRequest).id));
     for (const upstreamId of this.serverCalls.values()) {
       this.up.respond(upstreamId, { error: { code: ErrorCodes.internalError, message: `the agent's MCP client is gone: ${reason}` } });
     }

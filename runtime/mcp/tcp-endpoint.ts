@@ -20,10 +20,10 @@
  * command tries again). Only after the hello do the per-message limits (64 MiB a line) apply.
  */
 import { createServer, type Server, type Socket } from "node:net";
-import { LineBuffer } from "../protocol/line-buffer.js";
 import { classify, ErrorCodes, errorResponse, type JsonRpcMessage } from "../protocol/json-rpc.js";
+import { LineBuffer } from "../protocol/line-buffer.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
-import { guarded, listenOnLoopback, sameSecret, throttledWarn, type Endpoint, type EndpointHost } from "./endpoints.js";
+import { type Endpoint, type EndpointHost, guarded, listenOnLoopback, sameSecret, throttledWarn } from "./endpoints.js";
 import type { McpLink } from "./link.js";
 
 /** Time a connection has to say hello. */
@@ -99,7 +99,9 @@ export class TcpEndpoint {
     socket.on("error", () => {}); // reported as close
     if (this.unauthenticated >= this.limits.maxUnauthenticated) {
       // Not a byte of it is read: what it sends stays in the kernel's buffer until it is closed.
-      this.warnBusy(`MCP bridge: refused a stdio bridge connection: ${this.unauthenticated} connections are already waiting to authenticate`);
+      this.warnBusy(
+        `MCP bridge: refused a stdio bridge connection: ${this.unauthenticated} connections are already waiting to authenticate`,
+      );
       socket.end(JSON.stringify({ cordonBridge: "busy", reason: "too many connections waiting to authenticate; try again" }) + "\n");
       setTimeout(() => socket.destroy(), 200).unref();
       return;
@@ -117,7 +119,9 @@ export class TcpEndpoint {
     const write = (message: object) => {
       if (socket.destroyed) return;
       if (socket.writableLength > this.limits.maxUnreadOutputBytes) {
-        this.host.log.warn(`MCP bridge: the agent's MCP client for "${state.endpoint?.name ?? "?"}" leaves more than ${this.limits.maxUnreadOutputBytes} bytes unread; closing its bridge connection`);
+        this.host.log.warn(
+          `MCP bridge: the agent's MCP client for "${state.endpoint?.name ?? "?"}" leaves more than ${this.limits.maxUnreadOutputBytes} bytes unread; closing its bridge connection`,
+        );
         socket.destroy();
         return;
       }
@@ -172,18 +176,25 @@ export class TcpEndpoint {
       } catch (error) {
         return write(errorResponse(null, ErrorCodes.parseError, `Parse error: ${(error as Error).message}`));
       }
-      if (nestsDeeperThan(value)) return write(errorResponse(null, ErrorCodes.invalidRequest, `Invalid Request: nests deeper than ${MAX_NESTING_DEPTH} levels`));
+      if (nestsDeeperThan(value))
+        return write(errorResponse(null, ErrorCodes.invalidRequest, `Invalid Request: nests deeper than ${MAX_NESTING_DEPTH} levels`));
       const c = classify(value);
       if (c.kind === "invalid") return write(errorResponse(c.id, ErrorCodes.invalidRequest, `Invalid Request: ${c.reason}`));
       const link = state.link;
-      guarded(this.host.log, "a message from a stdio bridge", () => link.fromClient(c.message as JsonRpcMessage, write), () => {
-        if (c.kind === "request") write(errorResponse(c.message.id, ErrorCodes.internalError, "Internal error in Cordon's MCP bridge"));
-      });
+      guarded(
+        this.host.log,
+        "a message from a stdio bridge",
+        () => link.fromClient(c.message as JsonRpcMessage, write),
+        () => {
+          if (c.kind === "request") write(errorResponse(c.message.id, ErrorCodes.internalError, "Internal error in Cordon's MCP bridge"));
+        },
+      );
     };
 
     const relay = (chunk: Buffer) => {
       for (const l of lines.push(chunk)) {
-        if (l.kind === "oversized") write(errorResponse(null, ErrorCodes.invalidRequest, `line of ${l.bytes} bytes exceeds the limit of ${MAX_LINE_BYTES}`));
+        if (l.kind === "oversized")
+          write(errorResponse(null, ErrorCodes.invalidRequest, `line of ${l.bytes} bytes exceeds the limit of ${MAX_LINE_BYTES}`));
         else if (l.text.trim() !== "") line(l.text);
         if (socket.destroyed) return;
       }
@@ -204,7 +215,14 @@ export class TcpEndpoint {
       if (greet(text) && nl + 1 < chunk.length) relay(chunk.subarray(nl + 1));
     };
 
-    socket.on("data", (chunk: Buffer) => guarded(this.host.log, "input from a stdio bridge", () => data(chunk), () => socket.destroy()));
+    socket.on("data", (chunk: Buffer) =>
+      guarded(
+        this.host.log,
+        "input from a stdio bridge",
+        () => data(chunk),
+        () => socket.destroy(),
+      ),
+    );
     socket.once("close", () => {
       clearTimeout(timer);
       authenticated();

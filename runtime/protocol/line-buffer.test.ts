@@ -7,7 +7,7 @@ describe("LineBuffer", () => {
   it("splits on newlines and keeps the unterminated tail", () => {
     const b = new LineBuffer();
     expect(texts(b.push(Buffer.from('{"a":1}\n{"b":')))).toEqual(['{"a":1}']);
-    expect(texts(b.push(Buffer.from('2}\r\n\n')))).toEqual(['{"b":2}', ""]);
+    expect(texts(b.push(Buffer.from("2}\r\n\n")))).toEqual(['{"b":2}', ""]);
     expect(texts(b.push(Buffer.from("tail")))).toEqual([]);
     expect(texts(b.end())).toEqual(["tail"]);
     expect(b.end()).toEqual([]);

@@ -31,7 +31,5 @@ export const Methods = {
   cordonNotice: "_cordon/notice",
 } as const;
 
-export const isProxyInitialize = (method: string) =>
-  method === Methods.proxyInitialize || method === Methods.legacyProxyInitialize;
-export const isProxySuccessor = (method: string) =>
-  method === Methods.proxySuccessor || method === Methods.legacyProxySuccessor;
+export const isProxyInitialize = (method: string) => method === Methods.proxyInitialize || method === Methods.legacyProxyInitialize;
+export const isProxySuccessor = (method: string) => method === Methods.proxySuccessor || method === Methods.legacyProxySuccessor;

@@ -35,4 +35,3 @@ export function unsupportedContent(params: unknown, caps: PromptCapabilities): s
   }
   return null;
 }
-

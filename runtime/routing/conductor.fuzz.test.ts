@@ -7,7 +7,7 @@
  * answered exactly once, with its own answer.
  */
 import { describe, expect, it } from "vitest";
-import { agentScript, MemoryPeer, passThrough, type Json } from "../../test/helpers/memory-peer.js";
+import { agentScript, type Json, MemoryPeer, passThrough } from "../../test/helpers/memory-peer.js";
 import { createLogger } from "../log.js";
 import { Conductor } from "./conductor.js";
 
@@ -19,7 +19,7 @@ describe("routing fuzzer", () => {
       seed = (seed + 0x6d2b79f5) | 0;
       let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
       t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * n | 0;
+      return ((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n) | 0;
     };
     const pick = <T>(list: readonly T[]): T => list[rand(list.length)];
 
@@ -47,33 +47,65 @@ describe("routing fuzzer", () => {
     const sid = "s-fuzz";
     const deep = (n: number) => JSON.parse("[".repeat(n) + "]".repeat(n));
     const methods = [
-      "session/prompt", "session/update", "session/cancel", "fs/read_text_file", "fs/write_text_file", "terminal/create",
-      "proxy/successor", "_proxy/successor", "proxy/initialize", "_proxy/initialize", "initialize", "_cordon/configure",
-      "_cordon/notice", "_cordon/log", "$/cancel_request", "__proto__", "constructor", "hasOwnProperty", "toString",
-      "session/request_permission", "elicitation/create", "_x/ext", "",
+      "session/prompt",
+      "session/update",
+      "session/cancel",
+      "fs/read_text_file",
+      "fs/write_text_file",
+      "terminal/create",
+      "proxy/successor",
+      "_proxy/successor",
+      "proxy/initialize",
+      "_proxy/initialize",
+      "initialize",
+      "_cordon/configure",
+      "_cordon/notice",
+      "_cordon/log",
+      "$/cancel_request",
+      "__proto__",
+      "constructor",
+      "hasOwnProperty",
+      "toString",
+      "session/request_permission",
+      "elicitation/create",
+      "_x/ext",
+      "",
     ] as const;
     const ids = [1, 2, 3, "1", "__proto__", "constructor", 0, -1, 1.5, 2 ** 53, "x".repeat(200)];
     const params = (): unknown => {
       switch (rand(8)) {
-        case 0: return deep(200 + rand(5000));
-        case 1: return { sessionId: sid, path: "/etc/passwd" };
-        case 2: return { method: pick(methods), params: { method: pick(methods), params: { sessionId: sid, path: "/etc/shadow" } } };
-        case 3: return { requestId: pick(ids) };
-        case 4: return JSON.parse('{"__proto__":{"polluted":true},"level":"__proto__","message":"x\\u001b[2J"}');
-        case 5: return { sessionId: sid, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "u" } } };
-        case 6: return null;
-        default: return { sessionId: sid, prompt: [{ type: pick(["text", "image", "__proto__", "resource"]) }] };
+        case 0:
+          return deep(200 + rand(5000));
+        case 1:
+          return { sessionId: sid, path: "/etc/passwd" };
+        case 2:
+          return { method: pick(methods), params: { method: pick(methods), params: { sessionId: sid, path: "/etc/shadow" } } };
+        case 3:
+          return { requestId: pick(ids) };
+        case 4:
+          return JSON.parse('{"__proto__":{"polluted":true},"level":"__proto__","message":"x\\u001b[2J"}');
+        case 5:
+          return { sessionId: sid, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "u" } } };
+        case 6:
+          return null;
+        default:
+          return { sessionId: sid, prompt: [{ type: pick(["text", "image", "__proto__", "resource"]) }] };
       }
     };
     // Proxies send well-formed JSON-RPC only: a malformed one is a fault that stops the proxy, which
     // would end the fuzzing of everything behind it after a few restarts.
     const message = (wellFormed: boolean): unknown => {
       switch (wellFormed ? pick([0, 1, 2, 4]) : rand(5)) {
-        case 0: return { jsonrpc: "2.0", id: pick(ids), result: { fuzz: true } };
-        case 1: return { jsonrpc: "2.0", id: pick(ids), error: { code: pick([-32601, -32603, 1]), message: "e" } };
-        case 2: return { jsonrpc: "2.0", method: pick(methods), params: params() };
-        case 3: return [{ jsonrpc: "2.0" }, "string", 7, null, { jsonrpc: "1.0", method: "x" }][rand(5)];
-        default: return { jsonrpc: "2.0", id: pick(ids), method: pick(methods), params: params() };
+        case 0:
+          return { jsonrpc: "2.0", id: pick(ids), result: { fuzz: true } };
+        case 1:
+          return { jsonrpc: "2.0", id: pick(ids), error: { code: pick([-32601, -32603, 1]), message: "e" } };
+        case 2:
+          return { jsonrpc: "2.0", method: pick(methods), params: params() };
+        case 3:
+          return [{ jsonrpc: "2.0" }, "string", 7, null, { jsonrpc: "1.0", method: "x" }][rand(5)];
+        default:
+          return { jsonrpc: "2.0", id: pick(ids), method: pick(methods), params: params() };
       }
     };
 
@@ -114,7 +146,8 @@ describe("routing fuzzer", () => {
     expect(gated.length).toBeGreaterThan(0); // the fuzz did reach the gate with real traffic
     expect(client.received.filter((m) => typeof m.method === "string" && /^_cordon\/(?!notice$)/.test(m.method))).toEqual([]);
     // Notices reaching the client are Cordon's own: they name a proxy of the chain.
-    for (const notice of client.received.filter((m) => m.method === "_cordon/notice")) expect(notice.params.component).toMatch(/^proxy "p\d"$/);
+    for (const notice of client.received.filter((m) => m.method === "_cordon/notice"))
+      expect(notice.params.component).toMatch(/^proxy "p\d"$/);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   }, 60_000);
 });

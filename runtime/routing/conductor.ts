@@ -17,31 +17,32 @@
  * overtake the `session/prompt` response that follows them. Messages are forwarded as the JSON
  * they arrived as; only the envelope fields (id, method, wrapping) are rewritten.
  */
+
+import { isLevel, type Logger, sanitizeForLog } from "../log.js";
 import {
   classify,
   ErrorCodes,
   errorResponse,
   idFromKey,
   idKey,
-  paramsObject,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
+  paramsObject,
 } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
 import { withMember } from "../protocol/raw-json.js";
-import { isLevel, sanitizeForLog, type Logger } from "../log.js";
-import { promptCapabilitiesOf, unsupportedContent, type PromptCapabilities } from "./capabilities.js";
-import { cancelRequest, isRequest, stripId, unwrap, withId, wrap, type Call } from "./envelope.js";
-import { check, Gates, successorInit, type Refusal } from "./gates/index.js";
-import { grantFor, type Grant } from "./grants.js";
+import { type PromptCapabilities, promptCapabilitiesOf, unsupportedContent } from "./capabilities.js";
+import { type Call, cancelRequest, isRequest, stripId, unwrap, withId, wrap } from "./envelope.js";
+import { type FailureData, failureData } from "./failure.js";
+import { check, Gates, type Refusal, successorInit } from "./gates/index.js";
+import { type Grant, grantFor } from "./grants.js";
+import { type Dialect, type FailurePolicy, Hop, type Incoming } from "./hop.js";
 import { ParentAsSuccessor } from "./parent-successor.js";
-import { Hop, type Dialect, type FailurePolicy, type Incoming } from "./hop.js";
+import type { FailureDetail, Peer } from "./peer.js";
 import { StallWatch } from "./stall-watch.js";
 import { Supervisor } from "./supervisor.js";
-import { failureData, type FailureData } from "./failure.js";
-import type { FailureDetail, Peer } from "./peer.js";
 import { sessionOf, type Tracer } from "./trace.js";
 
 export interface ConductorOptions {
@@ -134,7 +135,9 @@ export class Conductor {
     }
     this.debug = this.log.enabled("debug");
     this.stalls = new StallWatch(options.slowRequestMs ?? 5_000, ({ proxy, method, id, ms }) =>
-      this.log.warn(`${method} (id ${id}) has been inside ${proxy} for ${(ms / 1000).toFixed(1)} s: it has neither passed it on nor answered it`),
+      this.log.warn(
+        `${method} (id ${id}) has been inside ${proxy} for ${(ms / 1000).toFixed(1)} s: it has neither passed it on nor answered it`,
+      ),
     );
     this.supervisor = new Supervisor({
       open: (hop) => this.open(hop),
@@ -299,7 +302,14 @@ export class Conductor {
     if (refusal) return this.refuseGated(message, refusal, this.client);
     if (this.startFailure !== null) {
       if (isRequest(message)) {
-        this.client.peer.send(errorResponse(message.id, ErrorCodes.internalError, `Cordon could not start the chain: ${this.startFailure}`, failureData("cordon", "start")));
+        this.client.peer.send(
+          errorResponse(
+            message.id,
+            ErrorCodes.internalError,
+            `Cordon could not start the chain: ${this.startFailure}`,
+            failureData("cordon", "start"),
+          ),
+        );
       }
       this.exit(1);
       return;
@@ -370,7 +380,8 @@ export class Conductor {
     }
     if (pos.role !== "proxy") return;
     if (method === Methods.cordonLog) return this.proxyLog(hop, message);
-    if (isRequest(message)) this.stalls.passedOn(hop.label, isProxySuccessor(method) ? String(paramsObject(message.params)?.method) : method);
+    if (isRequest(message))
+      this.stalls.passedOn(hop.label, isProxySuccessor(method) ? String(paramsObject(message.params)?.method) : method);
     if (!isProxySuccessor(method)) {
       const refusal = check(Gates.proxyToPredecessor, message, hop);
       if (refusal) return this.refuseGated(message, refusal, hop);
@@ -382,7 +393,8 @@ export class Conductor {
     if (typeof inner === "string") return this.refuse(message, ErrorCodes.invalidRequest, inner, hop);
     if (inner.method === Methods.cancelRequest) return this.cancel(hop, inner.params);
     if (isProxyInitialize(inner.method) && this.retryInRustDialect(hop)) {
-      if (isRequest(inner)) hop.peer.send(errorResponse(inner.id, ErrorCodes.invalidRequest, `${inner.method} is only sent by the conductor`));
+      if (isRequest(inner))
+        hop.peer.send(errorResponse(inner.id, ErrorCodes.invalidRequest, `${inner.method} is only sent by the conductor`));
       return;
     }
     const refusal = check(Gates.proxyToSuccessor, inner, hop);
@@ -450,7 +462,12 @@ export class Conductor {
   private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean, retry?: () => void): void {
     if (to.restarting && to.policy === "restart") {
       if (to.held.length >= MAX_HELD) {
-        return this.refuse(original, ErrorCodes.internalError, `${to.label} is restarting and already holds ${MAX_HELD} messages; try again shortly`, from);
+        return this.refuse(
+          original,
+          ErrorCodes.internalError,
+          `${to.label} is restarting and already holds ${MAX_HELD} messages; try again shortly`,
+          from,
+        );
       }
       to.held.push(() => this.deliver(from, original, to, outgoing, enveloped, retry));
       return;
@@ -471,15 +488,31 @@ export class Conductor {
       return;
     }
     if (!to.alive) {
-      return this.refuse(original, ErrorCodes.internalError, `${to.label} is not running: it ${to.failure}`, from, failureData(participant(to), "down"));
+      return this.refuse(
+        original,
+        ErrorCodes.internalError,
+        `${to.label} is not running: it ${to.failure}`,
+        from,
+        failureData(participant(to), "down"),
+      );
     }
     const fromKey = idKey(original.id);
     if (from.incoming.has(fromKey)) {
-      return this.refuse(original, ErrorCodes.invalidRequest, `request id ${sanitizeForLog(JSON.stringify(original.id), 80)} is already in use by a request still in flight`, from);
+      return this.refuse(
+        original,
+        ErrorCodes.invalidRequest,
+        `request id ${sanitizeForLog(JSON.stringify(original.id), 80)} is already in use by a request still in flight`,
+        from,
+      );
     }
     const limit = from.position.role === "proxy" ? MAX_IN_FLIGHT.proxy : MAX_IN_FLIGHT.peer;
     if (from.incoming.size >= limit) {
-      return this.refuse(original, ErrorCodes.internalError, `${from === this.client ? "the client has" : `${from.label} has`} ${limit} requests in flight already (Cordon's limit); wait for answers`, from);
+      return this.refuse(
+        original,
+        ErrorCodes.internalError,
+        `${from === this.client ? "the client has" : `${from.label} has`} ${limit} requests in flight already (Cordon's limit); wait for answers`,
+        from,
+      );
     }
     const id = to.issueId();
     this.trace?.({
@@ -493,9 +526,20 @@ export class Conductor {
       params: original.params ?? null,
     });
     const sessionId = original.method === Methods.requestPermission ? (sessionOf(original.params) ?? undefined) : undefined;
-    to.outgoing.set(idKey(id), { kind: "forward", from, fromId: original.id, fromGeneration: from.generation, method: original.method, sessionId, retry });
+    to.outgoing.set(idKey(id), {
+      kind: "forward",
+      from,
+      fromId: original.id,
+      fromGeneration: from.generation,
+      method: original.method,
+      sessionId,
+      retry,
+    });
     from.incoming.set(fromKey, { id: original.id, to, toId: id, enveloped });
-    if (this.debug) this.log.debug(`${participant(from)} → ${participant(to)}: ${original.method} (id ${JSON.stringify(original.id)} → ${JSON.stringify(id)})`);
+    if (this.debug)
+      this.log.debug(
+        `${participant(from)} → ${participant(to)}: ${original.method} (id ${JSON.stringify(original.id)} → ${JSON.stringify(id)})`,
+      );
     if (to.position.role === "proxy") this.stalls.delivered(to.label, idKey(id), JSON.stringify(id), original.method);
     to.peer.send(withId(outgoing, id) as JsonRpcRequest);
   }
@@ -505,7 +549,11 @@ export class Conductor {
     const pending = key === null ? undefined : hop.outgoing.get(key);
     if (key !== null && hop.settled.delete(key)) return; // already answered on its behalf
     if (!pending || key === null) {
-      this.dropped(hop, `${hop.label} answered a request it was never sent (id ${sanitizeForLog(JSON.stringify(message.id), 80)}); dropped`, message);
+      this.dropped(
+        hop,
+        `${hop.label} answered a request it was never sent (id ${sanitizeForLog(JSON.stringify(message.id), 80)}); dropped`,
+        message,
+      );
       return;
     }
     hop.outgoing.delete(key);
@@ -537,7 +585,9 @@ export class Conductor {
     // The instance that asked is gone: its successor instance may reuse the id for another request.
     if (pending.fromGeneration !== pending.from.generation) return;
     if (this.debug) {
-      this.log.debug(`${participant(hop)} → ${participant(pending.from)}: ${message.error ? "error" : "result"} for ${pending.method} (id ${JSON.stringify(message.id)} → ${JSON.stringify(pending.fromId)})`);
+      this.log.debug(
+        `${participant(hop)} → ${participant(pending.from)}: ${message.error ? "error" : "result"} for ${pending.method} (id ${JSON.stringify(message.id)} → ${JSON.stringify(pending.fromId)})`,
+      );
     }
     pending.from.incoming.delete(idKey(pending.fromId));
     if (pending.from.alive) pending.from.peer.send(withMember(message, "id", pending.fromId));
@@ -568,7 +618,15 @@ export class Conductor {
 
   /** Sends `$/cancel_request` on `to`'s hop (in an envelope when the request went in one), and traces it. */
   private sendCancel(from: Hop, to: Hop, cancel: JsonRpcNotification, enveloped: boolean): void {
-    this.trace?.({ type: "notification", protocol: "acp", from: participant(from), to: participant(to), method: cancel.method, session: null, params: cancel.params });
+    this.trace?.({
+      type: "notification",
+      protocol: "acp",
+      from: participant(from),
+      to: participant(to),
+      method: cancel.method,
+      session: null,
+      params: cancel.params,
+    });
     to.peer.send(enveloped ? wrap(cancel, to.dialect) : cancel);
   }
 
@@ -590,7 +648,13 @@ export class Conductor {
   /** A message Cordon did not forward: a warning for the operator, and a `trace` event with the message itself. */
   private dropped(hop: Hop, why: string, message?: unknown): void {
     this.log.warn(why);
-    this.trace?.({ type: "trace", component: participant(hop), level: "warn", message: why, ...(message === undefined ? {} : { dropped: message }) });
+    this.trace?.({
+      type: "trace",
+      component: participant(hop),
+      level: "warn",
+      message: why,
+      ...(message === undefined ? {} : { dropped: message }),
+    });
   }
 
   /** `_cordon/log` from a proxy: one line on stderr (control characters escaped), and the trace. */
@@ -625,7 +689,14 @@ export class Conductor {
       const error = errorResponse(null, ErrorCodes.internalError, `${hop.label} ${reason}`, data);
       if (pending.kind === "own") pending.answer(error);
       else if (pending.fromGeneration === pending.from.generation) {
-        this.trace?.({ type: "response", from: participant(hop), to: participant(pending.from), id: idFromKey(key), is_error: true, payload: error.error });
+        this.trace?.({
+          type: "response",
+          from: participant(hop),
+          to: participant(pending.from),
+          id: idFromKey(key),
+          is_error: true,
+          payload: error.error,
+        });
         pending.from.incoming.delete(idKey(pending.fromId));
         if (pending.from.alive) pending.from.peer.send({ ...error, id: pending.fromId });
       }
@@ -649,7 +720,8 @@ export class Conductor {
         kind: "own",
         method: Methods.initialize,
         answer: (response) => {
-          if (response.error) this.log.error(`${hop.label} restarted but refused initialization: ${sanitizeForLog(response.error.message)}`);
+          if (response.error)
+            this.log.error(`${hop.label} restarted but refused initialization: ${sanitizeForLog(response.error.message)}`);
           else this.log.info(`${hop.label} restarted`);
         },
       });
@@ -718,4 +790,3 @@ function participant(hop: Hop): string {
   if (hop.peer.traceName) return hop.peer.traceName;
   return p.role === "proxy" ? `proxy:${p.index}` : p.role;
 }
-

@@ -5,8 +5,8 @@
  */
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { paramsObject } from "../protocol/json-rpc.js";
-import { attachLazyRaw, attachRaw, hasRaw, objectMembers, rawOf, withMember } from "../protocol/raw-json.js";
 import { Methods } from "../protocol/methods.js";
+import { attachLazyRaw, attachRaw, hasRaw, objectMembers, rawOf, withMember } from "../protocol/raw-json.js";
 import type { Dialect } from "./hop.js";
 
 export type Call = JsonRpcRequest | JsonRpcNotification;
@@ -60,13 +60,18 @@ export function unwrap(envelope: Call): Call | string {
   const p = paramsObject(envelope.params);
   if (!p || typeof p.method !== "string") return `${envelope.method} needs params {method, params?}`;
   const original = carried.get(envelope);
-  if (original && isRequest(original) === isRequest(envelope)) return isRequest(envelope) ? withMember(original, "id", envelope.id) : original;
+  if (original && isRequest(original) === isRequest(envelope))
+    return isRequest(envelope) ? withMember(original, "id", envelope.id) : original;
   const inner: Call = isRequest(envelope) ? { jsonrpc: "2.0", id: envelope.id, method: p.method } : { jsonrpc: "2.0", method: p.method };
   if (p.params !== undefined) inner.params = p.params;
   const text = rawOf(envelope);
   const outer = text === undefined ? undefined : objectMembers(text)?.get("params");
   const range = outer && p.params !== undefined ? objectMembers(text!, outer[0])?.get("params") : undefined;
-  if (range) attachRaw(inner, `{"jsonrpc":"2.0",${idText(envelope)}"method":${JSON.stringify(p.method)},"params":${text!.slice(range[0], range[1])}}`);
+  if (range)
+    attachRaw(
+      inner,
+      `{"jsonrpc":"2.0",${idText(envelope)}"method":${JSON.stringify(p.method)},"params":${text!.slice(range[0], range[1])}}`,
+    );
   return inner;
 }
 
@@ -85,4 +90,3 @@ export function stripId(message: Call): JsonRpcMessage {
   const { id: _id, ...rest } = message as JsonRpcRequest;
   return rest as JsonRpcNotification;
 }
-

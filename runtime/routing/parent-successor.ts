@@ -1,5 +1,5 @@
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
-import { wrap, type Call } from "./envelope.js";
+import { type Call, wrap } from "./envelope.js";
 import type { Dialect } from "./hop.js";
 import type { Peer } from "./peer.js";
 
@@ -20,4 +20,3 @@ export class ParentAsSuccessor implements Peer {
   }
   async close(): Promise<void> {}
 }
-

@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { StallWatch, type Stalled } from "./stall-watch.js";
+import { type Stalled, StallWatch } from "./stall-watch.js";
 
 function watch(afterMs = 1000) {
   let t = 0;
   const reports: Stalled[] = [];
-  const w = new StallWatch(afterMs, (s) => reports.push(s), () => t);
+  const w = new StallWatch(
+    afterMs,
+    (s) => reports.push(s),
+    () => t,
+  );
   return { w, reports, advance: (ms: number) => (t += ms) };
 }
 

@@ -32,7 +32,9 @@ export class Supervisor {
       return this.hooks.notice("warn", hop, `${hop.label} ${reason}; it is bypassed from now on (policy bypass): messages skip it`);
     }
     if (hop.restarts >= MAX_RESTARTS) {
-      hop.giveUp(`${reason}, and it has failed ${hop.restarts + 1} times, so Cordon stopped restarting it; restart the session to try again`);
+      hop.giveUp(
+        `${reason}, and it has failed ${hop.restarts + 1} times, so Cordon stopped restarting it; restart the session to try again`,
+      );
       return this.hooks.notice("error", hop, `${hop.label} ${hop.failure}`);
     }
     const delay = FIRST_BACKOFF_MS * 2 ** hop.restarts;

@@ -13,7 +13,19 @@
  * another user owns (one planted at the path in a shared directory), and never into a file another
  * user owns. When the file cannot be opened safely, Cordon says why and runs without a trace.
  */
-import { closeSync, constants, createWriteStream, fchmodSync, fstatSync, ftruncateSync, lstatSync, openSync, readlinkSync, realpathSync, type WriteStream } from "node:fs";
+import {
+  closeSync,
+  constants,
+  createWriteStream,
+  fchmodSync,
+  fstatSync,
+  ftruncateSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  type WriteStream,
+} from "node:fs";
 import { dirname, resolve } from "node:path";
 import { sanitizeForLog } from "../log.js";
 import type { JsonRpcId } from "../protocol/json-rpc.js";
@@ -32,7 +44,8 @@ export class TraceFile {
   private readonly start = performance.now();
 
   constructor(path: string) {
-    const warn = (message: string) => process.stderr.write(`[cordon] warn: cannot write trace ${sanitizeForLog(path, 1024)}: ${sanitizeForLog(message)}\n`);
+    const warn = (message: string) =>
+      process.stderr.write(`[cordon] warn: cannot write trace ${sanitizeForLog(path, 1024)}: ${sanitizeForLog(message)}\n`);
     let fd: number;
     try {
       fd = openTraceFile(path);
@@ -87,7 +100,8 @@ export function openTraceFile(path: string, uid: number | undefined = process.ge
   try {
     const stat = fstatSync(fd);
     if (stat.isFile()) {
-      if (uid !== undefined && stat.uid !== uid) throw new Error(`the file belongs to another user (uid ${stat.uid}); refusing to write a trace into it`);
+      if (uid !== undefined && stat.uid !== uid)
+        throw new Error(`the file belongs to another user (uid ${stat.uid}); refusing to write a trace into it`);
       fchmodSync(fd, 0o600);
       ftruncateSync(fd, 0);
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GuestBudget, WindowBudget, type BudgetLimits } from "./budget.js";
+import { type BudgetLimits, GuestBudget, WindowBudget } from "./budget.js";
 import { DEFAULT_LIMITS } from "./sandbox.js";
 
 function clock(start = 0) {
@@ -111,7 +111,9 @@ describe("the default budgets", () => {
     }
     expect(stopped).toBeGreaterThan(1);
     expect(stopped).toBeLessThanOrEqual(10);
-    expect(new GuestBudget(DEFAULT_LIMITS).charge({ guestMs: 15_001, messages: 0, units: 0 })?.message).toMatch(/over its CPU budget of 15 s per 30 s/);
+    expect(new GuestBudget(DEFAULT_LIMITS).charge({ guestMs: 15_001, messages: 0, units: 0 })?.message).toMatch(
+      /over its CPU budget of 15 s per 30 s/,
+    );
   });
 
   it("never trip for the heaviest legit patterns in the suites: 3000 deliveries of 2 ms back to back, 50 sessions × 200 prompts, a 10 MiB blob a second", () => {

@@ -1,10 +1,10 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
 import { CanonicalHost, GuestFault, InstancePoisoned } from "./canonical-host.js";
 import { loadComponentBytes } from "./component-loader.js";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-host-"));
 
@@ -13,7 +13,7 @@ async function host(bytes: Uint8Array, options: Partial<ConstructorParameters<ty
   return new CanonicalHost(c.module, { encodings: c.encodings, ...options });
 }
 
-const tricky = JSON.stringify({ text: "héllo wörld — 日本語 😀 \u0000 \ud83d\ude80 \"quoted\" \\ back", n: 1.5e3 });
+const tricky = JSON.stringify({ text: 'héllo wörld — 日本語 😀 \u0000 \ud83d\ude80 "quoted" \\ back', n: 1.5e3 });
 
 describe("CanonicalHost", () => {
   for (const encoding of ["utf8", "utf16"] as const) {

@@ -86,7 +86,10 @@ function abortReason(text: string | undefined): string | null {
   }
   if (msg?.method !== ABORT_METHOD || typeof msg.params !== "object" || msg.params === null) return null;
   const { message, file, line, column } = msg.params;
-  const clean = (v: unknown, max: number) => String(v ?? "").replace(/[\u0000-\u001f\u007f]/g, " ").slice(0, max);
+  const clean = (v: unknown, max: number) =>
+    String(v ?? "")
+      .replace(/[\u0000-\u001f\u007f]/g, " ")
+      .slice(0, max);
   const where = typeof file === "string" && file.length ? ` at ${clean(file, 200)}:${Number(line) | 0}:${Number(column) | 0}` : "";
   return `${clean(typeof message === "string" && message.length ? message : "abort", 500)}${where}`;
 }

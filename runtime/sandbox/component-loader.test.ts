@@ -1,11 +1,19 @@
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { echoComponent, foreignImportComponent, noHandlerComponent, wasiComponent } from "../../test/fixtures/wat-components.js";
 import { CHANNEL_IMPORT } from "./canonical-host.js";
-import { ComponentRejected, coreModules, forgetLoadedComponents, loadComponent, loadComponentBytes, MAX_COMPONENT_BYTES, parseWorldItems } from "./component-loader.js";
+import {
+  ComponentRejected,
+  coreModules,
+  forgetLoadedComponents,
+  loadComponent,
+  loadComponentBytes,
+  MAX_COMPONENT_BYTES,
+  parseWorldItems,
+} from "./component-loader.js";
 
 let dir: string;
 beforeAll(() => {
@@ -62,10 +70,16 @@ describe("loadComponent", () => {
   });
 
   it("refuses garbage, a core module, and a missing file with clear errors", async () => {
-    await expect(loadComponentBytes("junk.wasm", new Uint8Array([1, 2, 3, 4]), { cacheDir: join(dir, "f") })).rejects.toThrow(ComponentRejected);
+    await expect(loadComponentBytes("junk.wasm", new Uint8Array([1, 2, 3, 4]), { cacheDir: join(dir, "f") })).rejects.toThrow(
+      ComponentRejected,
+    );
     const core = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
-    await expect(loadComponentBytes("core.wasm", core, { cacheDir: join(dir, "f") })).rejects.toThrow(/core module; build it into a component/);
-    await expect(loadComponent(join(dir, "missing.wasm"))).rejects.toThrow(/missing\.wasm cannot run as a Cordon proxy: cannot read it \(ENOENT\)/);
+    await expect(loadComponentBytes("core.wasm", core, { cacheDir: join(dir, "f") })).rejects.toThrow(
+      /core module; build it into a component/,
+    );
+    await expect(loadComponent(join(dir, "missing.wasm"))).rejects.toThrow(
+      /missing\.wasm cannot run as a Cordon proxy: cannot read it \(ENOENT\)/,
+    );
   });
 
   it("does not trust a tampered cache entry: the code always comes from the component's own bytes", async () => {
@@ -108,7 +122,10 @@ describe("loadComponent", () => {
     const first = await loadComponentBytes("m.wasm", bytes, { cacheDir });
     const entryFile = join(cacheDir, `${first.sha256}.json`);
     const entry = JSON.parse(readFileSync(entryFile, "utf8"));
-    writeFileSync(entryFile, JSON.stringify({ ...entry, manifest: { name: "trusted-redactor" }, encodings: { receive: "utf16", send: "utf16" } }));
+    writeFileSync(
+      entryFile,
+      JSON.stringify({ ...entry, manifest: { name: "trusted-redactor" }, encodings: { receive: "utf16", send: "utf16" } }),
+    );
     forgetLoadedComponents();
     const again = await loadComponentBytes("m.wasm", bytes, { cacheDir });
     expect(again.cached).toBe(true);
@@ -151,7 +168,9 @@ describe("loadComponent", () => {
     writeFileSync(path, "");
     const { truncateSync } = await import("node:fs");
     truncateSync(path, MAX_COMPONENT_BYTES + 1);
-    await expect(loadComponent(path, { cacheDir: join(dir, "i") })).rejects.toThrow(/huge\.wasm cannot run as a Cordon proxy: it is 64\.0 MiB, larger than the 64 MiB Cordon loads/);
+    await expect(loadComponent(path, { cacheDir: join(dir, "i") })).rejects.toThrow(
+      /huge\.wasm cannot run as a Cordon proxy: it is 64\.0 MiB, larger than the 64 MiB Cordon loads/,
+    );
   });
 });
 

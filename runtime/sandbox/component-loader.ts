@@ -28,9 +28,9 @@ import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { CHANNEL_IMPORT, checkCoreModule, type GuestEncodings } from "./canonical-host.js";
-import { readManifest, type Manifest } from "./manifest.js";
+import { type Manifest, readManifest } from "./manifest.js";
+import { type CanonicalEncodings, readCanonicalEncodings } from "./string-encoding.js";
 import { grantForInterface, WASI_GRANTS } from "./wasi-grants.js";
-import { readCanonicalEncodings, type CanonicalEncodings } from "./string-encoding.js";
 import { sections } from "./wasm-binary.js";
 
 export const HANDLER_EXPORT = "cordon:proxy/handler@0.1.0";
@@ -157,7 +157,10 @@ export interface LoadOptions {
 const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 function tooBig(source: string, size: number): ComponentRejected {
-  return new ComponentRejected(source, `it is ${(size / 2 ** 20).toFixed(1)} MiB, larger than the ${MAX_COMPONENT_BYTES / 2 ** 20} MiB Cordon loads`);
+  return new ComponentRejected(
+    source,
+    `it is ${(size / 2 ** 20).toFixed(1)} MiB, larger than the ${MAX_COMPONENT_BYTES / 2 ** 20} MiB Cordon loads`,
+  );
 }
 
 /** The component's top-level core module sections, in order (a guest's core module is one of them). */
@@ -252,7 +255,8 @@ export async function loadComponent(path: string, options: LoadOptions = {}): Pr
 async function readCache(cacheDir: string, sha256: string, bytes: Uint8Array) {
   try {
     const entry = JSON.parse(await readFile(join(cacheDir, `${sha256}.json`), "utf8")) as CacheEntry;
-    if (entry.format !== CACHE_FORMAT || entry.sha256 !== sha256 || !Array.isArray(entry.imports) || !Array.isArray(entry.exports)) return null;
+    if (entry.format !== CACHE_FORMAT || entry.sha256 !== sha256 || !Array.isArray(entry.imports) || !Array.isArray(entry.exports))
+      return null;
     const core = coreModules(bytes)[entry.core.index];
     if (!core || sha(core) !== entry.core.sha256) return null;
     const coreBytes = core.slice();

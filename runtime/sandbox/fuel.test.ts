@@ -41,7 +41,12 @@ describe("instrumentFuel (core modules)", () => {
     expect(isFuelTrap(stop, fuel.outOfFuelFunction)).toBe(true);
     expect(ex[FUEL_EXPORT].value).toBeLessThan(0n);
     // The guest's own unreachable is not a fuel trap.
-    expect(isFuelTrap(trapOf(() => ex.crash()), fuel.outOfFuelFunction)).toBe(false);
+    expect(
+      isFuelTrap(
+        trapOf(() => ex.crash()),
+        fuel.outOfFuelFunction,
+      ),
+    ).toBe(false);
   });
 
   it("refills on each call of a refilling export: bounded work completes every time", async () => {
@@ -60,12 +65,22 @@ describe("instrumentFuel (core modules)", () => {
   it("meters recursion through the function-entry check", async () => {
     const { fuel, module } = await meter(`(module (func $f (export "run") (call $f)))`, 1000n, 1000n);
     const ex = new WebAssembly.Instance(module).exports as { run(): void };
-    expect(isFuelTrap(trapOf(() => ex.run()), fuel.outOfFuelFunction)).toBe(true);
+    expect(
+      isFuelTrap(
+        trapOf(() => ex.run()),
+        fuel.outOfFuelFunction,
+      ),
+    ).toBe(true);
   });
 
   it("meters the start function with the start budget", async () => {
     const { fuel, module } = await meter(`(module (func $s (loop $l (br $l))) (start $s) (func (export "run")))`, 100_000n);
-    expect(isFuelTrap(trapOf(() => new WebAssembly.Instance(module)), fuel.outOfFuelFunction)).toBe(true);
+    expect(
+      isFuelTrap(
+        trapOf(() => new WebAssembly.Instance(module)),
+        fuel.outOfFuelFunction,
+      ),
+    ).toBe(true);
   });
 
   it("decodes bulk memory, sign extension, saturating truncation, reference types, typed select and SIMD", async () => {
@@ -108,7 +123,10 @@ describe("instrumentFuel on the real AssemblyScript proxies", () => {
     JSON.stringify({
       jsonrpc: "2.0",
       method: "proxy/successor",
-      params: { method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } },
+      params: {
+        method: "session/update",
+        params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } },
+      },
     });
   const script = [
     JSON.stringify({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "p", config: {} } }),
@@ -137,7 +155,11 @@ describe("instrumentFuel on the real AssemblyScript proxies", () => {
   it("overhead on passthrough.wasm is small (measured, printed)", async () => {
     const bytes = new Uint8Array(readFileSync(proxyWasm("passthrough")));
     const component = await loadComponentBytes("passthrough.wasm", bytes, { cacheDir });
-    const fuel = instrumentFuel(component.coreBytes, { startFuel: 10n ** 12n, deliveryFuel: 10n ** 12n, refillOn: [RECEIVE_EXPORT, "cabi_realloc"] });
+    const fuel = instrumentFuel(component.coreBytes, {
+      startFuel: 10n ** 12n,
+      deliveryFuel: 10n ** 12n,
+      refillOn: [RECEIVE_EXPORT, "cabi_realloc"],
+    });
     const hosts = {
       plain: new CanonicalHost(component.module, { encodings: component.encodings }),
       metered: new CanonicalHost(new WebAssembly.Module(fuel.bytes as Uint8Array<ArrayBuffer>), { encodings: component.encodings }),
@@ -156,7 +178,9 @@ describe("instrumentFuel on the real AssemblyScript proxies", () => {
         per[name] = Math.min(per[name], ((performance.now() - t) * 1000) / 10_000);
       }
     }
-    console.log(`fuel overhead, passthrough receive: plain ${per.plain.toFixed(2)} µs, metered ${per.metered.toFixed(2)} µs (${(per.metered / per.plain).toFixed(2)}×)`);
+    console.log(
+      `fuel overhead, passthrough receive: plain ${per.plain.toFixed(2)} µs, metered ${per.metered.toFixed(2)} µs (${(per.metered / per.plain).toFixed(2)}×)`,
+    );
     expect(per.metered / per.plain).toBeLessThan(3);
   });
 });

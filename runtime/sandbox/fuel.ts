@@ -24,7 +24,7 @@
  * exceptions, GC or typed function references, atomics — is refused with `FuelUnsupported`
  * rather than guessed at, and the caller falls back to another sandbox.
  */
-import { BinaryError, encodeU32, readU32, sections, type Section } from "./wasm-binary.js";
+import { BinaryError, encodeU32, readU32, type Section, sections } from "./wasm-binary.js";
 
 export class FuelUnsupported extends Error {
   constructor(message: string) {
@@ -431,14 +431,18 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
   const setFuel = [0x24, ...encodeU32(fuelGlobal)];
   const check = (cost: number) => [
     ...getFuel,
-    0x42, ...encodeS64(BigInt(cost)),
+    0x42,
+    ...encodeS64(BigInt(cost)),
     0x7d, // i64.sub
     ...setFuel,
     ...getFuel,
-    0x42, 0x00,
+    0x42,
+    0x00,
     0x53, // i64.lt_s
-    0x04, 0x40, // if
-    0x10, ...encodeU32(outOfFuel),
+    0x04,
+    0x40, // if
+    0x10,
+    ...encodeU32(outOfFuel),
     0x0b,
   ];
   const bodies: Uint8Array[] = [];

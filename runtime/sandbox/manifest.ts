@@ -84,7 +84,10 @@ export function readManifest(bytes: Uint8Array): Manifest | null {
 function acceptsEmptyObject(schema: Record<string, unknown>, config: unknown): boolean {
   if (!isObject(config) || Object.keys(config).length > 0) return false;
   const keys = Object.keys(schema);
-  return schema.type === "object" && keys.every((k) => k === "type" || k === "additionalProperties" || k === "properties" || k === "description" || k === "title");
+  return (
+    schema.type === "object" &&
+    keys.every((k) => k === "type" || k === "additionalProperties" || k === "properties" || k === "description" || k === "title")
+  );
 }
 
 /** Checks a proxy's config against the JSON Schema in its manifest; returns the problems found. */

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { parse } from "@bytecodealliance/jco-transpile/wasm-tools";
+import { describe, expect, it } from "vitest";
 import { capMemory, MemoryCapError, PAGE_BYTES } from "./memory-cap.js";
 
 const grower = (memory: string) =>
@@ -33,7 +33,9 @@ describe("capMemory", () => {
 
   it("refuses garbage, an initial size above the cap and an imported memory", async () => {
     expect(() => capMemory(new Uint8Array(0), 8)).toThrow(MemoryCapError);
-    await expect(grower(`(memory 32)`).then((b) => capMemory(b, 16))).rejects.toThrow(/starts at 32 pages, above the cap of 16 pages \(1 MiB\)/);
+    await expect(grower(`(memory 32)`).then((b) => capMemory(b, 16))).rejects.toThrow(
+      /starts at 32 pages, above the cap of 16 pages \(1 MiB\)/,
+    );
     const imported = await parse(`(module (import "env" "memory" (memory 1)))`);
     expect(() => capMemory(imported, 16)).toThrow(/imports its memory/);
   });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { parse } from "@bytecodealliance/jco-transpile/wasm-tools";
+import { describe, expect, it } from "vitest";
 import { capModule, ModuleCapError } from "./module-caps.js";
 
 const CAPS = { maxMemoryPages: 16, maxTableElements: 1000 };
@@ -11,7 +11,10 @@ async function tables(decl: string, caps = CAPS) {
       (func (export "size") (result i32) (table.size 0)))`),
     caps,
   );
-  return new WebAssembly.Instance(new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>)).exports as { grow(n: number): number; size(): number };
+  return new WebAssembly.Instance(new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>)).exports as {
+    grow(n: number): number;
+    size(): number;
+  };
 }
 
 describe("capModule: tables", () => {
@@ -64,7 +67,9 @@ describe("capModule: tables", () => {
     const bytes = await parse(`(module (import "env" "f" (func)) (table 1 funcref))`);
     expect(capModule(bytes, { maxMemoryPages: 16 })).toEqual(bytes);
     const capped = capModule(bytes, CAPS);
-    expect(WebAssembly.Module.imports(new WebAssembly.Module(capped as Uint8Array<ArrayBuffer>))).toEqual([{ module: "env", name: "f", kind: "function" }]);
+    expect(WebAssembly.Module.imports(new WebAssembly.Module(capped as Uint8Array<ArrayBuffer>))).toEqual([
+      { module: "env", name: "f", kind: "function" },
+    ]);
   });
 
   it("rewrites memory and tables in one module", async () => {
@@ -74,7 +79,10 @@ describe("capModule: tables", () => {
         (func (export "tab") (param i32) (result i32) (table.grow 0 (ref.null func) (local.get 0))))`),
       CAPS,
     );
-    const x = new WebAssembly.Instance(new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>)).exports as { mem(n: number): number; tab(n: number): number };
+    const x = new WebAssembly.Instance(new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>)).exports as {
+      mem(n: number): number;
+      tab(n: number): number;
+    };
     expect(x.mem(16)).toBe(-1);
     expect(x.mem(15)).toBe(1);
     expect(x.tab(1000)).toBe(-1);
@@ -85,7 +93,9 @@ describe("capModule: types", () => {
   it("refuses struct and array types (GC objects would live on the JS heap, uncapped), keeps function types with reference params", async () => {
     const gc = await parse(`(module (type (struct (field i32))) (type (array i8)))`);
     expect(() => capModule(gc, CAPS)).toThrow(/defines type 0 of form 0x5f \(struct, array or other garbage-collected types\)/);
-    const funcs = await parse(`(module (type (func (param i32 externref funcref) (result i64))) (func (param (ref null func)) (result (ref null extern)) ref.null extern) (memory 1))`);
+    const funcs = await parse(
+      `(module (type (func (param i32 externref funcref) (result i64))) (func (param (ref null func)) (result (ref null extern)) ref.null extern) (memory 1))`,
+    );
     expect(() => capModule(funcs, CAPS)).not.toThrow();
     expect(() => new WebAssembly.Module(capModule(funcs, CAPS) as Uint8Array<ArrayBuffer>)).not.toThrow();
   });

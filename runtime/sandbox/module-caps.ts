@@ -21,7 +21,7 @@
  *
  * Cost: one pass over the section headers and a copy of the module bytes; done once per start.
  */
-import { encodeU32, readU32, sections, type Section } from "./wasm-binary.js";
+import { encodeU32, readU32, type Section, sections } from "./wasm-binary.js";
 
 export const PAGE_BYTES = 64 * 1024;
 
@@ -67,7 +67,9 @@ function checkImports(module: Uint8Array, { body }: Section): void {
     }
     if (kind === 0x02) throw new ModuleCapError("the guest imports its memory; a proxy must define its own");
     if (kind === 0x01) throw new ModuleCapError("the guest imports a table; a proxy must define its own");
-    throw new ModuleCapError(`the guest imports a ${IMPORT_KINDS[kind] ?? `kind 0x${kind?.toString(16)}`}; a proxy may import only functions`);
+    throw new ModuleCapError(
+      `the guest imports a ${IMPORT_KINDS[kind] ?? `kind 0x${kind?.toString(16)}`}; a proxy may import only functions`,
+    );
   }
 }
 
@@ -84,7 +86,9 @@ function checkTypes(module: Uint8Array, { body, end }: Section): void {
   for (let i = 0; i < count; i++) {
     const form = module[pos++];
     if (form !== 0x60) {
-      throw new ModuleCapError(`the guest defines type ${i} of form 0x${form?.toString(16)} (struct, array or other garbage-collected types); only function types are supported`);
+      throw new ModuleCapError(
+        `the guest defines type ${i} of form 0x${form?.toString(16)} (struct, array or other garbage-collected types); only function types are supported`,
+      );
     }
     for (let side = 0; side < 2; side++) {
       let [n, p] = readU32(module, pos);
@@ -103,7 +107,9 @@ function memorySection(module: Uint8Array, { body }: Section, maxPages: number):
   const [initial, p1] = readU32(module, p0 + 1);
   const declaredMax = flags & 0x01 ? readU32(module, p1)[0] : null;
   if (initial > maxPages) {
-    throw new ModuleCapError(`the guest's memory starts at ${initial} pages, above the cap of ${maxPages} pages (${(maxPages * PAGE_BYTES) / 2 ** 20} MiB)`);
+    throw new ModuleCapError(
+      `the guest's memory starts at ${initial} pages, above the cap of ${maxPages} pages (${(maxPages * PAGE_BYTES) / 2 ** 20} MiB)`,
+    );
   }
   const max = declaredMax === null ? maxPages : Math.min(declaredMax, maxPages);
   return [0x01, 0x01, ...encodeU32(initial), ...encodeU32(max)];
@@ -117,7 +123,9 @@ function tableSection(module: Uint8Array, { body, end }: Section, maxElements: n
     const reftype = module[pos++];
     if (reftype === 0x40) throw new ModuleCapError("tables with an initializer expression are not supported");
     if (reftype !== FUNCREF && reftype !== EXTERNREF) {
-      throw new ModuleCapError(`table ${t} holds reference type 0x${reftype?.toString(16)}; only funcref and externref tables are supported`);
+      throw new ModuleCapError(
+        `table ${t} holds reference type 0x${reftype?.toString(16)}; only funcref and externref tables are supported`,
+      );
     }
     const flags = module[pos++];
     if (flags & ~0x01) throw new ModuleCapError("shared or 64-bit tables are not supported");

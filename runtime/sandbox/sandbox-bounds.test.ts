@@ -13,7 +13,7 @@ import { bigSender, bigTable, growingEcho, slowEcho, tableBomb } from "../../tes
 import { echoComponent } from "../../test/fixtures/wat-components.js";
 import { CanonicalHost } from "./canonical-host.js";
 import { loadComponentBytes } from "./component-loader.js";
-import { DEFAULT_LIMITS, workerHeapLimitMiB, type SandboxFailure, type SandboxLimits } from "./sandbox.js";
+import { DEFAULT_LIMITS, type SandboxFailure, type SandboxLimits, workerHeapLimitMiB } from "./sandbox.js";
 import { WorkerSandbox } from "./worker-sandbox.js";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-bounds-"));
@@ -89,7 +89,10 @@ describe("what a guest sends is bounded before it is decoded", () => {
     await s.started;
     s.sandbox.deliver("{}");
     await s.died;
-    expect(s.failure()).toEqual({ kind: "fault", message: `guest sent ${48 * Mi} bytes of output for one input (limit ${32 * Mi} per delivery)` });
+    expect(s.failure()).toEqual({
+      kind: "fault",
+      message: `guest sent ${48 * Mi} bytes of output for one input (limit ${32 * Mi} per delivery)`,
+    });
     expect(s.outputs).toEqual([]);
   });
 
@@ -99,13 +102,19 @@ describe("what a guest sends is bounded before it is decoded", () => {
     await s.started;
     s.sandbox.deliver("{}");
     await s.died;
-    expect(s.failure()).toEqual({ kind: "fault", message: `guest sent ${33 * Mi} code units of output for one input (limit ${32 * Mi} per delivery)` });
+    expect(s.failure()).toEqual({
+      kind: "fault",
+      message: `guest sent ${33 * Mi} code units of output for one input (limit ${32 * Mi} per delivery)`,
+    });
     // 400 × 2 MiB would be 800 MiB of external strings, copied again into this thread.
     expect(rssMiB() - before).toBeLessThan(300);
   });
 
   it("the per-delivery budget is configurable and never below the per-message cap", async () => {
-    const s = await sandboxFor(await bigSender({ encoding: "utf16", units: 1000, sends: 5 }), { maxMessageUnits: 2000, maxOutputUnitsPerDelivery: 100 });
+    const s = await sandboxFor(await bigSender({ encoding: "utf16", units: 1000, sends: 5 }), {
+      maxMessageUnits: 2000,
+      maxOutputUnitsPerDelivery: 100,
+    });
     await s.started;
     s.sandbox.deliver("{}");
     await s.died;
@@ -115,7 +124,12 @@ describe("what a guest sends is bounded before it is decoded", () => {
   for (const encoding of ["utf16", "utf8"] as const) {
     it(`legit traffic still passes: a prompt with a 10 MiB embedded blob goes through a ${encoding} guest`, async () => {
       const blob = Buffer.alloc(10 * Mi, 7).toString("base64");
-      const prompt = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "resource", resource: { uri: "file:///big.bin", blob } }] } });
+      const prompt = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "session/prompt",
+        params: { sessionId: "s", prompt: [{ type: "resource", resource: { uri: "file:///big.bin", blob } }] },
+      });
       expect(prompt.length).toBeGreaterThan(13_900_000);
       const s = await sandboxFor(await growingEcho(encoding));
       await s.started;
@@ -145,7 +159,9 @@ describe("budgets over a window", () => {
     for (let i = 0; i < 80; i++) s.sandbox.deliver(`{"n":${i}}`);
     await s.died;
     expect(s.failure()?.kind).toBe("budget");
-    expect(s.failure()?.message).toMatch(/^used \d+(\.\d+)? s of guest time in the last 20 s, over its CPU budget of 1 s per 20 s \(limits\.maxCpuMsPerWindow\)$/);
+    expect(s.failure()?.message).toMatch(
+      /^used \d+(\.\d+)? s of guest time in the last 20 s, over its CPU budget of 1 s per 20 s \(limits\.maxCpuMsPerWindow\)$/,
+    );
     expect(s.outputs.length).toBeGreaterThan(0);
     expect(s.outputs.length).toBeLessThan(80);
   });
@@ -167,7 +183,8 @@ describe("budgets over a window", () => {
     await bulky.died;
     expect(bulky.failure()).toEqual({
       kind: "budget",
-      message: "sent 24 Mi code units in the last 10 s, over its output budget of 20 Mi code units per 10 s (limits.maxOutputUnitsPerWindow)",
+      message:
+        "sent 24 Mi code units in the last 10 s, over its output budget of 20 Mi code units per 10 s (limits.maxOutputUnitsPerWindow)",
     });
     expect(bulky.outputs.length).toBe(4);
   });

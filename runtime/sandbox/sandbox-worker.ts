@@ -5,7 +5,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { CanonicalHost, describe, GuestFault } from "./canonical-host.js";
-import type { WorkerRequest, WorkerReply } from "./worker-protocol.js";
+import type { WorkerReply, WorkerRequest } from "./worker-protocol.js";
 
 const port = parentPort!;
 let host: CanonicalHost | null = null;

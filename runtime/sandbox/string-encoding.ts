@@ -54,7 +54,8 @@ function readOptions(r: Reader): StringEncoding | null {
   for (let i = 0; i < count; i++) {
     const opt = r.byte();
     if (opt <= 0x02) encoding = ENCODINGS[opt];
-    else if (opt === 0x03 || opt === 0x04 || opt === 0x05 || opt === 0x07) r.u32(); // memory, realloc, post-return, callback
+    else if (opt === 0x03 || opt === 0x04 || opt === 0x05 || opt === 0x07)
+      r.u32(); // memory, realloc, post-return, callback
     else if (opt === 0x06) throw new Error("component uses async canonical functions, which the cordon:proxy world does not allow");
     else throw new Error(`component uses unknown canonical option 0x${opt.toString(16)}`);
   }

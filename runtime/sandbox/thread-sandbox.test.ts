@@ -33,7 +33,10 @@ async function sandboxFor(bytes: Uint8Array, limits = {}) {
 }
 
 const loopInReceive = () =>
-  buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "(loop $spin (br $spin))")})`, wit: WORLD });
+  buildComponent({
+    wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "(loop $spin (br $spin))")})`,
+    wit: WORLD,
+  });
 
 describe("ThreadSandbox", () => {
   it("delivers in order, asynchronously (never inside deliver), and returns every output", async () => {
@@ -72,17 +75,25 @@ describe("ThreadSandbox", () => {
     await s.died;
     expect(Date.now() - t).toBeLessThan(5_000);
     expect(s.failure()?.kind).toBe("timeout");
-    expect(s.failure()?.message).toMatch(/^receive used its fuel budget of 1500000000 units on one message \(≈ 300 ms of work; it ran \d+ ms\)$/);
+    expect(s.failure()?.message).toMatch(
+      /^receive used its fuel budget of 1500000000 units on one message \(≈ 300 ms of work; it ran \d+ ms\)$/,
+    );
   });
 
   it("refuses to start a guest that loops forever in its start function", async () => {
-    const loop = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY} (func $start (loop $spin (br $spin))) (start $start))`, wit: WORLD });
+    const loop = await buildComponent({
+      wat: `(module ${IMPORT} ${ECHO_BODY} (func $start (loop $spin (br $spin))) (start $start))`,
+      wit: WORLD,
+    });
     const s = await sandboxFor(loop, { startTimeoutMs: 200 });
     await expect(s.started).rejects.toThrow(/^instantiation used its fuel budget of 1000000000 units/);
   });
 
   it("reports a trap as a trap (not a timeout), once", async () => {
-    const trap = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "unreachable")})`, wit: WORLD });
+    const trap = await buildComponent({
+      wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "unreachable")})`,
+      wit: WORLD,
+    });
     const s = await sandboxFor(trap);
     await s.started;
     s.sandbox.deliver("{}");
@@ -120,7 +131,10 @@ describe("ThreadSandbox", () => {
   });
 
   it("the memory cap holds: a guest that starts above it is refused at start", async () => {
-    const big = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY.replace("(memory (export \"memory\") 16)", "(memory (export \"memory\") 64)")})`, wit: WORLD });
+    const big = await buildComponent({
+      wat: `(module ${IMPORT} ${ECHO_BODY.replace('(memory (export "memory") 16)', '(memory (export "memory") 64)')})`,
+      wit: WORLD,
+    });
     const s = await sandboxFor(big, { maxMemoryPages: 32 });
     await expect(s.started).rejects.toThrow(/above the cap of 32 pages/);
   });

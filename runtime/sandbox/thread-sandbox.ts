@@ -25,12 +25,20 @@
  * fuel budget) nothing else is routed. The worker sandbox does not have that cost and stays
  * selectable per proxy (`"isolation": "worker"`).
  */
+
+import { GuestBudget } from "./budget.js";
 import { CanonicalHost, describe, GuestFault, RECEIVE_EXPORT } from "./canonical-host.js";
 import type { LoadedComponent } from "./component-loader.js";
 import { FuelUnsupported, instrumentFuel, isFuelTrap } from "./fuel.js";
-import { GuestBudget } from "./budget.js";
 import { capModule } from "./module-caps.js";
-import { QUEUE_HIGH_WATER, QUEUE_LOW_WATER, type ProxySandbox, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
+import {
+  type ProxySandbox,
+  QUEUE_HIGH_WATER,
+  QUEUE_LOW_WATER,
+  type SandboxFailure,
+  type SandboxHandlers,
+  type SandboxLimits,
+} from "./sandbox.js";
 
 /** Fuel units per millisecond of a limit (a tight wasm loop runs ~3–6 M/ms on the reference machine). */
 export const FUEL_PER_MS = 5_000_000;
@@ -97,7 +105,11 @@ export class ThreadSandbox implements ProxySandbox {
         this.prepared = { module: Promise.resolve(null as never), outOfFuel: -1 };
         return;
       }
-      const fuel = instrumentFuel(capped, { startFuel: this.startFuel, deliveryFuel: this.deliveryFuel, refillOn: [RECEIVE_EXPORT, "cabi_realloc"] });
+      const fuel = instrumentFuel(capped, {
+        startFuel: this.startFuel,
+        deliveryFuel: this.deliveryFuel,
+        refillOn: [RECEIVE_EXPORT, "cabi_realloc"],
+      });
       const bytes = fuel.bytes as Uint8Array<ArrayBuffer>;
       if (!WebAssembly.validate(bytes)) throw new FuelUnsupported("the metered module does not validate");
       const module = WebAssembly.compile(bytes);

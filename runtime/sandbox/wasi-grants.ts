@@ -64,7 +64,11 @@ const MAX_RANDOM_BYTES = 1 << 20;
 /** A host function handed to the guest as an import (its arguments are whatever the ABI passes). */
 type HostFunction = (...args: never[]) => unknown;
 
-export function wasiImports(module: WebAssembly.Module, grants: readonly string[], guest: GuestMemory): Record<string, Record<string, HostFunction>> {
+export function wasiImports(
+  module: WebAssembly.Module,
+  grants: readonly string[],
+  guest: GuestMemory,
+): Record<string, Record<string, HostFunction>> {
   const { wallClock, random, insecure, insecureSeed } = loadShim();
   const view = () => new DataView(guest.memory().buffer);
   const writeDatetime = (retptr: number, t: { seconds: bigint; nanoseconds: number }) => {

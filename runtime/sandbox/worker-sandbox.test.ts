@@ -40,7 +40,10 @@ describe("WorkerSandbox", () => {
   });
 
   it("terminates a guest that loops forever in receive", async () => {
-    const loop = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "(loop $spin (br $spin))")})`, wit: WORLD });
+    const loop = await buildComponent({
+      wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "(loop $spin (br $spin))")})`,
+      wit: WORLD,
+    });
     const s = await sandboxFor(loop, { receiveTimeoutMs: 300 });
     await s.started;
     const t = Date.now();
@@ -51,13 +54,19 @@ describe("WorkerSandbox", () => {
   });
 
   it("refuses to start a guest that loops forever in its start function", async () => {
-    const loop = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY} (func $start (loop $spin (br $spin))) (start $start))`, wit: WORLD });
+    const loop = await buildComponent({
+      wat: `(module ${IMPORT} ${ECHO_BODY} (func $start (loop $spin (br $spin))) (start $start))`,
+      wit: WORLD,
+    });
     const s = await sandboxFor(loop, { startTimeoutMs: 1500 });
     await expect(s.started).rejects.toThrow("instantiation did not finish within 1500 ms");
   });
 
   it("reports a trap as a failure, once", async () => {
-    const trap = await buildComponent({ wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "unreachable")})`, wit: WORLD });
+    const trap = await buildComponent({
+      wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "unreachable")})`,
+      wit: WORLD,
+    });
     const s = await sandboxFor(trap);
     await s.started;
     s.sandbox.deliver("{}");

@@ -22,18 +22,18 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { LoadedComponent } from "./component-loader.js";
 import { GuestBudget } from "./budget.js";
+import type { LoadedComponent } from "./component-loader.js";
 import { capModule } from "./module-caps.js";
 import {
   MAX_DELIVERED_UNITS,
+  type ProxySandbox,
   QUEUE_HIGH_WATER,
   QUEUE_LOW_WATER,
-  workerHeapLimitMiB,
-  type ProxySandbox,
   type SandboxFailure,
   type SandboxHandlers,
   type SandboxLimits,
+  workerHeapLimitMiB,
 } from "./sandbox.js";
 import type { WorkerReply, WorkerRequest } from "./worker-protocol.js";
 
@@ -86,7 +86,10 @@ export class WorkerSandbox implements ProxySandbox {
     // Compiled here, from the capped bytes, so the cap holds whatever the module declared.
     let module: WebAssembly.Module;
     try {
-      const capped = capModule(this.component.coreBytes, { maxMemoryPages: this.limits.maxMemoryPages, maxTableElements: this.limits.maxTableElements });
+      const capped = capModule(this.component.coreBytes, {
+        maxMemoryPages: this.limits.maxMemoryPages,
+        maxTableElements: this.limits.maxTableElements,
+      });
       module = new WebAssembly.Module(capped as Uint8Array<ArrayBuffer>);
     } catch (error) {
       this.dead = true;
@@ -177,7 +180,10 @@ export class WorkerSandbox implements ProxySandbox {
     // Only a neighbour configured with a larger maxMessageUnits can send more than the heap is sized for.
     const most = Math.max(MAX_DELIVERED_UNITS, this.limits.maxMessageUnits);
     if (message.length > most) {
-      const failure = { kind: "fault" as const, message: `was given a message of ${message.length} code units, more than its sandbox holds (${most}); raise its limits.maxMessageUnits` };
+      const failure = {
+        kind: "fault" as const,
+        message: `was given a message of ${message.length} code units, more than its sandbox holds (${most}); raise its limits.maxMessageUnits`,
+      };
       queueMicrotask(() => this.fail(failure)); // not from inside the router's send
       return;
     }

@@ -3,7 +3,7 @@
  * the trace as one self-contained HTML page (a sequence diagram; see `render.ts`). With the chain
  * config the trace was recorded with, `proxy:N` lanes are named like the proxies.
  */
-import { constants, openSync, readFileSync, writeSync, closeSync, fchmodSync, ftruncateSync } from "node:fs";
+import { closeSync, constants, fchmodSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, readChainConfig } from "../cli/chain-config.js";
@@ -85,14 +85,18 @@ export async function traceCommand(argv: string[]): Promise<number> {
   }
   const model = buildTraceModel(text, { proxyNames: names });
   if (model.messages.length === 0 && model.skipped > 0) {
-    process.stderr.write(`cordon trace view: ${input} holds no trace events (${model.skipped} unreadable line(s)); is it a cordon --trace file?\n`);
+    process.stderr.write(
+      `cordon trace view: ${input} holds no trace events (${model.skipped} unreadable line(s)); is it a cordon --trace file?\n`,
+    );
     return 1;
   }
   const html = renderTraceHtml(model, { title: parsed.values.title ?? `Cordon trace — ${basename(input)}`, pageSize });
   try {
     writePrivate(output, html);
   } catch (error) {
-    process.stderr.write(`cordon trace view: cannot write ${output}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
+    process.stderr.write(
+      `cordon trace view: cannot write ${output}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,
+    );
     return 1;
   }
   const arrows = model.messages.filter((m) => m.kind !== "log").length;

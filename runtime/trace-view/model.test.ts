@@ -4,7 +4,8 @@ import { buildTraceModel, MAX_LABEL_CHARS } from "./model.js";
 const line = (e: object) => JSON.stringify(e);
 const req = (from: string, to: string, id: number, method: string, params: unknown = {}, session: string | null = null) =>
   line({ ts: 0.1, type: "request", protocol: "acp", from, to, id, method, session, params });
-const res = (from: string, to: string, id: number, payload: unknown, isError = false) => line({ ts: 0.2, type: "response", from, to, id, is_error: isError, payload });
+const res = (from: string, to: string, id: number, payload: unknown, isError = false) =>
+  line({ ts: 0.2, type: "response", from, to, id, is_error: isError, payload });
 const note = (from: string, to: string, method: string, params: unknown, session: string | null) =>
   line({ ts: 0.3, type: "notification", protocol: "acp", from, to, method, session, params });
 
@@ -26,9 +27,22 @@ describe("trace viewer model", () => {
   });
 
   it("names proxy:N lanes from the chain config and keeps proxies already named in first-appearance order", () => {
-    const text = [req("client", "proxy:0", 1, "initialize"), req("proxy:0", "proxy:1", 1, "initialize"), req("proxy:1", "agent", 1, "initialize")].join("\n");
-    expect(buildTraceModel(text, { proxyNames: ["context", "arrow"] }).lanes.map((l) => l.name)).toEqual(["client", "context", "arrow", "agent"]);
-    const named = [req("client", "redact", 1, "initialize"), req("redact", "guard", 1, "initialize"), req("guard", "agent", 1, "initialize")].join("\n");
+    const text = [
+      req("client", "proxy:0", 1, "initialize"),
+      req("proxy:0", "proxy:1", 1, "initialize"),
+      req("proxy:1", "agent", 1, "initialize"),
+    ].join("\n");
+    expect(buildTraceModel(text, { proxyNames: ["context", "arrow"] }).lanes.map((l) => l.name)).toEqual([
+      "client",
+      "context",
+      "arrow",
+      "agent",
+    ]);
+    const named = [
+      req("client", "redact", 1, "initialize"),
+      req("redact", "guard", 1, "initialize"),
+      req("guard", "agent", 1, "initialize"),
+    ].join("\n");
     expect(buildTraceModel(named).lanes.map((l) => l.name)).toEqual(["client", "redact", "guard", "agent"]);
   });
 
@@ -63,7 +77,14 @@ describe("trace viewer model", () => {
       "{not json",
       "[1,2]",
       line({ type: "mystery" }),
-      line({ ts: 1, type: "trace", component: "proxy:0", level: "warn", message: "proxy \"x\" answered a request it was never sent", dropped: { jsonrpc: "2.0", id: 7, result: {} } }),
+      line({
+        ts: 1,
+        type: "trace",
+        component: "proxy:0",
+        level: "warn",
+        message: 'proxy "x" answered a request it was never sent',
+        dropped: { jsonrpc: "2.0", id: 7, result: {} },
+      }),
       line({ ts: 1, type: "trace", component: "proxy:0", level: "info", message: "hello from the proxy" }),
       '{"ts":2,"type":"request","from":"client","to":"agent","id":9,"method":"session/pro', // cut off
     ].join("\n");

@@ -114,12 +114,24 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
       case "notification": {
         const from = lane(e.from);
         const to = lane(e.to);
-        if (from < 0 || to < 0) { skipped++; continue; }
+        if (from < 0 || to < 0) {
+          skipped++;
+          continue;
+        }
         const method = str(e.method) ?? "(no method)";
         const id = e.type === "request" ? idOf(e.id) : null;
         const session = str(e.session) ?? sessionIn(e.params);
         const detail = updateKind(e.params);
-        const m: ViewMessage = { ...base, kind: e.type, from, to, method, id, session, label: `${method}${id === null ? "" : ` #${id}`}${detail ? ` ${detail}` : ""}` };
+        const m: ViewMessage = {
+          ...base,
+          kind: e.type,
+          from,
+          to,
+          method,
+          id,
+          session,
+          label: `${method}${id === null ? "" : ` #${id}`}${detail ? ` ${detail}` : ""}`,
+        };
         messages.push(m);
         if (e.type === "request") open.set(pairKey(e.to, e.from, e.id), m);
         continue;
@@ -127,7 +139,10 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
       case "response": {
         const from = lane(e.from);
         const to = lane(e.to);
-        if (from < 0 || to < 0) { skipped++; continue; }
+        if (from < 0 || to < 0) {
+          skipped++;
+          continue;
+        }
         const key = pairKey(e.from, e.to, e.id);
         const request = open.get(key);
         open.delete(key);
@@ -144,16 +159,37 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
       }
       case "trace": {
         const from = lane(e.component);
-        if (from < 0) { skipped++; continue; }
+        if (from < 0) {
+          skipped++;
+          continue;
+        }
         const text = str(e.message) ?? "";
         if ("dropped" in e) {
           const dropped = e.dropped as Json | null;
           const method = typeof dropped === "object" && dropped !== null ? (str(dropped.method) ?? "") : "";
           const id = typeof dropped === "object" && dropped !== null ? idOf(dropped.id) : null;
           const session = typeof dropped === "object" && dropped !== null ? sessionIn(dropped.params) : null;
-          messages.push({ ...base, kind: "dropped", from, to: -1, method, id, session, label: `dropped${method ? ` ${method}` : ""}: ${text}` });
+          messages.push({
+            ...base,
+            kind: "dropped",
+            from,
+            to: -1,
+            method,
+            id,
+            session,
+            label: `dropped${method ? ` ${method}` : ""}: ${text}`,
+          });
         } else {
-          messages.push({ ...base, kind: "log", from, to: -1, method: "", id: null, session: null, label: `${str(e.level) ?? "log"}: ${text}` });
+          messages.push({
+            ...base,
+            kind: "log",
+            from,
+            to: -1,
+            method: "",
+            id: null,
+            session: null,
+            label: `${str(e.level) ?? "log"}: ${text}`,
+          });
         }
         continue;
       }

@@ -9,7 +9,17 @@ const HOSTILE = `</script><script>alert(1)</script><!-- <img src=x onerror=alert
 describe("trace viewer HTML", () => {
   it("embeds trace content so that no string can leave the data block", () => {
     const text = [
-      JSON.stringify({ ts: 0, type: "request", protocol: "acp", from: "client", to: HOSTILE, id: 1, method: HOSTILE, session: HOSTILE, params: { text: HOSTILE } }),
+      JSON.stringify({
+        ts: 0,
+        type: "request",
+        protocol: "acp",
+        from: "client",
+        to: HOSTILE,
+        id: 1,
+        method: HOSTILE,
+        session: HOSTILE,
+        params: { text: HOSTILE },
+      }),
       JSON.stringify({ ts: 0, type: "trace", component: HOSTILE, level: "warn", message: HOSTILE, dropped: { method: HOSTILE } }),
     ].join("\n");
     const html = renderTraceHtml(buildTraceModel(text), { title: HOSTILE });

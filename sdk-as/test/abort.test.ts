@@ -10,21 +10,26 @@ import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CanonicalHost, describe as describeError } from "../../runtime/sandbox/canonical-host.js";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
+import { loadComponentBytes } from "../../runtime/sandbox/component-loader.js";
 import { DEFAULT_LIMITS, type SandboxFailure } from "../../runtime/sandbox/sandbox.js";
 import { ThreadSandbox } from "../../runtime/sandbox/thread-sandbox.js";
 import { WorkerSandbox } from "../../runtime/sandbox/worker-sandbox.js";
+import { buildComponent } from "../../test/fixtures/wat-components.js";
 import { CORDON, NODE, SCRIPTED_AGENT } from "../../test/helpers/paths.js";
 import { RawClient } from "../../test/helpers/raw-client.js";
-import { buildComponent } from "../../test/fixtures/wat-components.js";
-import { loadComponentBytes } from "../../runtime/sandbox/component-loader.js";
-import { ROOT, loadFixture, proxyUnderTest } from "./harness.js";
+import { loadFixture, proxyUnderTest, ROOT } from "./harness.js";
 
 let aborts: LoadedComponent;
 beforeAll(async () => {
   aborts = await loadFixture("aborts");
 }, 120_000);
 
-const prompt = (text: string) => ({ jsonrpc: "2.0", id: 7, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text }] } });
+const prompt = (text: string) => ({
+  jsonrpc: "2.0",
+  id: 7,
+  method: "session/prompt",
+  params: { sessionId: "s", prompt: [{ type: "text", text }] },
+});
 
 function trapOf(text: string): unknown {
   return proxyUnderTest(aborts).then((p) => {
@@ -92,12 +97,16 @@ describe("_cordon/abort is only a trap's last word", () => {
   };
 
   it("a _cordon/abort that does not end in a trap is dropped, the rest is delivered", async () => {
-    const h = await host(`(call $send (i32.const 1024) (i32.const ${ABORT.length})) (call $send (i32.const 8192) (i32.const ${OTHER.length}))`);
+    const h = await host(
+      `(call $send (i32.const 1024) (i32.const ${ABORT.length})) (call $send (i32.const 8192) (i32.const ${OTHER.length}))`,
+    );
     expect(h.receive("{}")).toEqual([OTHER]);
   });
 
   it("a trap whose last message is not the abort keeps its own description", async () => {
-    const h = await host(`(call $send (i32.const 1024) (i32.const ${ABORT.length})) (call $send (i32.const 8192) (i32.const ${OTHER.length})) unreachable`);
+    const h = await host(
+      `(call $send (i32.const 1024) (i32.const ${ABORT.length})) (call $send (i32.const 8192) (i32.const ${OTHER.length})) unreachable`,
+    );
     let error: unknown;
     try {
       h.receive("{}");
@@ -119,7 +128,10 @@ describe("in a real chain", () => {
     const dir = mkdtempSync(join(tmpdir(), "cordon-abort-chain-"));
     const config = join(dir, "chain.json");
     const wasm = join(ROOT, "sdk-as", "test", "fixtures", "dist", "aborts.wasm");
-    writeFileSync(config, JSON.stringify({ proxies: [{ name: "aborts", wasm }], agent: { command: SCRIPTED_AGENT[0], args: SCRIPTED_AGENT.slice(1) } }));
+    writeFileSync(
+      config,
+      JSON.stringify({ proxies: [{ name: "aborts", wasm }], agent: { command: SCRIPTED_AGENT[0], args: SCRIPTED_AGENT.slice(1) } }),
+    );
     client = new RawClient(NODE, [CORDON, "run", "--config", config]);
     await client.request("initialize", { protocolVersion: 1 });
     const s = (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;

@@ -1,13 +1,12 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadComponent } from "../../runtime/sandbox/component-loader.js";
-import { ProxyUnderTest, ROOT } from "./harness.js";
-import { BuildError, buildProxy, isUpToDate } from "../tools/index.js";
-import { readFileSync } from "node:fs";
 import { readManifest } from "../../runtime/sandbox/manifest.js";
+import { BuildError, buildProxy, isUpToDate } from "../tools/index.js";
+import { ProxyUnderTest, ROOT } from "./harness.js";
 
 const TOOL = join(ROOT, "sdk-as", "tools", "build-proxy.mjs");
 // A project outside the repository, so `@cordon/sdk-as` is not in any node_modules asc searches:
@@ -43,7 +42,10 @@ const GOOD_MANIFEST = {
 let run: ReturnType<typeof spawnSync>;
 beforeAll(() => {
   write("proxies/good/good.ts", GOOD);
-  write("proxies/bad/bad.ts", `import { Proxy, register } from "@cordon/sdk-as";\nconst n: i32 = "not a number";\nregister(new Proxy());\n`);
+  write(
+    "proxies/bad/bad.ts",
+    `import { Proxy, register } from "@cordon/sdk-as";\nconst n: i32 = "not a number";\nregister(new Proxy());\n`,
+  );
   write(
     "proxies/dice/dice.ts",
     `import { Proxy, register } from "@cordon/sdk-as";\nclass Dice extends Proxy { roll(): f64 { return Math.random(); } }\nconst d = new Dice();\nd.roll();\nregister(d);\n`,
@@ -90,7 +92,11 @@ describe("cordon-build-proxy", () => {
     const p = new ProxyUnderTest(component);
     const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "quiet" } };
     expect(p.deliver(ProxyUnderTest.fromAgent({ method: "session/update", params: { sessionId: "s", update } }))).toEqual([
-      { jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update: { ...update, content: { type: "text", text: "QUIET" } } } },
+      {
+        jsonrpc: "2.0",
+        method: "session/update",
+        params: { sessionId: "s", update: { ...update, content: { type: "text", text: "QUIET" } } },
+      },
     ]);
   });
 

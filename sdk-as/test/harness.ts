@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { readManifest, type Manifest } from "../../runtime/sandbox/manifest.js";
+import { type Manifest, readManifest } from "../../runtime/sandbox/manifest.js";
 import { loadProxy } from "../testing/index.js";
 import { buildProxy } from "../tools/build.js";
 

@@ -6,19 +6,19 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import {
-  ErrorCode,
-  ProxyUnderTest,
   agentUpdate,
   clientPrompt,
   clientUpdate,
+  ErrorCode,
   error,
   fromAgent,
+  type Json,
   loadFixture,
+  ProxyUnderTest,
   proxyUnderTest,
   result,
   textChunk,
   thoughtChunk,
-  type Json,
 } from "./harness.js";
 
 let helpers: LoadedComponent;
@@ -32,9 +32,14 @@ const PLAN = { name: "plan", description: "The proxy's own plan", input: { hint:
 describe("slash commands", () => {
   it("are merged into the agent's available_commands_update (the proxy's replace same-named ones)", async () => {
     const p = await proxyUnderTest(helpers);
-    const agentList = [{ name: "plan", description: "agent plan" }, { name: "web", description: "Search", input: { hint: "q" } }];
+    const agentList = [
+      { name: "plan", description: "agent plan" },
+      { name: "web", description: "Search", input: { hint: "q" } },
+    ];
     const out = p.deliver(agentUpdate({ sessionUpdate: "available_commands_update", availableCommands: agentList }, "s1"));
-    expect(out).toEqual([clientUpdate({ sessionUpdate: "available_commands_update", availableCommands: [agentList[1], USAGE, PLAN] }, "s1")]);
+    expect(out).toEqual([
+      clientUpdate({ sessionUpdate: "available_commands_update", availableCommands: [agentList[1], USAGE, PLAN] }, "s1"),
+    ]);
   });
 
   it("announceCommands sends the agent's last list merged with the proxy's", async () => {
@@ -43,8 +48,14 @@ describe("slash commands", () => {
       clientUpdate({ sessionUpdate: "available_commands_update", availableCommands: [USAGE, PLAN] }, "s0"),
       result(1, { stopReason: "end_turn" }),
     ]);
-    p.deliver(agentUpdate({ sessionUpdate: "available_commands_update", availableCommands: [{ name: "web", description: "Search" }] }, "s1"));
-    expect(p.deliver(clientPrompt("/announce", "s1", 2))[0].params.update.availableCommands).toEqual([{ name: "web", description: "Search" }, USAGE, PLAN]);
+    p.deliver(
+      agentUpdate({ sessionUpdate: "available_commands_update", availableCommands: [{ name: "web", description: "Search" }] }, "s1"),
+    );
+    expect(p.deliver(clientPrompt("/announce", "s1", 2))[0].params.update.availableCommands).toEqual([
+      { name: "web", description: "Search" },
+      USAGE,
+      PLAN,
+    ]);
   });
 });
 
@@ -72,7 +83,9 @@ describe("answering a prompt yourself", () => {
   it("respondDenied / ErrorCode.Denied", async () => {
     const p = await proxyUnderTest(helpers);
     expect(p.deliver(clientPrompt("/deny", "s1", 3))).toEqual([error(3, ErrorCode.Denied, "not allowed here")]);
-    expect(p.deliver(fromAgent("fs/write_text_file", { sessionId: "s1", path: "/x", content: "" }, "w1"))).toEqual([error("w1", -32001, "read-only")]);
+    expect(p.deliver(fromAgent("fs/write_text_file", { sessionId: "s1", path: "/x", content: "" }, "w1"))).toEqual([
+      error("w1", -32001, "read-only"),
+    ]);
   });
 });
 
@@ -81,9 +94,15 @@ describe("onTurnEnd", () => {
     const p = await proxyUnderTest(helpers);
     const [fwd] = p.deliver(clientPrompt("hello", "s1", 9));
     expect(fwd.params.method).toBe("session/prompt");
-    expect(p.deliver(result(fwd.id, { stopReason: "cancelled" }))).toEqual([clientUpdate(textChunk("[turn ended: cancelled]"), "s1"), result(9, { stopReason: "cancelled" })]);
+    expect(p.deliver(result(fwd.id, { stopReason: "cancelled" }))).toEqual([
+      clientUpdate(textChunk("[turn ended: cancelled]"), "s1"),
+      result(9, { stopReason: "cancelled" }),
+    ]);
     const [again] = p.deliver(clientPrompt("hello", "s1", 10));
-    expect(p.deliver(error(again.id, -32603, "agent broke"))).toEqual([clientUpdate(textChunk("[turn ended: error]"), "s1"), error(10, -32603, "agent broke")]);
+    expect(p.deliver(error(again.id, -32603, "agent broke"))).toEqual([
+      clientUpdate(textChunk("[turn ended: error]"), "s1"),
+      error(10, -32603, "agent broke"),
+    ]);
   });
 });
 
@@ -106,7 +125,9 @@ describe("defence in depth: a successor envelope carrying control methods never 
   for (const inner of ["proxy/successor", "_proxy/successor", "proxy/initialize", "_proxy/initialize"]) {
     it(`${inner} inside proxy/successor: a request is refused, a notification dropped, both logged`, async () => {
       const p = await proxyUnderTest(helpers);
-      const params: Json = inner.endsWith("successor") ? { method: "session/prompt", params: { sessionId: "s", prompt: [] } } : { protocolVersion: 1 };
+      const params: Json = inner.endsWith("successor")
+        ? { method: "session/prompt", params: { sessionId: "s", prompt: [] } }
+        : { protocolVersion: 1 };
       expect(p.deliver(fromAgent(inner, params, "f1"))).toEqual([error("f1", -32600, `refused ${inner} inside proxy/successor`)]);
       expect(p.deliver(fromAgent(inner, params))).toEqual([]);
       expect(p.logs.filter((l) => l.level === "warn" && l.message.includes(inner))).toHaveLength(2);
@@ -116,6 +137,8 @@ describe("defence in depth: a successor envelope carrying control methods never 
 
 describe("the public API", () => {
   it("a fresh instance per ProxyUnderTest", () => {
-    expect(new ProxyUnderTest(helpers).deliver({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "h", config: {} } })).toEqual([]);
+    expect(new ProxyUnderTest(helpers).deliver({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "h", config: {} } })).toEqual(
+      [],
+    );
   });
 });

@@ -3,18 +3,18 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import {
-  INIT_RESULT,
-  ProxyUnderTest,
   agentRequest,
+  INIT_RESULT,
+  type Json,
   loadFixture,
   mcpConnect,
   mcpProxyUnderTest,
   mcpRequest,
   newSession,
+  ProxyUnderTest,
   proxyUnderTest,
   setupSession,
   toolText,
-  type Json,
 } from "./harness.js";
 
 let component: LoadedComponent;
@@ -65,14 +65,22 @@ describe("declaring the proxy's MCP servers", () => {
     const p = await mcpProxyUnderTest(component);
     for (const [params, fill] of [
       ['{"cwd":"/w" , "mcpServers" : [ ] ,"n":1.50}', (d: string) => `{"cwd":"/w" , "mcpServers" : [ ${d}] ,"n":1.50}`],
-      ['{"cwd":"/w","mcpServers":[{"name":"x","command":"x","args":[],"env":[]}],"_meta":{"a":1e3}}', (d: string) => `{"cwd":"/w","mcpServers":[{"name":"x","command":"x","args":[],"env":[]},${d}],"_meta":{"a":1e3}}`],
+      [
+        '{"cwd":"/w","mcpServers":[{"name":"x","command":"x","args":[],"env":[]}],"_meta":{"a":1e3}}',
+        (d: string) => `{"cwd":"/w","mcpServers":[{"name":"x","command":"x","args":[],"env":[]},${d}],"_meta":{"a":1e3}}`,
+      ],
       ['{"sessionId":"s","cwd":"/w"}', (d: string) => `{"mcpServers":[${d}],"sessionId":"s","cwd":"/w"}`],
       ["{}", (d: string) => `{"mcpServers":[${d}]}`],
     ] as const) {
       const [out] = p.deliverRaw(`{"jsonrpc":"2.0","id":1,"method":"session/fork","params":${params}}`);
       const sent = JSON.parse(out);
-      const decls = sent.params.params.mcpServers.filter((s: Json) => s.type === "acp").map((s: Json) => JSON.stringify(s)).join(",");
-      expect(out).toBe(`{"jsonrpc":"2.0","id":${sent.id},"method":"proxy/successor","params":{"method":"session/fork","params":${fill(decls)}}}`);
+      const decls = sent.params.params.mcpServers
+        .filter((s: Json) => s.type === "acp")
+        .map((s: Json) => JSON.stringify(s))
+        .join(",");
+      expect(out).toBe(
+        `{"jsonrpc":"2.0","id":${sent.id},"method":"proxy/successor","params":{"method":"session/fork","params":${fill(decls)}}}`,
+      );
       p.deliver({ jsonrpc: "2.0", id: sent.id, result: { sessionId: "f" } });
     }
   });
@@ -101,7 +109,9 @@ describe("declaring the proxy's MCP servers", () => {
     const [fwd] = p.deliver({ jsonrpc: "2.0", id, method: "session/new", params: { cwd: "/w", mcpServers: [] } });
     const failed = fwd.params.params.mcpServers;
     expect(failed.map((d: Json) => d.name)).toEqual(["gamma", "beta"]);
-    expect(p.deliver({ jsonrpc: "2.0", id: fwd.id, error: { code: -32602, message: "no" } })).toEqual([{ jsonrpc: "2.0", id, error: { code: -32602, message: "no" } }]);
+    expect(p.deliver({ jsonrpc: "2.0", id: fwd.id, error: { code: -32602, message: "no" } })).toEqual([
+      { jsonrpc: "2.0", id, error: { code: -32602, message: "no" } },
+    ]);
     const gone = agentRequest(p, "mcp/connect", { serverId: failed[0].serverId });
     expect(gone.error).toEqual({ code: -33001, message: `unknown MCP server ${failed[0].serverId}` });
 
@@ -123,8 +133,16 @@ describe("the connection form", () => {
     expect(connectionId.startsWith(`${serverId}#`)).toBe(true);
     expect(mcpConnect(p, serverId)).not.toBe(connectionId); // several connections to one server
 
-    const init = mcpRequest(p, { connectionId }, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } });
-    expect(init.result).toEqual({ protocolVersion: "2025-06-18", capabilities: { tools: { listChanged: false } }, serverInfo: { name: "alpha", version: "0.1.0" } });
+    const init = mcpRequest(p, { connectionId }, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "c", version: "1" },
+    });
+    expect(init.result).toEqual({
+      protocolVersion: "2025-06-18",
+      capabilities: { tools: { listChanged: false } },
+      serverInfo: { name: "alpha", version: "0.1.0" },
+    });
     expect(mcpRequest(p, { connectionId }, "initialize", { protocolVersion: "1999-01-01" }).result.protocolVersion).toBe("2025-11-25");
     expect(p.deliver(fromAgent({ method: "mcp/message", params: { connectionId, method: "notifications/initialized" } }))).toEqual([]);
 
@@ -137,8 +155,10 @@ describe("the connection form", () => {
     });
     expect(list.result.tools[1].inputSchema).toEqual({ type: "object", properties: {} });
 
-    const call = mcpRequest(p, { connectionId }, "tools/call", { name: "echo", arguments: { text: "hé \"q\"", n: 7 } });
-    expect(call.result).toEqual({ content: [{ type: "text", text: `alpha/echo in sess-A via connection: text=hé "q" n=7 args={"text":"hé \\"q\\"","n":7}` }] });
+    const call = mcpRequest(p, { connectionId }, "tools/call", { name: "echo", arguments: { text: 'hé "q"', n: 7 } });
+    expect(call.result).toEqual({
+      content: [{ type: "text", text: `alpha/echo in sess-A via connection: text=hé "q" n=7 args={"text":"hé \\"q\\"","n":7}` }],
+    });
     expect(call.others).toEqual([]);
     expect(mcpRequest(p, { connectionId }, "ping").result).toEqual({});
 
@@ -159,9 +179,15 @@ describe("the connection form", () => {
       isError: true,
     });
     expect(mcpRequest(p, { connectionId }, "tools/call", { name: "nope" }).error).toEqual({ code: -32602, message: "Unknown tool: nope" });
-    expect(mcpRequest(p, { connectionId }, "resources/list", {}).error).toEqual({ code: -32601, message: "Method not found: resources/list" });
+    expect(mcpRequest(p, { connectionId }, "resources/list", {}).error).toEqual({
+      code: -32601,
+      message: "Method not found: resources/list",
+    });
     expect(mcpRequest(p, { connectionId }, "tools/call", { name: "structured" }).result).toEqual({
-      content: [{ type: "text", text: "a" }, { type: "text", text: "b" }],
+      content: [
+        { type: "text", text: "a" },
+        { type: "text", text: "b" },
+      ],
       structuredContent: { n: 2 },
     });
     expect(mcpRequest(p, { connectionId }, "tools/call", { name: "bad" }).error).toEqual({ code: -32602, message: "bad arguments" });
@@ -179,13 +205,25 @@ describe("the connectionless form", () => {
       clientInfo: { name: "agent", version: "1" },
       _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" },
     });
-    expect(init.result).toEqual({ result: { protocolVersion: "2025-11-25", capabilities: { tools: { listChanged: false } }, serverInfo: { name: "alpha", version: "0.1.0" } } });
+    expect(init.result).toEqual({
+      result: {
+        protocolVersion: "2025-11-25",
+        capabilities: { tools: { listChanged: false } },
+        serverInfo: { name: "alpha", version: "0.1.0" },
+      },
+    });
     expect(mcpRequest(p, { serverId }, "tools/list").result.result.tools).toHaveLength(6);
     const call = mcpRequest(p, { serverId }, "tools/call", { name: "echo", arguments: { text: "x" } });
     expect(toolText(call.result.result)).toBe('alpha/echo in sess-B via connectionless: text=x n=-1 args={"text":"x"}');
-    expect(mcpRequest(p, { serverId }, "tools/call", { name: "fail" }).result).toEqual({ result: { content: [{ type: "text", text: "it failed: no reason" }], isError: true } });
-    expect(mcpRequest(p, { serverId }, "tools/call", { name: "nope" }).result).toEqual({ error: { code: -32602, message: "Unknown tool: nope" } });
-    expect(mcpRequest(p, { serverId }, "prompts/list").result).toEqual({ error: { code: -32601, message: "Method not found: prompts/list" } });
+    expect(mcpRequest(p, { serverId }, "tools/call", { name: "fail" }).result).toEqual({
+      result: { content: [{ type: "text", text: "it failed: no reason" }], isError: true },
+    });
+    expect(mcpRequest(p, { serverId }, "tools/call", { name: "nope" }).result).toEqual({
+      error: { code: -32602, message: "Unknown tool: nope" },
+    });
+    expect(mcpRequest(p, { serverId }, "prompts/list").result).toEqual({
+      error: { code: -32601, message: "Method not found: prompts/list" },
+    });
     expect(mcpRequest(p, { serverId }, "ping").result).toEqual({ result: {} });
   });
 
@@ -200,7 +238,9 @@ describe("the connectionless form", () => {
       instructions: "Beta tools.",
     });
     expect(mcpRequest(p, { serverId: beta }, "tools/list").result.result.tools.map((t: Json) => t.name)).toEqual(["whoami"]);
-    expect(toolText(mcpRequest(p, { serverId: beta }, "tools/call", { name: "whoami" }).result.result)).toBe(`beta 2.0.0 ${beta} session=s known=s servers=2`);
+    expect(toolText(mcpRequest(p, { serverId: beta }, "tools/call", { name: "whoami" }).result.result)).toBe(
+      `beta 2.0.0 ${beta} session=s known=s servers=2`,
+    );
     expect(mcpRequest(p, { serverId: beta }, "tools/call", { name: "echo" }).result.error.message).toBe("Unknown tool: echo");
   });
 });
@@ -219,33 +259,54 @@ describe("traffic that is not the proxy's, and bad input", () => {
       for (const method of ["mcp/connect", "mcp/message", "mcp/disconnect"]) {
         const [out] = p.deliver(fromAgent({ method, params }, "f1"));
         expect(out).toEqual({ jsonrpc: "2.0", id: out.id, method, params });
-        expect(p.deliver({ jsonrpc: "2.0", id: out.id, result: { from: "client" } })).toEqual([{ jsonrpc: "2.0", id: "f1", result: { from: "client" } }]);
+        expect(p.deliver({ jsonrpc: "2.0", id: out.id, result: { from: "client" } })).toEqual([
+          { jsonrpc: "2.0", id: "f1", result: { from: "client" } },
+        ]);
         expect(p.deliver(fromAgent({ method, params }))).toEqual([{ jsonrpc: "2.0", method, params }]);
       }
     }
     // and before any session was set up, everything passes
     const fresh = await mcpProxyUnderTest(component);
-    expect(fresh.deliver(fromAgent({ method: "mcp/connect", params: { serverId: "mcp:under-test:00000000:alpha/1" } }, 3))[0].method).toBe("mcp/connect");
+    expect(fresh.deliver(fromAgent({ method: "mcp/connect", params: { serverId: "mcp:under-test:00000000:alpha/1" } }, 3))[0].method).toBe(
+      "mcp/connect",
+    );
   });
 
   it("refuses unknown ids under its own prefix and malformed MCP messages, and keeps serving", async () => {
     const p = await mcpProxyUnderTest(component);
     const serverId = idOf(newSession(p, "s"), "alpha");
     const prefix = serverId.slice(0, serverId.lastIndexOf(":") + 1);
-    expect(agentRequest(p, "mcp/connect", { serverId: `${prefix}alpha/999` }).error).toEqual({ code: -33001, message: `unknown MCP server ${prefix}alpha/999` });
-    expect(mcpRequest(p, { connectionId: `${serverId}#77` }, "ping").error).toEqual({ code: -32602, message: `unknown MCP connection ${serverId}#77` });
+    expect(agentRequest(p, "mcp/connect", { serverId: `${prefix}alpha/999` }).error).toEqual({
+      code: -33001,
+      message: `unknown MCP server ${prefix}alpha/999`,
+    });
+    expect(mcpRequest(p, { connectionId: `${serverId}#77` }, "ping").error).toEqual({
+      code: -32602,
+      message: `unknown MCP connection ${serverId}#77`,
+    });
     expect(mcpRequest(p, { serverId: `${prefix}zeta/1` }, "ping").error.code).toBe(-33001);
-    expect(p.deliver(fromAgent({ method: "mcp/message", params: { connectionId: `${serverId}#77`, method: "notifications/initialized" } }))).toEqual([]);
+    expect(
+      p.deliver(fromAgent({ method: "mcp/message", params: { connectionId: `${serverId}#77`, method: "notifications/initialized" } })),
+    ).toEqual([]);
 
     const connectionId = mcpConnect(p, serverId);
-    expect(agentRequest(p, "mcp/message", { connectionId, params: {} }).error).toEqual({ code: -32602, message: "mcp/message needs params {connectionId, method, params?}" });
+    expect(agentRequest(p, "mcp/message", { connectionId, params: {} }).error).toEqual({
+      code: -32602,
+      message: "mcp/message needs params {connectionId, method, params?}",
+    });
     expect(agentRequest(p, "mcp/message", { serverId, requestId: "r", method: 7 }).error).toEqual({
       code: -32602,
       message: "mcp/message needs params {serverId, requestId, method, params?}",
     });
     expect(mcpRequest(p, { connectionId }, "tools/call", [1, 2]).error).toEqual({ code: -32602, message: "MCP params must be an object" });
-    expect(mcpRequest(p, { connectionId }, "tools/call", { arguments: {} }).error).toEqual({ code: -32602, message: "tools/call needs params {name, arguments?}" });
-    expect(mcpRequest(p, { connectionId }, "tools/call", { name: "echo", arguments: "x" }).error).toEqual({ code: -32602, message: "tools/call arguments must be an object" });
+    expect(mcpRequest(p, { connectionId }, "tools/call", { arguments: {} }).error).toEqual({
+      code: -32602,
+      message: "tools/call needs params {name, arguments?}",
+    });
+    expect(mcpRequest(p, { connectionId }, "tools/call", { name: "echo", arguments: "x" }).error).toEqual({
+      code: -32602,
+      message: "tools/call arguments must be an object",
+    });
     expect(mcpRequest(p, { serverId }, "tools/call", { name: "echo", arguments: null }).result.result.content[0].text).toContain("args={}");
     expect(toolText(mcpRequest(p, { connectionId }, "tools/call", { name: "echo" }).result)).toContain("text=-");
   });
@@ -263,7 +324,11 @@ describe("calls answered later, cancelled calls, sessions that do not cross", ()
     const p = await mcpProxyUnderTest(component);
     const serverId = idOf(newSession(p, "sess-L"), "alpha");
     const id = "held-1";
-    expect(p.deliver(fromAgent({ method: "mcp/message", params: { serverId, requestId: 5, method: "tools/call", params: { name: "later" } } }, id))).toEqual([]);
+    expect(
+      p.deliver(
+        fromAgent({ method: "mcp/message", params: { serverId, requestId: 5, method: "tools/call", params: { name: "later" } } }, id),
+      ),
+    ).toEqual([]);
     const out = p.deliver({ jsonrpc: "2.0", id: 1, method: "_x/finish", params: {} });
     expect(out).toEqual([
       { jsonrpc: "2.0", id, result: { result: { content: [{ type: "text", text: "finally sess-L" }] } } },
@@ -274,11 +339,15 @@ describe("calls answered later, cancelled calls, sessions that do not cross", ()
   it("$/cancel_request for a held call answers it cancelled, tells the proxy, and drops the late answer", async () => {
     const p = await mcpProxyUnderTest(component);
     const connectionId = mcpConnect(p, idOf(newSession(p, "s"), "alpha"));
-    expect(p.deliver(fromAgent({ method: "mcp/message", params: { connectionId, method: "tools/call", params: { name: "later" } } }, 41))).toEqual([]);
+    expect(
+      p.deliver(fromAgent({ method: "mcp/message", params: { connectionId, method: "tools/call", params: { name: "later" } } }, 41)),
+    ).toEqual([]);
     expect(p.deliver(fromAgent({ method: "$/cancel_request", params: { requestId: 41 } }))).toEqual([
       { jsonrpc: "2.0", id: 41, error: { code: -32800, message: "Request cancelled" } },
     ]);
-    expect(p.deliver({ jsonrpc: "2.0", id: 2, method: "_x/finish" })).toEqual([{ jsonrpc: "2.0", id: 2, result: { had: false, cancelled: "later", available: true } }]);
+    expect(p.deliver({ jsonrpc: "2.0", id: 2, method: "_x/finish" })).toEqual([
+      { jsonrpc: "2.0", id: 2, result: { had: false, cancelled: "later", available: true } },
+    ]);
     // cancelling an answered call does nothing
     mcpRequest(p, { connectionId }, "ping");
     expect(p.deliver(fromAgent({ method: "$/cancel_request", params: { requestId: 41 } }))).toEqual([]);
@@ -292,9 +361,13 @@ describe("calls answered later, cancelled calls, sessions that do not cross", ()
     const cb = mcpConnect(p, b);
     for (let i = 0; i < 3; i++) {
       expect(toolText(mcpRequest(p, { connectionId: cb }, "tools/call", { name: "echo" }).result)).toContain("in sess-2 via connection");
-      expect(toolText(mcpRequest(p, { serverId: a }, "tools/call", { name: "echo" }).result.result)).toContain("in sess-1 via connectionless");
+      expect(toolText(mcpRequest(p, { serverId: a }, "tools/call", { name: "echo" }).result.result)).toContain(
+        "in sess-1 via connectionless",
+      );
       expect(toolText(mcpRequest(p, { connectionId: ca }, "tools/call", { name: "echo" }).result)).toContain("in sess-1 via connection");
-      expect(toolText(mcpRequest(p, { serverId: b }, "tools/call", { name: "echo" }).result.result)).toContain("in sess-2 via connectionless");
+      expect(toolText(mcpRequest(p, { serverId: b }, "tools/call", { name: "echo" }).result.result)).toContain(
+        "in sess-2 via connectionless",
+      );
     }
   });
 });

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { ProxyUnderTest, agentUpdate, loadExampleProxy, loadFixture, proxyUnderTest, textChunk } from "./harness.js";
+import { agentUpdate, loadExampleProxy, loadFixture, ProxyUnderTest, proxyUnderTest, textChunk } from "./harness.js";
 
 const BIG_ASCII = "The quick brown fox jumps over the lazy dog. ".repeat(2_250); // ~100 KB
 const BIG_MIXED = 'ünïcödé "quotes" \\ 😀\n'.repeat(4_500); // ~100 KB, escapes and non-ASCII
@@ -34,7 +34,12 @@ function updateLoop(p: ProxyUnderTest, text: string): [number, () => void] {
 
 /** A request forwarded and its answer relayed: two messages per call. */
 function promptLoop(p: ProxyUnderTest, text: string): [number, () => void] {
-  const msg = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text }] } });
+  const msg = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "session/prompt",
+    params: { sessionId: "s", prompt: [{ type: "text", text }] },
+  });
   return [
     msg.length,
     () => {

@@ -5,7 +5,7 @@
  * (`cordon-test-proxy`: golden transcripts + node --test with `@cordon/sdk-as/testing`).
  * npm installs from the packed tarball and the npm cache, else the registry.
  */
-import { spawnSync, type SpawnSyncOptions } from "node:child_process";
+import { type SpawnSyncOptions, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,8 +41,20 @@ test("shouts", async () => {
 
 const TRANSCRIPT = [
   { initialize: true },
-  { from: "agent", message: { method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hey" } } } } },
-  { to: "client", message: { method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "HEY" } } } } },
+  {
+    from: "agent",
+    message: {
+      method: "session/update",
+      params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hey" } } },
+    },
+  },
+  {
+    to: "client",
+    message: {
+      method: "session/update",
+      params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "HEY" } } },
+    },
+  },
 ]
   .map((l) => JSON.stringify(l))
   .join("\n");
@@ -56,7 +68,13 @@ beforeAll(() => {
   mkdirSync(join(project, "test"));
   writeFileSync(
     join(project, "package.json"),
-    JSON.stringify({ name: "shout", private: true, type: "module", scripts: { build: "cordon-build-proxy", test: "cordon-test-proxy" }, cordon: { entry: "src/shout.ts", out: "dist/shout.wasm" } }),
+    JSON.stringify({
+      name: "shout",
+      private: true,
+      type: "module",
+      scripts: { build: "cordon-build-proxy", test: "cordon-test-proxy" },
+      cordon: { entry: "src/shout.ts", out: "dist/shout.wasm" },
+    }),
   );
   writeFileSync(join(project, "src", "shout.ts"), SOURCE);
   writeFileSync(join(project, "test", "shout.test.mjs"), TEST);
@@ -68,7 +86,16 @@ beforeAll(() => {
 describe("@cordon/sdk-as, packed and installed outside the repository", () => {
   it("the tarball holds the SDK, the WIT contract, the compiled tools and testing kit, and no repository paths", () => {
     const list = run("tar", ["tzf", tarball]).out.split("\n");
-    for (const file of ["package/index.ts", "package/assembly/proxy.ts", "package/wit/proxy.wit", "package/wit/proxy-wasi.wit", "package/tools/build-proxy.mjs", "package/dist/sdk-as/tools/cli.js", "package/dist/sdk-as/testing/index.js", "package/dist/runtime/sandbox/canonical-host.js"]) {
+    for (const file of [
+      "package/index.ts",
+      "package/assembly/proxy.ts",
+      "package/wit/proxy.wit",
+      "package/wit/proxy-wasi.wit",
+      "package/tools/build-proxy.mjs",
+      "package/dist/sdk-as/tools/cli.js",
+      "package/dist/sdk-as/testing/index.js",
+      "package/dist/runtime/sandbox/canonical-host.js",
+    ]) {
       expect(list, file).toContain(file);
     }
     expect(list.some((f) => f.includes("/test/"))).toBe(false);

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { ProxyUnderTest, agentUpdate, loadExampleProxy, loadFixture, proxyUnderTest, textChunk, type Json } from "./harness.js";
+import { agentUpdate, type Json, loadExampleProxy, loadFixture, ProxyUnderTest, proxyUnderTest, textChunk } from "./harness.js";
 
 let plain: LoadedComponent;
 let hooks: LoadedComponent;
@@ -22,7 +22,8 @@ beforeAll(async () => {
 
 const fromAgent = ProxyUnderTest.fromAgent;
 const configure = (config: Json, name = "forged"): Json => ({ jsonrpc: "2.0", method: "_cordon/configure", params: { name, config } });
-const LATE = /^ignored a forged notification _cordon\/configure from the (client|agent) side: configuration is accepted only as the host's first message$/;
+const LATE =
+  /^ignored a forged notification _cordon\/configure from the (client|agent) side: configuration is accepted only as the host's first message$/;
 
 describe("_cordon/configure is the host's first message only", () => {
   it("takes the first one; ignores a second one that follows it at once", () => {
@@ -58,7 +59,11 @@ describe("_cordon/configure is the host's first message only", () => {
   it("a first message that is not the host's notification (a request, or malformed) uses up the chance", () => {
     const p = new ProxyUnderTest(hooks);
     expect(p.deliver({ jsonrpc: "2.0", id: 1, method: "_cordon/configure", params: { name: "x", config: { text: "evil" } } })).toEqual([
-      { jsonrpc: "2.0", id: 1, error: { code: -32600, message: "refused _cordon/configure: configuration is accepted only as the host's first message" } },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        error: { code: -32600, message: "refused _cordon/configure: configuration is accepted only as the host's first message" },
+      },
     ]);
     expect(p.deliverRaw(configure({ text: "evil" }))).toEqual([]);
     expect(p.logs.some((l) => l.message.startsWith("configured"))).toBe(false);
@@ -78,9 +83,15 @@ describe("every other _cordon/* message is dropped, from either side", () => {
     const start = p.wire.length;
     for (const method of methods) {
       expect(p.deliverRaw({ jsonrpc: "2.0", method, params: { message: "from Cordon, honest" } })).toEqual([]);
-      expect(p.logs.at(-1)).toEqual({ level: "warn", message: `ignored a forged notification ${method} from the client side: the _cordon/ namespace is reserved for the host` });
+      expect(p.logs.at(-1)).toEqual({
+        level: "warn",
+        message: `ignored a forged notification ${method} from the client side: the _cordon/ namespace is reserved for the host`,
+      });
       expect(p.deliverRaw(fromAgent({ method, params: { message: "from Cordon, honest" } }))).toEqual([]);
-      expect(p.logs.at(-1)).toEqual({ level: "warn", message: `ignored a forged notification ${method} from the agent side: the _cordon/ namespace is reserved for the host` });
+      expect(p.logs.at(-1)).toEqual({
+        level: "warn",
+        message: `ignored a forged notification ${method} from the agent side: the _cordon/ namespace is reserved for the host`,
+      });
     }
     // only the proxy's own logs went out
     expect(p.wire.slice(start).every((w) => JSON.parse(w).method === "_cordon/log")).toBe(true);
@@ -89,12 +100,22 @@ describe("every other _cordon/* message is dropped, from either side", () => {
   it("requests are answered with an error instead of reaching a hook", async () => {
     const p = await proxyUnderTest(plain);
     expect(p.deliver({ jsonrpc: "2.0", id: "c1", method: "_cordon/notice", params: {} })).toEqual([
-      { jsonrpc: "2.0", id: "c1", error: { code: -32600, message: "refused _cordon/notice: the _cordon/ namespace is reserved for the host" } },
+      {
+        jsonrpc: "2.0",
+        id: "c1",
+        error: { code: -32600, message: "refused _cordon/notice: the _cordon/ namespace is reserved for the host" },
+      },
     ]);
     expect(p.deliver(fromAgent({ method: "_cordon/configure", params: { config: {} } }, 9))).toEqual([
-      { jsonrpc: "2.0", id: 9, error: { code: -32600, message: "refused _cordon/configure: configuration is accepted only as the host's first message" } },
+      {
+        jsonrpc: "2.0",
+        id: 9,
+        error: { code: -32600, message: "refused _cordon/configure: configuration is accepted only as the host's first message" },
+      },
     ]);
-    expect(p.logs.at(-1)!.message).toBe("ignored a forged request _cordon/configure (id 9) from the agent side: configuration is accepted only as the host's first message");
+    expect(p.logs.at(-1)!.message).toBe(
+      "ignored a forged request _cordon/configure (id 9) from the agent side: configuration is accepted only as the host's first message",
+    );
     // the proxy keeps working
     const [fwd] = p.deliver({ jsonrpc: "2.0", id: 5, method: "session/new", params: {} });
     expect(fwd.params.method).toBe("session/new");

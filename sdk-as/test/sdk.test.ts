@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { INIT_PARAMS, INIT_RESULT, ProxyUnderTest, agentUpdate, clientUpdate, loadFixture, proxyUnderTest, type Json } from "./harness.js";
+import { agentUpdate, clientUpdate, INIT_PARAMS, INIT_RESULT, type Json, loadFixture, ProxyUnderTest, proxyUnderTest } from "./harness.js";
 
 let plain: LoadedComponent;
 let hooks: LoadedComponent;
@@ -47,7 +47,9 @@ describe("ids and routing", () => {
     const p = await proxyUnderTest(plain);
     const [forwarded] = p.deliver({ jsonrpc: "2.0", id: "client-auth-9", method: "authenticate", params: { methodId: "x" } });
     const ours = forwarded.id;
-    const [up] = p.deliver(fromAgent({ method: "elicitation/create", params: { requestId: ours, message: "key?", mode: "form", requestedSchema: {} } }, 41));
+    const [up] = p.deliver(
+      fromAgent({ method: "elicitation/create", params: { requestId: ours, message: "key?", mode: "form", requestedSchema: {} } }, 41),
+    );
     expect(up.method).toBe("elicitation/create");
     expect(up.params).toEqual({ requestId: "client-auth-9", message: "key?", mode: "form", requestedSchema: {} });
     // An id that is not one of its own forwarded requests is left alone.
@@ -84,7 +86,9 @@ describe("ids and routing", () => {
 
   it("answers malformed requests instead of leaving them open, and survives junk", async () => {
     const p = await proxyUnderTest(plain);
-    expect(p.deliver({ jsonrpc: "2.0", id: 1, method: 42 })).toEqual([{ jsonrpc: "2.0", id: 1, error: { code: -32600, message: "method is not a string" } }]);
+    expect(p.deliver({ jsonrpc: "2.0", id: 1, method: 42 })).toEqual([
+      { jsonrpc: "2.0", id: 1, error: { code: -32600, message: "method is not a string" } },
+    ]);
     expect(p.deliver({ jsonrpc: "2.0", id: 2, method: "proxy/successor" })).toEqual([
       { jsonrpc: "2.0", id: 2, error: { code: -32602, message: "proxy/successor needs params {method, params}" } },
     ]);
@@ -108,7 +112,10 @@ describe("cancellation", () => {
     expect(p.deliver(fromAgent({ method: "$/cancel_request", params: { requestId: "a1" } }))).toEqual([
       { jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: toClient.id } },
     ]);
-    expect(p.logs.slice(-2).map((l) => l.message)).toEqual(['cancel session/prompt "c1" forwarded=true', 'cancel terminal/wait_for_exit "a1" forwarded=true']);
+    expect(p.logs.slice(-2).map((l) => l.message)).toEqual([
+      'cancel session/prompt "c1" forwarded=true',
+      'cancel terminal/wait_for_exit "a1" forwarded=true',
+    ]);
     // answers still flow back after a cancel (the spec requires an answer either way)
     expect(p.deliver({ jsonrpc: "2.0", id: toAgent.id, result: { stopReason: "cancelled" } })).toEqual([
       { jsonrpc: "2.0", id: "c1", result: { stopReason: "cancelled" } },
@@ -185,8 +192,12 @@ describe("configuration and logs", () => {
     ]);
     const q = new ProxyUnderTest(hooks);
     q.configure({ text: 7, flag: "yes" }, "");
-    expect(q.logs[0].message).toBe("configured name= text= flag=false n=0.0 i=0 list= single= missing=dflt has=true nested=false json=true");
-    expect(q.wire[0]).toBe(`{"jsonrpc":"2.0","method":"_cordon/log","params":{"level":"debug","message":${JSON.stringify(q.logs[0].message)}}}`);
+    expect(q.logs[0].message).toBe(
+      "configured name= text= flag=false n=0.0 i=0 list= single= missing=dflt has=true nested=false json=true",
+    );
+    expect(q.wire[0]).toBe(
+      `{"jsonrpc":"2.0","method":"_cordon/log","params":{"level":"debug","message":${JSON.stringify(q.logs[0].message)}}}`,
+    );
   });
 
   it("never forwards _cordon/configure", () => {
@@ -232,13 +243,17 @@ describe("hooks and helpers", () => {
     const p = await proxyUnderTest(hooks);
     expect(p.deliver({ jsonrpc: "2.0", id: "h", method: "_test/hold", params: {} })).toEqual([]);
     const [fwd] = p.deliver({ jsonrpc: "2.0", id: "f", method: "session/new", params: {} });
-    expect(p.deliver({ jsonrpc: "2.0", id: "s1", method: "_test/stats", params: {} })).toEqual([{ jsonrpc: "2.0", id: "s1", result: { pending: 1, open: 3 } }]);
+    expect(p.deliver({ jsonrpc: "2.0", id: "s1", method: "_test/stats", params: {} })).toEqual([
+      { jsonrpc: "2.0", id: "s1", result: { pending: 1, open: 3 } },
+    ]);
     expect(p.deliver({ jsonrpc: "2.0", id: "r", method: "_test/release", params: {} })).toEqual([
       { jsonrpc: "2.0", id: "h", result: { released: true } },
       { jsonrpc: "2.0", id: "r", result: {} },
     ]);
     p.deliver({ jsonrpc: "2.0", id: fwd.id, result: { sessionId: "S" } });
-    expect(p.deliver({ jsonrpc: "2.0", id: "s2", method: "_test/stats", params: {} })).toEqual([{ jsonrpc: "2.0", id: "s2", result: { pending: 0, open: 1 } }]);
+    expect(p.deliver({ jsonrpc: "2.0", id: "s2", method: "_test/stats", params: {} })).toEqual([
+      { jsonrpc: "2.0", id: "s2", result: { pending: 0, open: 1 } },
+    ]);
   });
 
   it("edits a forwarded request's answer in onResponse and reports errors from either side", async () => {
@@ -247,7 +262,19 @@ describe("hooks and helpers", () => {
     expect(p.deliver({ jsonrpc: "2.0", id: fwd.id, result: { sessionId: "S", modes: null } })).toEqual([
       { jsonrpc: "2.0", id: 1, result: { sessionId: "S", modes: null, fixture: "seen" } },
     ]);
-    const [perm] = p.deliver(fromAgent({ method: "session/request_permission", params: { sessionId: "S", toolCall: { toolCallId: "t", kind: "edit", rawInput: { p: "/a" } }, options: [{ optionId: "y", name: "Yes", kind: "allow_once" }] } }, 2));
+    const [perm] = p.deliver(
+      fromAgent(
+        {
+          method: "session/request_permission",
+          params: {
+            sessionId: "S",
+            toolCall: { toolCallId: "t", kind: "edit", rawInput: { p: "/a" } },
+            options: [{ optionId: "y", name: "Yes", kind: "allow_once" }],
+          },
+        },
+        2,
+      ),
+    );
     expect(p.logs.at(-1)!.message).toBe('permission t kind=edit input={"p":"/a"} allow=y options=1');
     p.deliver({ jsonrpc: "2.0", id: perm.id, error: { code: -32603, message: "boom" } });
     expect(p.logs.at(-1)!.message).toBe("error -32603 boom from client");
@@ -255,7 +282,12 @@ describe("hooks and helpers", () => {
 
   it("edits prompts through content block views and leaves untouched prompts byte-identical", async () => {
     const p = await proxyUnderTest(hooks);
-    const [appended] = p.deliver({ jsonrpc: "2.0", id: 1, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: "append" }] } });
+    const [appended] = p.deliver({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "session/prompt",
+      params: { sessionId: "s", prompt: [{ type: "text", text: "append" }] },
+    });
     expect(appended.params.params.prompt).toEqual([
       { type: "text", text: "first" },
       { type: "text", text: "append" },
@@ -265,9 +297,18 @@ describe("hooks and helpers", () => {
       jsonrpc: "2.0",
       id: 2,
       method: "session/prompt",
-      params: { sessionId: "s", prompt: [{ type: "text", text: "shout", annotations: { priority: 1 } }, { type: "image", data: "AA", mimeType: "image/png" }] },
+      params: {
+        sessionId: "s",
+        prompt: [
+          { type: "text", text: "shout", annotations: { priority: 1 } },
+          { type: "image", data: "AA", mimeType: "image/png" },
+        ],
+      },
     });
-    expect(shouted.params.params.prompt).toEqual([{ type: "text", text: "SHOUT", annotations: { priority: 1 } }, { type: "image", data: "AA", mimeType: "image/png" }]);
+    expect(shouted.params.params.prompt).toEqual([
+      { type: "text", text: "SHOUT", annotations: { priority: 1 } },
+      { type: "image", data: "AA", mimeType: "image/png" },
+    ]);
     const params = '{"sessionId":"s","prompt":[{"type":"text","text":"quiet \\u00e9"}],"_meta":{"n":1.0}}';
     const [same] = p.deliverRaw(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":${params}}`);
     expect(same).toContain(`"params":${params}}}`);
@@ -280,19 +321,37 @@ describe("hooks and helpers", () => {
 
   it("edits a chunk's text twice (a raw splice, then the parsed object) and reads it back", async () => {
     const p = await proxyUnderTest(hooks);
-    const params = '{"sessionId":"s 1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"twice","annotations":{"n":1.50}},"_meta":{"x":[1]}}}';
+    const params =
+      '{"sessionId":"s 1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"twice","annotations":{"n":1.50}},"_meta":{"x":[1]}}}';
     const [out] = p.deliver(`{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/update","params":${params}}}`);
-    expect(out).toEqual({ jsonrpc: "2.0", method: "session/update", params: { ...JSON.parse(params), update: { ...JSON.parse(params).update, content: { type: "text", text: "one+two", annotations: { n: 1.5 } } } } });
+    expect(out).toEqual({
+      jsonrpc: "2.0",
+      method: "session/update",
+      params: {
+        ...JSON.parse(params),
+        update: { ...JSON.parse(params).update, content: { type: "text", text: "one+two", annotations: { n: 1.5 } } },
+      },
+    });
     expect(p.logs.at(-1)!.message).toBe("after edits: kind=agent_message_chunk session=s 1 text=one+two");
   });
 
   it("inserts prompt blocks into empty and oddly spaced prompt arrays", async () => {
     const p = await proxyUnderTest(hooks);
     // the fixture appends (a raw splice) then prepends (through the parsed object)
-    for (const prompt of ["[]", "[ ]", ' [\n] ', '[ {"type":"text","text":"x"} ]', '[{"type":"text","text":"x"},{"type":"text","text":"y"}]']) {
+    for (const prompt of [
+      "[]",
+      "[ ]",
+      " [\n] ",
+      '[ {"type":"text","text":"x"} ]',
+      '[{"type":"text","text":"x"},{"type":"text","text":"y"}]',
+    ]) {
       const out = p.deliver(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"append","prompt" : ${prompt}}}`);
       const blocks = JSON.parse(prompt);
-      expect(out[0].params.params.prompt).toEqual([{ type: "text", text: "first" }, ...blocks, { type: "resource_link", uri: "file:///notes.md", name: "notes.md" }]);
+      expect(out[0].params.params.prompt).toEqual([
+        { type: "text", text: "first" },
+        ...blocks,
+        { type: "resource_link", uri: "file:///notes.md", name: "notes.md" },
+      ]);
     }
   });
 
@@ -310,7 +369,15 @@ describe("hooks and helpers", () => {
 
   it("sees tool calls and the hop-local envelope _meta, and can rename a tool call", async () => {
     const p = await proxyUnderTest(hooks);
-    const update: Json = { sessionUpdate: "tool_call", toolCallId: "t1", title: "rename me", content: [{ type: "content", content: { type: "text", text: "x" } }, { type: "diff", path: "/a", newText: "" }] };
+    const update: Json = {
+      sessionUpdate: "tool_call",
+      toolCallId: "t1",
+      title: "rename me",
+      content: [
+        { type: "content", content: { type: "text", text: "x" } },
+        { type: "diff", path: "/a", newText: "" },
+      ],
+    };
     const out = p.deliver(fromAgent({ method: "session/update", params: { sessionId: "s", update } }, undefined, { hop: 1 }));
     expect(out).toEqual([clientUpdate({ ...update, title: "renamed" }, "s")]);
     expect(p.logs.slice(-2).map((l) => l.message)).toEqual(['envelope meta {"hop":1}', 'tool call t1 "rename me" with 1 text blocks']);

@@ -10,15 +10,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import { CORDON, NODE } from "../../test/helpers/paths.js";
 import {
-  ProxyUnderTest,
-  ROOT,
   agentUpdate,
   clientPrompt,
   clientRequest,
   clientUpdate,
   fromClient,
   loadFixture,
+  ProxyUnderTest,
   parseTranscript,
+  ROOT,
   result,
   runTranscript,
   sides,
@@ -49,11 +49,28 @@ describe("ProxyUnderTest", () => {
     const sent = p.send(clientPrompt("go", "s", 4));
     expect(sent.toClient).toEqual([]);
     expect(sent.answers).toEqual([]);
-    expect(sent.toAgent).toEqual([{ jsonrpc: "2.0", id: expect.any(Number), method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: "go" }] } }]);
-    expect(p.wire.at(-1)).toBe(JSON.stringify(toAgent("session/prompt", { sessionId: "s", prompt: [{ type: "text", text: "go" }] }, sent.toAgent[0].id)));
-    expect(p.fromAgent("fs/read_text_file", { sessionId: "s", path: "/a" }, "r1").toClient).toEqual([clientRequest("fs/read_text_file", { sessionId: "s", path: "/a" }, expect.any(Number))]);
-    expect(sides(p.deliver(agentUpdate(textChunk("x"), "s")))).toEqual({ toClient: [clientUpdate(textChunk("x"), "s")], toAgent: [], answers: [] });
-    expect(p.fromClient("session/cancel", { sessionId: "s" }).toAgent).toEqual([{ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "s" } }]);
+    expect(sent.toAgent).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: expect.any(Number),
+        method: "session/prompt",
+        params: { sessionId: "s", prompt: [{ type: "text", text: "go" }] },
+      },
+    ]);
+    expect(p.wire.at(-1)).toBe(
+      JSON.stringify(toAgent("session/prompt", { sessionId: "s", prompt: [{ type: "text", text: "go" }] }, sent.toAgent[0].id)),
+    );
+    expect(p.fromAgent("fs/read_text_file", { sessionId: "s", path: "/a" }, "r1").toClient).toEqual([
+      clientRequest("fs/read_text_file", { sessionId: "s", path: "/a" }, expect.any(Number)),
+    ]);
+    expect(sides(p.deliver(agentUpdate(textChunk("x"), "s")))).toEqual({
+      toClient: [clientUpdate(textChunk("x"), "s")],
+      toAgent: [],
+      answers: [],
+    });
+    expect(p.fromClient("session/cancel", { sessionId: "s" }).toAgent).toEqual([
+      { jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "s" } },
+    ]);
     expect(fromClient("x", undefined, 1)).toEqual({ jsonrpc: "2.0", id: 1, method: "x" });
     expect(p.deliver(result(sent.toAgent[0].id, { stopReason: "end_turn" })).at(-1)).toEqual(result(4, { stopReason: "end_turn" }));
   });
@@ -65,26 +82,42 @@ describe("golden transcripts", () => {
   });
 
   it("a difference names the line, the path and both messages", () => {
-    const r = runTranscript(helpers, edit(golden(), 5, (l) => l.replace('"text": "hi"}}}}}', '"text": "HI"}}}}}')));
+    const r = runTranscript(
+      helpers,
+      edit(golden(), 5, (l) => l.replace('"text": "hi"}}}}}', '"text": "HI"}}}}}')),
+    );
     expect(r.ok).toBe(false);
     expect(r.failure!.line).toBe(5);
-    expect(r.failure!.message).toMatch(/^a message toward the client differs at \.params\.update\.content\.text:\n {2}expected .*"HI".*\n {2}actual {3}.*"hi"/);
+    expect(r.failure!.message).toMatch(
+      /^a message toward the client differs at \.params\.update\.content\.text:\n {2}expected .*"HI".*\n {2}actual {3}.*"hi"/,
+    );
   });
 
   it("a message the transcript does not expect fails at the next delivery", () => {
     const lines = golden().split("\n");
     lines.splice(4, 1); // drop the expected forwarded chunk
     const r = runTranscript(helpers, lines.join("\n"));
-    expect(r.failure).toEqual({ line: 5, message: expect.stringMatching(/^the proxy sent toward the client that the transcript does not expect: .*"hi"/) });
+    expect(r.failure).toEqual({
+      line: 5,
+      message: expect.stringMatching(/^the proxy sent toward the client that the transcript does not expect: .*"hi"/),
+    });
   });
 
   it("$names bind to what the proxy chose; a second use must agree", () => {
-    const r = runTranscript(helpers, edit(golden(), 12, (l) => l.replace('"id": "$p"', '"id": "$other"')).replace('{"to": "answer", "message": {"id": 2', '{"to": "answer", "message": {"id": "$p"'));
+    const r = runTranscript(
+      helpers,
+      edit(golden(), 12, (l) => l.replace('"id": "$p"', '"id": "$other"')).replace(
+        '{"to": "answer", "message": {"id": 2',
+        '{"to": "answer", "message": {"id": "$p"',
+      ),
+    );
     expect(r.ok).toBe(false);
   });
 
   it("trap lines check a trap's text; an unexpected trap fails", () => {
-    const base = ['{"from": "client", "message": {"id": 1, "method": "session/prompt", "params": {"sessionId": "s", "prompt": [{"type": "text", "text": "map"}]}}}'];
+    const base = [
+      '{"from": "client", "message": {"id": 1, "method": "session/prompt", "params": {"sessionId": "s", "prompt": [{"type": "text", "text": "map"}]}}}',
+    ];
     expect(runTranscript(aborts, [...base, '{"trap": "Key does not exist at ~lib/map.ts"}'].join("\n")).ok).toBe(true);
     expect(runTranscript(aborts, base.join("\n")).failure?.message).toMatch(/^the proxy trapped: Key does not exist/);
   });
@@ -96,7 +129,10 @@ describe("golden transcripts", () => {
 
   it("cordon test proxy.wasm transcript.jsonl: ok / FAIL lines and the exit code", () => {
     const bad = join(dir, "bad.jsonl");
-    writeFileSync(bad, edit(golden(), 14, (l) => l.replace("end_turn", "cancelled")));
+    writeFileSync(
+      bad,
+      edit(golden(), 14, (l) => l.replace("end_turn", "cancelled")),
+    );
     const ok = spawnSync(NODE, [CORDON, "test", HELPERS_WASM, GOLDEN], { encoding: "utf8" });
     expect(ok.stdout).toMatch(/^ok {4}.*helpers\.jsonl \(13 steps\)$/m);
     expect(ok.status).toBe(0);

@@ -5,11 +5,11 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { beforeAll, describe, expect, it } from "vitest";
 import { componentWit } from "@bytecodealliance/jco-transpile/wasm-tools";
+import { beforeAll, describe, expect, it } from "vitest";
 import { CanonicalHost } from "../../runtime/sandbox/canonical-host.js";
-import { loadComponent, type LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { ProxyUnderTest, ROOT, loadFixture, proxyUnderTest } from "./harness.js";
+import { type LoadedComponent, loadComponent } from "../../runtime/sandbox/component-loader.js";
+import { loadFixture, ProxyUnderTest, proxyUnderTest, ROOT } from "./harness.js";
 
 const run = promisify(execFile);
 const GRANTS = ["wasi:clocks", "wasi:random"];
@@ -41,7 +41,12 @@ describe("the proxy-wasi world", () => {
     const [again] = p.deliver({ jsonrpc: "2.0", id: 2, method: "_x/now", params: {} });
     expect(again.result.uuid).not.toBe(r.uuid);
     // and inside a real hook: every prompt stamped with time and a fresh id
-    const [fwd] = p.deliver({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: "hi" }] } });
+    const [fwd] = p.deliver({
+      jsonrpc: "2.0",
+      id: 3,
+      method: "session/prompt",
+      params: { sessionId: "s", prompt: [{ type: "text", text: "hi" }] },
+    });
     expect(fwd.params.params.prompt[0].text).toMatch(/^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z [0-9a-f-]{36}\]$/);
   });
 
@@ -58,7 +63,12 @@ describe("the proxy-wasi world", () => {
 
   it("is a component of the proxy-wasi world: cordon:proxy plus wall-clock and random, refused without the grants", async () => {
     const wit = await componentWit(readFileSync(fixtureOut));
-    for (const line of ["import wasi:clocks/wall-clock@0.2.0;", "import wasi:random/random@0.2.0;", "import cordon:proxy/channel@0.1.0;", "export cordon:proxy/handler@0.1.0;"]) {
+    for (const line of [
+      "import wasi:clocks/wall-clock@0.2.0;",
+      "import wasi:random/random@0.2.0;",
+      "import cordon:proxy/channel@0.1.0;",
+      "export cordon:proxy/handler@0.1.0;",
+    ]) {
       expect(wit).toContain(line);
     }
     const cacheDir = mkdtempSync(join(tmpdir(), "cordon-wasi-sdk-"));
@@ -71,7 +81,14 @@ describe("the proxy-wasi world", () => {
   it("the build tool refuses --world proxy for a proxy that uses Clock/Random, naming the fix", async () => {
     const out = join(mkdtempSync(join(tmpdir(), "cordon-wasi-build-")), "x.wasm");
     const tool = join(ROOT, "sdk-as", "tools", "build-proxy.mjs");
-    const failed = await run(process.execPath, [tool, join(ROOT, "sdk-as", "test", "fixtures", "wasi-clock.ts"), "-o", out, "--world", "proxy"]).catch((e) => e);
+    const failed = await run(process.execPath, [
+      tool,
+      join(ROOT, "sdk-as", "test", "fixtures", "wasi-clock.ts"),
+      "-o",
+      out,
+      "--world",
+      "proxy",
+    ]).catch((e) => e);
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain("which the proxy world does not have; build it for the proxy-wasi world");
     const bad = await run(process.execPath, [tool, "x.ts", "--world", "wasi"]).catch((e) => e);

@@ -20,7 +20,7 @@ export function usage(command = "cordon-test-proxy"): string {
     `usage: ${command}                                   (in a proxy project: build, transcripts, node --test)`,
     `       ${command} <proxy.wasm> <transcript.jsonl>... [--grant <grant>]...`,
     "",
-    "  transcript.jsonl   a golden transcript: one JSON object per line (see the SDK README, \"Golden transcripts\")",
+    '  transcript.jsonl   a golden transcript: one JSON object per line (see the SDK README, "Golden transcripts")',
     "  --grant <g>        WASI the chain would grant (wasi:clocks, wasi:random) for a proxy-wasi proxy",
   ].join("\n");
 }
@@ -54,7 +54,12 @@ async function transcripts(wasm: string, files: string[], grants: string[]): Pro
 export async function main(argv: string[], command = "cordon-test-proxy"): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { grant: { type: "string", multiple: true }, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { grant: { type: "string", multiple: true }, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     process.stderr.write(`error: ${(error as Error).message}\n${usage(command)}\n`);
     return 2;
@@ -92,14 +97,20 @@ export async function main(argv: string[], command = "cordon-test-proxy"): Promi
   }
   if (await buildMany([{ entry: project.entry, out: project.out, world: project.world }])) return 1;
   const testDir = path.join(project.dir, "test");
-  let failed = await transcripts(project.out, filesUnder(testDir, (n) => n.endsWith(".jsonl")), grants);
+  let failed = await transcripts(
+    project.out,
+    filesUnder(testDir, (n) => n.endsWith(".jsonl")),
+    grants,
+  );
   const tests = filesUnder(testDir, (n) => /\.test\.(js|mjs|cjs)$/.test(n));
   if (tests.length) {
     const run = spawnSync(process.execPath, ["--test", ...tests], { stdio: "inherit", cwd: project.dir });
     if (run.status !== 0) failed++;
   }
   if (!tests.length && !filesUnder(testDir, (n) => n.endsWith(".jsonl")).length) {
-    process.stderr.write(`${command}: no tests under ${path.relative(process.cwd(), testDir) || testDir} (*.test.mjs, *.jsonl transcripts)\n`);
+    process.stderr.write(
+      `${command}: no tests under ${path.relative(process.cwd(), testDir) || testDir} (*.test.mjs, *.jsonl transcripts)\n`,
+    );
     return 1;
   }
   return failed ? 1 : 0;

@@ -7,7 +7,8 @@
  *
  * Golden transcripts (`runTranscriptFile`, `cordon test proxy.wasm t.jsonl`): see transcript.ts.
  */
+
+export * from "./mcp.js";
 export * from "./messages.js";
 export * from "./proxy-under-test.js";
-export * from "./mcp.js";
 export { parseTranscript, runTranscript, runTranscriptFile, type TranscriptFailure, type TranscriptResult } from "./transcript.js";

@@ -3,11 +3,15 @@
  * calling them over MCP-over-ACP, in both forms (connection and connectionless).
  */
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { INIT_RESULT_MCP, ProxyUnderTest, proxyUnderTest } from "./proxy-under-test.js";
 import type { Json } from "./messages.js";
+import { INIT_RESULT_MCP, ProxyUnderTest, proxyUnderTest } from "./proxy-under-test.js";
 
 /** A proxy configured and initialized with an agent side that advertises `mcpCapabilities.acp`. */
-export function mcpProxyUnderTest(component: LoadedComponent, config: Json = {}, options: { grants?: string[]; initParams?: Json } = {}): Promise<ProxyUnderTest> {
+export function mcpProxyUnderTest(
+  component: LoadedComponent,
+  config: Json = {},
+  options: { grants?: string[]; initParams?: Json } = {},
+): Promise<ProxyUnderTest> {
   return proxyUnderTest(component, config, { ...options, agentResult: INIT_RESULT_MCP });
 }
 
@@ -15,7 +19,12 @@ export function mcpProxyUnderTest(component: LoadedComponent, config: Json = {},
  * Runs one session setup request from the client side through the proxy: returns the params the
  * successor got, the `{"type":"acp"}` declarations the proxy added, and the answer the client got.
  */
-export function setupSession(p: ProxyUnderTest, method: string, params: Json, result: Json): { forwarded: Json; declared: Json[]; answer: Json } {
+export function setupSession(
+  p: ProxyUnderTest,
+  method: string,
+  params: Json,
+  result: Json,
+): { forwarded: Json; declared: Json[]; answer: Json } {
   const id = p.nextId();
   const out = p.deliver({ jsonrpc: "2.0", id, method, params });
   if (out.length !== 1 || out[0].method !== "proxy/successor" || out[0].params.method !== method) {
@@ -58,14 +67,24 @@ let mcpRequestIds = 0;
  * server (`{serverId}`, the connectionless form, with a fresh `requestId`). Returns the proxy's
  * answer to the `mcp/message` request.
  */
-export function mcpRequest(p: ProxyUnderTest, target: { connectionId: string } | { serverId: string }, method: string, params?: Json): Json {
-  const envelope: Json = "serverId" in target ? { serverId: target.serverId, requestId: `mcp-request:${++mcpRequestIds}`, method } : { connectionId: target.connectionId, method };
+export function mcpRequest(
+  p: ProxyUnderTest,
+  target: { connectionId: string } | { serverId: string },
+  method: string,
+  params?: Json,
+): Json {
+  const envelope: Json =
+    "serverId" in target
+      ? { serverId: target.serverId, requestId: `mcp-request:${++mcpRequestIds}`, method }
+      : { connectionId: target.connectionId, method };
   if (params !== undefined) envelope.params = params;
   return agentRequest(p, "mcp/message", envelope);
 }
 
 /** The text of a `CallToolResult` (its text blocks, one per line). */
 export function toolText(result: Json): string {
-  return (result?.content ?? []).filter((b: Json) => b.type === "text").map((b: Json) => b.text).join("\n");
+  return (result?.content ?? [])
+    .filter((b: Json) => b.type === "text")
+    .map((b: Json) => b.text)
+    .join("\n");
 }
-

@@ -6,8 +6,8 @@ import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CanonicalHost } from "../../runtime/sandbox/canonical-host.js";
-import { loadComponent, type LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { fromAgent, unwrap, type Id, type Json } from "./messages.js";
+import { type LoadedComponent, loadComponent } from "../../runtime/sandbox/component-loader.js";
+import { fromAgent, type Id, type Json, unwrap } from "./messages.js";
 
 /** Where tests cache validated components (per user, outside the project). */
 export function testCacheDir(): string {
@@ -175,10 +175,13 @@ export class ProxyUnderTest {
 }
 
 /** Configures and initializes a proxy (agent side answering `agentResult`). */
-export function proxyUnderTest(component: LoadedComponent, config: Json = {}, options: { grants?: string[]; agentResult?: Json; initParams?: Json } = {}): Promise<ProxyUnderTest> {
+export function proxyUnderTest(
+  component: LoadedComponent,
+  config: Json = {},
+  options: { grants?: string[]; agentResult?: Json; initParams?: Json } = {},
+): Promise<ProxyUnderTest> {
   const p = new ProxyUnderTest(component, { grants: options.grants });
   p.configure(config);
   p.initialize(options.initParams ?? INIT_PARAMS, options.agentResult ?? INIT_RESULT);
   return Promise.resolve(p);
 }
-

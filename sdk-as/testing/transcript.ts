@@ -29,7 +29,7 @@ import { readFileSync } from "node:fs";
 import { describe as describeError } from "../../runtime/sandbox/canonical-host.js";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import { fromAgent, type Json } from "./messages.js";
-import { INIT_PARAMS, INIT_RESULT, ProxyUnderTest, loadProxy, sides } from "./proxy-under-test.js";
+import { INIT_PARAMS, INIT_RESULT, loadProxy, ProxyUnderTest, sides } from "./proxy-under-test.js";
 
 export interface TranscriptFailure {
   /** 1-based line of the transcript. */
@@ -75,14 +75,16 @@ export function parseTranscript(text: string): Step[] {
     }
     if (typeof o !== "object" || o === null || Array.isArray(o)) throw new TranscriptError(line, "a line is a JSON object");
     if ("comment" in o) return;
-    if ("configure" in o) steps.push({ line, kind: "configure", config: o.configure ?? {}, name: typeof o.name === "string" ? o.name : "under-test" });
+    if ("configure" in o)
+      steps.push({ line, kind: "configure", config: o.configure ?? {}, name: typeof o.name === "string" ? o.name : "under-test" });
     else if ("initialize" in o) steps.push({ line, kind: "initialize", agentResult: o.initialize === true ? INIT_RESULT : o.initialize });
     else if ("from" in o) {
       if (o.from !== "client" && o.from !== "agent") throw new TranscriptError(line, `"from" is "client" or "agent"`);
       if (typeof o.message !== "object" || o.message === null) throw new TranscriptError(line, `"message" must be a JSON-RPC object`);
       steps.push({ line, kind: "from", side: o.from, message: o.message });
     } else if ("to" in o) {
-      if (o.to !== "client" && o.to !== "agent" && o.to !== "answer") throw new TranscriptError(line, `"to" is "client", "agent" or "answer"`);
+      if (o.to !== "client" && o.to !== "agent" && o.to !== "answer")
+        throw new TranscriptError(line, `"to" is "client", "agent" or "answer"`);
       steps.push({ line, kind: "to", side: o.to, message: o.message });
     } else if ("log" in o) steps.push({ line, kind: "log", log: o.log ?? {} });
     else if ("trap" in o) steps.push({ line, kind: "trap", text: String(o.trap ?? "") });
@@ -105,7 +107,10 @@ function substitute(value: Json, vars: Map<string, Json>): Json {
 function match(expected: Json, actual: Json, vars: Map<string, Json>, path = ""): string | null {
   if (typeof expected === "string" && VAR.test(expected)) {
     if (expected === "$_") return null;
-    if (vars.has(expected)) return JSON.stringify(vars.get(expected)) === JSON.stringify(actual) ? null : `${path || "(message)"} (${expected} is ${JSON.stringify(vars.get(expected))})`;
+    if (vars.has(expected))
+      return JSON.stringify(vars.get(expected)) === JSON.stringify(actual)
+        ? null
+        : `${path || "(message)"} (${expected} is ${JSON.stringify(vars.get(expected))})`;
     vars.set(expected, actual);
     return null;
   }
@@ -132,7 +137,8 @@ function match(expected: Json, actual: Json, vars: Map<string, Json>, path = "")
   return expected === actual ? null : path || "(message)";
 }
 
-const withJsonrpc = (m: Json): Json => (m && typeof m === "object" && !Array.isArray(m) && !("jsonrpc" in m) ? { jsonrpc: "2.0", ...m } : m);
+const withJsonrpc = (m: Json): Json =>
+  m && typeof m === "object" && !Array.isArray(m) && !("jsonrpc" in m) ? { jsonrpc: "2.0", ...m } : m;
 
 /** Runs a transcript against a loaded proxy (a fresh instance). */
 export function runTranscript(component: LoadedComponent, text: string, options: { grants?: string[] } = {}): TranscriptResult {
@@ -216,10 +222,17 @@ export function runTranscript(component: LoadedComponent, text: string, options:
         const where = step.side === "answer" ? "an answer" : `a message toward the ${step.side}`;
         const expected = withJsonrpc(step.message);
         if (actual === undefined) {
-          return fail(step.line, `expected ${where}, but the proxy sent none${trapped ? ` (it trapped: ${trapped})` : ""}: expected ${JSON.stringify(expected)}`);
+          return fail(
+            step.line,
+            `expected ${where}, but the proxy sent none${trapped ? ` (it trapped: ${trapped})` : ""}: expected ${JSON.stringify(expected)}`,
+          );
         }
         const diff = match(expected, actual, vars);
-        if (diff) return fail(step.line, `${where} differs at ${diff}:\n  expected ${JSON.stringify(expected)}\n  actual   ${JSON.stringify(actual)}`);
+        if (diff)
+          return fail(
+            step.line,
+            `${where} differs at ${diff}:\n  expected ${JSON.stringify(expected)}\n  actual   ${JSON.stringify(actual)}`,
+          );
         break;
       }
       case "log": {
@@ -233,7 +246,8 @@ export function runTranscript(component: LoadedComponent, text: string, options:
       case "trap": {
         const t = trapped as string | null; // set inside deliver()
         if (t === null) return fail(step.line, `expected a trap, but the proxy is alive`);
-        if (!t.includes(step.text)) return fail(step.line, `expected a trap containing ${JSON.stringify(step.text)}, got ${JSON.stringify(t)}`);
+        if (!t.includes(step.text))
+          return fail(step.line, `expected a trap containing ${JSON.stringify(step.text)}, got ${JSON.stringify(t)}`);
         break;
       }
     }

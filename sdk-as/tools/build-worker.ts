@@ -1,6 +1,6 @@
 /** A worker thread of `buildMany`: builds the jobs it is posted, one at a time, until it gets null. */
 import { parentPort } from "node:worker_threads";
-import { buildProxy, type BuildJob } from "./build.js";
+import { type BuildJob, buildProxy } from "./build.js";
 import { BuildError } from "./errors.js";
 
 const port = parentPort!;

@@ -4,7 +4,7 @@
  * every input it was built from (recorded in `<out dir>/.build/<name>.deps.json`); and many builds
  * on worker threads.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import path from "node:path";
@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { compileCore } from "./compile.js";
 import { componentize } from "./componentize.js";
-import { WORLDS, findSdkRoot, type World } from "./compose.js";
+import { findSdkRoot, WORLDS, type World } from "./compose.js";
 import { BuildError } from "./errors.js";
 import { MANIFEST_SECTION, manifestCandidates, readManifestFor, withCustomSection } from "./manifest.js";
 
@@ -211,14 +211,17 @@ export async function buildMany(jobs: BuildJob[], { force = false, parallel = Ma
     new Promise<void>((resolve) => {
       const worker = new Worker(WORKER);
       const next = () => worker.postMessage(queue.shift() ?? null);
-      worker.on("message", (msg: { ok: true; result: BuildResult } | { ok: false; message: string; diagnostics: string; plain: boolean }) => {
-        if (msg.ok) report(msg.result);
-        else {
-          failures++;
-          reportError(msg.plain ? new Error(msg.message) : new BuildError(msg.message, msg.diagnostics));
-        }
-        next();
-      });
+      worker.on(
+        "message",
+        (msg: { ok: true; result: BuildResult } | { ok: false; message: string; diagnostics: string; plain: boolean }) => {
+          if (msg.ok) report(msg.result);
+          else {
+            failures++;
+            reportError(msg.plain ? new Error(msg.message) : new BuildError(msg.message, msg.diagnostics));
+          }
+          next();
+        },
+      );
       worker.on("error", (error) => {
         failures++;
         reportError(error);

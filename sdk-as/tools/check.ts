@@ -5,7 +5,7 @@
  * that builds is a proxy that loads.
  */
 import { CHANNEL_IMPORT, checkCoreModule } from "../../runtime/sandbox/canonical-host.js";
-import { WASI_GRANTS, allowedWasiImport } from "../../runtime/sandbox/wasi-grants.js";
+import { allowedWasiImport, WASI_GRANTS } from "../../runtime/sandbox/wasi-grants.js";
 import type { World } from "./compose.js";
 import { BuildError, firstLine } from "./errors.js";
 

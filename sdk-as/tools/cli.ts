@@ -10,7 +10,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { buildMany, findProxies, type BuildJob } from "./build.js";
+import { type BuildJob, buildMany, findProxies } from "./build.js";
 import { WORLDS, type World } from "./compose.js";
 import type { BuildError } from "./errors.js";
 import { findProject } from "./project.js";

@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { checkCore } from "./check.js";
-import { ABI_MODULE, ENTRY_SUFFIX, SDK_PACKAGE, entrySource, findSdkRoot, findWasiWit, findWit, type World } from "./compose.js";
+import { ABI_MODULE, ENTRY_SUFFIX, entrySource, findSdkRoot, findWasiWit, findWit, SDK_PACKAGE, type World } from "./compose.js";
 import { BuildError } from "./errors.js";
 import { RenameExports } from "./rename-exports.js";
 
@@ -70,13 +70,19 @@ export async function compileCore(entry: string, { world = null }: { world?: Wor
   const stdout = asc.createMemoryStream();
   const args = [
     path.relative(baseDir, virtualEntry),
-    "--outFile", "proxy.core.wasm",
+    "--outFile",
+    "proxy.core.wasm",
     "-O3",
-    "--runtime", "incremental",
-    "--use", `abort=~lib/${ABI_MODULE}/abort`,
-    "--transform", require.resolve("json-as"),
-    "--disableWarning", "201",
-    "--path", packagesDirOf("json-as"),
+    "--runtime",
+    "incremental",
+    "--use",
+    `abort=~lib/${ABI_MODULE}/abort`,
+    "--transform",
+    require.resolve("json-as"),
+    "--disableWarning",
+    "201",
+    "--path",
+    packagesDirOf("json-as"),
     "--noColors",
   ];
   const result = await asc.main(args, {

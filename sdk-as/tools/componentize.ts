@@ -1,5 +1,5 @@
 /** Wrapping a core module into a component of the cordon:proxy world, or the SDK's proxy-wasi (utf16 strings). */
-import { witSourceFor, type World } from "./compose.js";
+import { type World, witSourceFor } from "./compose.js";
 import { BuildError, firstLine } from "./errors.js";
 
 let wasmTools: typeof import("@bytecodealliance/jco-transpile/wasm-tools") | null = null;
@@ -10,6 +10,8 @@ export async function componentize(name: string, core: Uint8Array, world: World 
     const embedded = await wasmTools.componentEmbed({ binary: core, witSource: witSourceFor(world), world, stringEncoding: "utf16" });
     return await wasmTools.componentNew(embedded, []);
   } catch (error) {
-    throw new BuildError(`${name}: could not make a component for the ${world === "proxy" ? "cordon:proxy" : `SDK's ${world}`} world: ${firstLine(error)}`);
+    throw new BuildError(
+      `${name}: could not make a component for the ${world === "proxy" ? "cordon:proxy" : `SDK's ${world}`} world: ${firstLine(error)}`,
+    );
   }
 }

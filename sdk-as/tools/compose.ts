@@ -72,5 +72,7 @@ export function witSourceFor(world: World): string {
  * the exports come from the SDK, so the author never re-exports anything.
  */
 export function entrySource(authorFile: string): string {
-  return [`import "./${path.basename(authorFile, ".ts")}";`, `export { cordon_receive, cabi_realloc } from "${ABI_MODULE}";`, ""].join("\n");
+  return [`import "./${path.basename(authorFile, ".ts")}";`, `export { cordon_receive, cabi_realloc } from "${ABI_MODULE}";`, ""].join(
+    "\n",
+  );
 }

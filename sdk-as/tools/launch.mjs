@@ -15,7 +15,9 @@ export async function launch(file, command) {
   const places = inRepository() ? ["../../dist/sdk-as/tools/", "../dist/sdk-as/tools/"] : ["../dist/sdk-as/tools/"];
   const found = places.map((p) => new URL(p + file, import.meta.url)).find((url) => existsSync(url));
   if (!found) {
-    process.stderr.write(`${command}: the compiled tool (dist/sdk-as/tools/${file}) is missing; in the Cordon repository run \`make build\`\n`);
+    process.stderr.write(
+      `${command}: the compiled tool (dist/sdk-as/tools/${file}) is missing; in the Cordon repository run \`make build\`\n`,
+    );
     process.exitCode = 1;
     return;
   }

@@ -29,7 +29,9 @@ export function findProject(dir: string = process.cwd()): Project | null {
   const c = pkg.cordon;
   if (c === undefined) return null;
   if (typeof c !== "object" || c === null || typeof c.entry !== "string") {
-    throw new BuildError(`package.json: "cordon" must be {"entry": "src/<name>.ts", "out"?: "dist/<name>.wasm", "world"?: "proxy" | "proxy-wasi"}`);
+    throw new BuildError(
+      `package.json: "cordon" must be {"entry": "src/<name>.ts", "out"?: "dist/<name>.wasm", "world"?: "proxy" | "proxy-wasi"}`,
+    );
   }
   const entry = path.resolve(dir, c.entry);
   const name = path.basename(entry, ".ts");

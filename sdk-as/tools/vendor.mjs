@@ -14,7 +14,10 @@ if (process.argv[2] === "prepack") {
   }
   rmSync(vendor, { recursive: true, force: true });
   mkdirSync(vendor);
-  execFileSync("npm", ["pack", "./sdk-as", "--pack-destination", "vendor", "--silent"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync("npm", ["pack", "./sdk-as", "--pack-destination", "vendor", "--silent"], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
 } else {
   rmSync(vendor, { recursive: true, force: true });
 }

@@ -55,7 +55,10 @@ class Schema {
     this.defs = schema.$defs;
     // strict: the schema's own `x-*` annotations are not keywords ajv knows.
     this.ajv = new Ajv2020({ strict: false, allErrors: true });
-    const int = (min: number, max: number) => ({ type: "number" as const, validate: (n: number) => Number.isInteger(n) && n >= min && n <= max });
+    const int = (min: number, max: number) => ({
+      type: "number" as const,
+      validate: (n: number) => Number.isInteger(n) && n >= min && n <= max,
+    });
     this.ajv.addFormat("int32", int(-(2 ** 31), 2 ** 31 - 1));
     this.ajv.addFormat("uint16", int(0, 2 ** 16 - 1));
     this.ajv.addFormat("uint32", int(0, 2 ** 32 - 1));
@@ -114,13 +117,22 @@ export interface CheckResult {
 }
 
 const describeErrors = (errors: ErrorObject[]) =>
-  errors.slice(0, 8).map((e) => `${e.instancePath || "/"} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ""}`);
+  errors
+    .slice(0, 8)
+    .map((e) => `${e.instancePath || "/"} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ""}`);
 
 /**
  * Checks one value against the `$defs` entry for `method` and `kind`: `schema.json` when it has the
  * method, else `schema.unstable.json`.
  */
-function checkOne(result: CheckResult, where: string, kind: Kind, method: string, value: unknown, direction: "toAgent" | "toClient" | null): void {
+function checkOne(
+  result: CheckResult,
+  where: string,
+  kind: Kind,
+  method: string,
+  value: unknown,
+  direction: "toAgent" | "toClient" | null,
+): void {
   const { stable, unstable } = load();
   const count = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
   if (method.startsWith("_")) {
@@ -138,7 +150,14 @@ function checkOne(result: CheckResult, where: string, kind: Kind, method: string
   if (direction && kind !== "Response") {
     const expected = def.side === "agent" ? "toAgent" : def.side === "client" ? "toClient" : null;
     if (expected && expected !== direction) {
-      result.violations.push({ where, against: `${def.name} (x-side ${def.side})`, errors: [`travels ${direction === "toAgent" ? "toward the agent" : "toward the client"}, but the schema has the ${def.side} side handle it`], value });
+      result.violations.push({
+        where,
+        against: `${def.name} (x-side ${def.side})`,
+        errors: [
+          `travels ${direction === "toAgent" ? "toward the agent" : "toward the client"}, but the schema has the ${def.side} side handle it`,
+        ],
+        value,
+      });
     }
   }
   const errors = (inStable ? stable : unstable).validate(def.name, value);
@@ -147,7 +166,12 @@ function checkOne(result: CheckResult, where: string, kind: Kind, method: string
     count(result.unstableUses, def.name);
     return;
   }
-  result.violations.push({ where, against: `${def.name} (${inStable ? "schema.json" : "schema.unstable.json"})`, errors: describeErrors(errors), value });
+  result.violations.push({
+    where,
+    against: `${def.name} (${inStable ? "schema.json" : "schema.unstable.json"})`,
+    errors: describeErrors(errors),
+    value,
+  });
 }
 
 function checkError(result: CheckResult, where: string, error: unknown): void {
@@ -196,7 +220,12 @@ export function checkTrace(events: Json[]): CheckResult {
     const a = position.get(from);
     const b = position.get(to);
     if (a === undefined || b === undefined) {
-      result.violations.push({ where: `${e.type} ${e.method ?? ""} ${from} → ${to}`, against: "the chain", errors: [`a hop outside the chain ${order.join(" → ")}`], value: e });
+      result.violations.push({
+        where: `${e.type} ${e.method ?? ""} ${from} → ${to}`,
+        against: "the chain",
+        errors: [`a hop outside the chain ${order.join(" → ")}`],
+        value: e,
+      });
       continue;
     }
     const toAgent = b > a;
@@ -209,11 +238,17 @@ export function checkTrace(events: Json[]): CheckResult {
       const request = pending.get(key);
       const where = `response to ${request?.method ?? "?"} ${from} → ${to}${id}`;
       if (!request) {
-        result.violations.push({ where, against: "a request on this hop", errors: ["answers no request seen on this hop"], value: e.payload });
+        result.violations.push({
+          where,
+          against: "a request on this hop",
+          errors: ["answers no request seen on this hop"],
+          value: e.payload,
+        });
         continue;
       }
       pending.delete(key);
-      if (request.envelope && !e.is_error) checkOne(result, `${where}, proxy/successor envelope`, "Response", "proxy/successor", e.payload, null);
+      if (request.envelope && !e.is_error)
+        checkOne(result, `${where}, proxy/successor envelope`, "Response", "proxy/successor", e.payload, null);
       if (e.is_error) checkError(result, where, e.payload);
       else checkOne(result, where, "Response", request.method, e.payload, null);
       continue;
@@ -236,8 +271,10 @@ export function checkTrace(events: Json[]): CheckResult {
 
 /** A readable account of violations (for a failing assertion). */
 export function report(violations: Violation[], max = 20): string {
-  return violations
-    .slice(0, max)
-    .map((v) => `- ${v.where}\n  against ${v.against}\n  ${v.errors.join("\n  ")}\n  value: ${JSON.stringify(v.value)?.slice(0, 600)}`)
-    .join("\n") + (violations.length > max ? `\n… and ${violations.length - max} more` : "");
+  return (
+    violations
+      .slice(0, max)
+      .map((v) => `- ${v.where}\n  against ${v.against}\n  ${v.errors.join("\n  ")}\n  value: ${JSON.stringify(v.value)?.slice(0, 600)}`)
+      .join("\n") + (violations.length > max ? `\n… and ${violations.length - max} more` : "")
+  );
 }

@@ -259,7 +259,14 @@ export function contentPrompt(cwd: string): acp.ContentBlock[] {
     },
     { type: "resource_link", name: "notes.txt", uri: `file://${join(cwd, "notes.txt")}`, mimeType: "text/plain" },
     { type: "resource", resource: { uri: `file://${join(cwd, "spec.md")}`, mimeType: "text/markdown", text: "# Spec\nverbatim text\n" } },
-    { type: "resource", resource: { uri: `file://${join(cwd, "data.bin")}`, mimeType: "application/octet-stream", blob: Buffer.from([0, 1, 2, 255]).toString("base64") } },
+    {
+      type: "resource",
+      resource: {
+        uri: `file://${join(cwd, "data.bin")}`,
+        mimeType: "application/octet-stream",
+        blob: Buffer.from([0, 1, 2, 255]).toString("base64"),
+      },
+    },
     { type: "image", mimeType: "image/png", data: PNG, _meta: { "cordon.dev/test": "image" } },
     { type: "audio", mimeType: "audio/wav", data: WAV },
     { type: "text", text: "done" },
@@ -283,16 +290,27 @@ export async function runLifecycle(agent: acp.ClientContext, options: LifecycleO
   observer.files.set(join(cwd, "notes.txt"), "first line\n");
 
   const isUpdateFor = (sessionId: string) => (e: WireEvent) =>
-    e.direction === "in" && e.message.method === acp.methods.client.session.update && (e.message.params as { sessionId?: unknown })?.sessionId === sessionId;
+    e.direction === "in" &&
+    e.message.method === acp.methods.client.session.update &&
+    (e.message.params as { sessionId?: unknown })?.sessionId === sessionId;
 
   /** Sends one request, waits for its answer and a barrier, and records the step. */
-  async function exchange(name: string, method: string, params: unknown, whilePending?: (from: number) => Promise<void>): Promise<LifecycleStep> {
+  async function exchange(
+    name: string,
+    method: string,
+    params: unknown,
+    whilePending?: (from: number) => Promise<void>,
+  ): Promise<LifecycleStep> {
     const from = observer.wire.length;
     const answered = agent.request(method, params).catch(() => undefined);
     const sent = await observer.waitFor((e) => e.direction === "out" && e.message.method === method && "id" in e.message, from, timeoutMs);
     const id = observer.wire[sent].message.id;
     if (whilePending) await whilePending(sent + 1);
-    const answer = await observer.waitFor((e) => e.direction === "in" && !("method" in e.message) && e.message.id === id, sent + 1, timeoutMs);
+    const answer = await observer.waitFor(
+      (e) => e.direction === "in" && !("method" in e.message) && e.message.id === id,
+      sent + 1,
+      timeoutMs,
+    );
     await answered;
     // A barrier: once it is answered, everything the agent sent before that answer has arrived.
     const barrierFrom = observer.wire.length;
@@ -307,7 +325,10 @@ export async function runLifecycle(agent: acp.ClientContext, options: LifecycleO
     await barrierDone;
 
     const response = observer.wire[answer].message as { result?: unknown; error?: LifecycleStep["error"] };
-    const incoming = observer.wire.slice(sent + 1, answer).filter((e) => e.direction === "in").map((e) => e.message);
+    const incoming = observer.wire
+      .slice(sent + 1, answer)
+      .filter((e) => e.direction === "in")
+      .map((e) => e.message);
     const updatesIn = (events: WireEvent[]) =>
       events
         .filter((e) => e.direction === "in" && e.message.method === acp.methods.client.session.update)
@@ -342,7 +363,12 @@ export async function runLifecycle(agent: acp.ClientContext, options: LifecycleO
   }
 
   const prompt = (name: string, sessionId: string, blocks: acp.ContentBlock[] | string, whilePending?: (from: number) => Promise<void>) =>
-    exchange(name, acp.methods.agent.session.prompt, { sessionId, prompt: typeof blocks === "string" ? [{ type: "text", text: blocks }] : blocks }, whilePending);
+    exchange(
+      name,
+      acp.methods.agent.session.prompt,
+      { sessionId, prompt: typeof blocks === "string" ? [{ type: "text", text: blocks }] : blocks },
+      whilePending,
+    );
 
   await exchange("initialize", acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
@@ -375,7 +401,10 @@ export async function runLifecycle(agent: acp.ClientContext, options: LifecycleO
   // List every page of this cwd's sessions.
   let cursor: string | undefined;
   for (let page = 1; page <= 20; page++) {
-    const listed = await exchange(page === 1 ? "list" : `list ${page}`, acp.methods.agent.session.list, { cwd, ...(cursor ? { cursor } : {}) });
+    const listed = await exchange(page === 1 ? "list" : `list ${page}`, acp.methods.agent.session.list, {
+      cwd,
+      ...(cursor ? { cursor } : {}),
+    });
     cursor = (listed.result as { nextCursor?: string } | undefined)?.nextCursor ?? undefined;
     if (!cursor) break;
   }
@@ -386,7 +415,11 @@ export async function runLifecycle(agent: acp.ClientContext, options: LifecycleO
   await exchange("set_mode", acp.methods.agent.session.setMode, { sessionId: s, modeId: "code" });
   await exchange("set_mode invalid", acp.methods.agent.session.setMode, { sessionId: s, modeId: "yolo" });
   await exchange("set_config_option", acp.methods.agent.session.setConfigOption, { sessionId: s, configId: "verbosity", value: "high" });
-  await exchange("set_config_option invalid", acp.methods.agent.session.setConfigOption, { sessionId: s, configId: "verbosity", value: "deafening" });
+  await exchange("set_config_option invalid", acp.methods.agent.session.setConfigOption, {
+    sessionId: s,
+    configId: "verbosity",
+    value: "deafening",
+  });
   await exchange("set_config_option unknown", acp.methods.agent.session.setConfigOption, { sessionId: s, configId: "model", value: "gpt" });
   await exchange("set_config_option boolean", acp.methods.agent.session.setConfigOption, {
     sessionId: s,
@@ -398,7 +431,11 @@ export async function runLifecycle(agent: acp.ClientContext, options: LifecycleO
 
   // Fork: the fork gets a copy; the source does not change.
   await exchange("load before fork", acp.methods.agent.session.load, { sessionId: s, cwd, mcpServers: [] });
-  const forked = await exchange("fork", "session/fork" /* unstable: not among the stable SDK's method names */, { sessionId: s, cwd, mcpServers: [] });
+  const forked = await exchange("fork", "session/fork" /* unstable: not among the stable SDK's method names */, {
+    sessionId: s,
+    cwd,
+    mcpServers: [],
+  });
   const f = (forked.result as { sessionId?: string } | undefined)?.sessionId ?? "";
   transcript.forkId = f;
   await prompt("prompt fork", f, "only in the fork");
@@ -412,7 +449,11 @@ export async function runLifecycle(agent: acp.ClientContext, options: LifecycleO
 
   // Errors: wrong cwd, unknown session.
   await exchange("load wrong cwd", acp.methods.agent.session.load, { sessionId: s, cwd: join(cwd, "elsewhere"), mcpServers: [] });
-  await exchange("load unknown", acp.methods.agent.session.load, { sessionId: "sess-00000000-0000-4000-8000-000000000000", cwd, mcpServers: [] });
+  await exchange("load unknown", acp.methods.agent.session.load, {
+    sessionId: "sess-00000000-0000-4000-8000-000000000000",
+    cwd,
+    mcpServers: [],
+  });
 
   // Delete: both, then once more (already gone), then try to use it.
   await exchange("delete fork", acp.methods.agent.session.delete, { sessionId: f });

@@ -2,9 +2,9 @@
  * A client that speaks raw NDJSON to a spawned process, for tests that must see the exact JSON
  * on the wire (the SDK client parses through typed models and would hide what was dropped).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { LineBuffer } from "../../runtime/protocol/line-buffer.js";
+import { type ChildProcess, spawn } from "node:child_process";
 import { endChild } from "../../runtime/client/end-child.js";
+import { LineBuffer } from "../../runtime/protocol/line-buffer.js";
 
 export type Json = Record<string, any>;
 
@@ -48,7 +48,13 @@ export class RawClient {
     const seen = this.received.find(test);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting; received: ${JSON.stringify(this.received).slice(-2000)}\nstderr: ${this.stderr.slice(-2000)}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(`timed out waiting; received: ${JSON.stringify(this.received).slice(-2000)}\nstderr: ${this.stderr.slice(-2000)}`),
+          ),
+        timeoutMs,
+      );
       this.waiters.push({ test, resolve: (m) => (clearTimeout(timer), resolve(m)) });
     });
   }

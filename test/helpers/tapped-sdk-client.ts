@@ -8,7 +8,7 @@
  * the previous `takeRaw()` (the agent's side through its `_test/raw` extension request, which
  * neither tap records), so a test compares one exchange at a time.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { endChild } from "../../runtime/client/end-child.js";
@@ -114,14 +114,23 @@ export class TappedSdkClient {
 
     let app = acp.client({ name: "cordon-sdk-peer-test" });
     for (const method of CLIENT_REQUEST_METHODS) {
-      app = app.onRequest(method as any, (async ({ params, signal }: { params: any; signal: AbortSignal }) => {
-        this.calls.push({ method, params });
-        return this.answer(method, params, signal);
-      }) as any);
+      app = app.onRequest(
+        method as any,
+        (async ({ params, signal }: { params: any; signal: AbortSignal }) => {
+          this.calls.push({ method, params });
+          return this.answer(method, params, signal);
+        }) as any,
+      );
     }
     app = app
-      .onNotification(acp.methods.client.session.update, ({ params }) => void this.calls.push({ method: acp.methods.client.session.update, params }))
-      .onNotification(acp.methods.client.elicitation.complete, ({ params }) => void this.calls.push({ method: acp.methods.client.elicitation.complete, params }))
+      .onNotification(
+        acp.methods.client.session.update,
+        ({ params }) => void this.calls.push({ method: acp.methods.client.session.update, params }),
+      )
+      .onNotification(
+        acp.methods.client.elicitation.complete,
+        ({ params }) => void this.calls.push({ method: acp.methods.client.elicitation.complete, params }),
+      )
       .onRequest("*", async ({ method, params, signal }) => {
         this.calls.push({ method, params });
         return this.answer(method, params, signal);

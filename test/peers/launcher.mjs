@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { spawn, spawnSync } from "node:child_process";
 // A launcher like the ones editors start agents through (`npx …`, an npm wrapper around a native
 // binary): it runs the command after its options with inherited stdio and waits for it, so the
 // real agent holds the same pipes. Exits with the command's code.
@@ -8,7 +9,6 @@
 //            SIGTERM, SIGINT and SIGHUP, and lives until SIGKILLed
 // Every process records "<role> <pid>" in the file $LIFECYCLE_PIDS, if set.
 import { appendFileSync } from "node:fs";
-import { spawn, spawnSync } from "node:child_process";
 
 function record(role) {
   if (process.env.LIFECYCLE_PIDS) appendFileSync(process.env.LIFECYCLE_PIDS, `${role} ${process.pid}\n`);

@@ -128,7 +128,13 @@ async function mcp(ctx, method, params) {
   switch (method) {
     case "initialize": {
       const asked = params?.protocolVersion;
-      return { result: { protocolVersion: VERSIONS.includes(asked) ? asked : "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: `test-${server.name}`, version: "1.0.0" } } };
+      return {
+        result: {
+          protocolVersion: VERSIONS.includes(asked) ? asked : "2025-06-18",
+          capabilities: { tools: {} },
+          serverInfo: { name: `test-${server.name}`, version: "1.0.0" },
+        },
+      };
     }
     case "ping":
       return { result: {} };
@@ -145,7 +151,9 @@ async function mcp(ctx, method, params) {
       return text(`echo: ${args.text ?? ""}`);
     case "whoami": {
       for (let i = 0; i < 500 && !server.sessionId; i++) await sleep(10); // declared in a session/new not answered yet
-      return text(`session=${server.sessionId} server=${server.name} serverId=${ctx.serverId} form=${ctx.connectionId ? "connection" : "connectionless"}`);
+      return text(
+        `session=${server.sessionId} server=${server.name} serverId=${ctx.serverId} form=${ctx.connectionId ? "connection" : "connectionless"}`,
+      );
     }
     case "slow": {
       const ms = Math.min(Number(args.ms) || 0, 30_000);
@@ -167,8 +175,12 @@ async function mcp(ctx, method, params) {
       return text("this tool always fails", true);
     case "ping-client": {
       if (!ctx.connectionId) return text("ping-client needs the connection form", true);
-      const answer = await new Promise((resolve) => request(wrap("mcp/message", { connectionId: ctx.connectionId, method: "ping" }), resolve));
-      return "error" in answer ? text(`client ping failed: ${answer.error.message}`, true) : text(`client answered ping: ${JSON.stringify(answer.result)}`);
+      const answer = await new Promise((resolve) =>
+        request(wrap("mcp/message", { connectionId: ctx.connectionId, method: "ping" }), resolve),
+      );
+      return "error" in answer
+        ? text(`client ping failed: ${answer.error.message}`, true)
+        : text(`client answered ping: ${JSON.stringify(answer.result)}`);
     }
     case "stats":
       return text(JSON.stringify(stats));
@@ -219,10 +231,13 @@ function fromAgentSide(msg) {
   if (!connection) {
     const route = JSON.stringify([serverId, p.requestId]);
     const invalid =
-      typeof p.requestId !== "string" ? "mcp/message needs a string requestId"
-      : p.params !== undefined && p.params !== null && (typeof p.params !== "object" || Array.isArray(p.params)) ? "mcp/message params must be an object or null"
-      : active.has(route) ? "duplicate active MCP request ID"
-      : null;
+      typeof p.requestId !== "string"
+        ? "mcp/message needs a string requestId"
+        : p.params !== undefined && p.params !== null && (typeof p.params !== "object" || Array.isArray(p.params))
+          ? "mcp/message params must be an object or null"
+          : active.has(route)
+            ? "duplicate active MCP request ID"
+            : null;
     if (invalid) {
       answer({ error: { code: -32602, message: invalid } });
       return true;
@@ -250,10 +265,16 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     return handler?.(msg);
   }
   if (msg.method === "proxy/initialize" || msg.method === "_proxy/initialize") {
-    return request(wrap("initialize", msg.params), (answer) => out("error" in answer ? { id: msg.id, error: answer.error } : { id: msg.id, result: answer.result }));
+    return request(wrap("initialize", msg.params), (answer) =>
+      out("error" in answer ? { id: msg.id, error: answer.error } : { id: msg.id, result: answer.result }),
+    );
   }
   if (msg.method === "proxy/successor" || msg.method === "_proxy/successor") {
-    const inner = { method: msg.params.method, ...(msg.params.params !== undefined ? { params: msg.params.params } : {}), ...("id" in msg ? { id: msg.id } : {}) };
+    const inner = {
+      method: msg.params.method,
+      ...(msg.params.params !== undefined ? { params: msg.params.params } : {}),
+      ...("id" in msg ? { id: msg.id } : {}),
+    };
     if (inner.method === "$/cancel_request") return cancelForwarded(inner.params, true);
     if (fromAgentSide(inner)) return;
     return forward(inner, false);

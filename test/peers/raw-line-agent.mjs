@@ -15,7 +15,11 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     return out(`{"jsonrpc":"2.0","id":${id},"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"raw-line-agent"}}}`);
   }
   if (msg.method === "_x/notify") {
-    out(`{"jsonrpc":"2.0","method":"_x/note","params":{ "n" : 1.0, "big": 12345678901234567890, "s": "caf\\u00e9 \\/ \\ud83d\\ude00", "_meta": {"k": [ 1e2 ]} }}`);
+    out(
+      `{"jsonrpc":"2.0","method":"_x/note","params":{ "n" : 1.0, "big": 12345678901234567890, "s": "caf\\u00e9 \\/ \\ud83d\\ude00", "_meta": {"k": [ 1e2 ]} }}`,
+    );
   }
-  out(`{"jsonrpc":"2.0","id":${id},"result":{ "n" : 1.0, "big": 12345678901234567890, "s": "caf\\u00e9 \\/", "nested": {"a":[1.50, -0.0]} }}`);
+  out(
+    `{"jsonrpc":"2.0","id":${id},"result":{ "n" : 1.0, "big": 12345678901234567890, "s": "caf\\u00e9 \\/", "nested": {"a":[1.50, -0.0]} }}`,
+  );
 });

@@ -33,7 +33,8 @@ function request(method, params) {
 }
 
 function substitute(value, servers) {
-  if (typeof value === "string" && value.startsWith("$server:")) return servers.find((s) => s.name === value.slice(8))?.serverId ?? "not-declared";
+  if (typeof value === "string" && value.startsWith("$server:"))
+    return servers.find((s) => s.name === value.slice(8))?.serverId ?? "not-declared";
   if (Array.isArray(value)) return value.map((v) => substitute(v, servers));
   if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, servers)]));
   return value;
@@ -74,7 +75,10 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
     case "session/new":
     case "session/fork": {
       const sessionId = `raw-sess-${++n}`;
-      sessions.set(sessionId, (msg.params.mcpServers ?? []).filter((s) => s.type === "acp"));
+      sessions.set(
+        sessionId,
+        (msg.params.mcpServers ?? []).filter((s) => s.type === "acp"),
+      );
       return out({ id: msg.id, result: { sessionId } });
     }
     case "session/prompt": {
@@ -87,7 +91,13 @@ createInterface({ input: process.stdin }).on("line", async (line) => {
           report = { failed: String(error) };
         }
         if (inbox.length) report.notifications = inbox.splice(0);
-        out({ method: "session/update", params: { sessionId: msg.params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: JSON.stringify(report) } } } });
+        out({
+          method: "session/update",
+          params: {
+            sessionId: msg.params.sessionId,
+            update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: JSON.stringify(report) } },
+          },
+        });
       }
       return out({ id: msg.id, result: { stopReason: "end_turn" } });
     }

@@ -27,7 +27,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     return;
   }
   if (msg.method === "proxy/initialize" && process.argv.includes("--strict")) process.exit(3);
-  if (msg.method === "proxy/initialize" && !process.argv.includes("--forward-unknown")) return out({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "Method not found" } });
+  if (msg.method === "proxy/initialize" && !process.argv.includes("--forward-unknown"))
+    return out({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "Method not found" } });
   if (msg.method === "_proxy/initialize") {
     return request({ method: "_proxy/successor", params: { method: "initialize", params: msg.params, meta: { hop: "local" } } }, msg.id);
   }

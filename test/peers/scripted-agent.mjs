@@ -31,7 +31,18 @@ async function runPrompt(msg) {
   try {
     steps = JSON.parse(first?.text ?? "[]");
   } catch {
-    steps = [{ send: { jsonrpc: "2.0", method: "session/update", params: { sessionId: msg.params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `echo: ${first?.text ?? ""}` } } } } }];
+    steps = [
+      {
+        send: {
+          jsonrpc: "2.0",
+          method: "session/update",
+          params: {
+            sessionId: msg.params.sessionId,
+            update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `echo: ${first?.text ?? ""}` } },
+          },
+        },
+      },
+    ];
   }
   let result = { stopReason: "end_turn" };
   for (const step of steps) {

@@ -101,12 +101,37 @@ const VERBOSITY = ["low", "high"];
 /** Every update variant the agent can send for `updates`, in order. */
 const UPDATES = [
   { sessionUpdate: "user_message_chunk", content: { type: "text", text: "from the user" }, messageId: "u1" },
-  { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "plain ü😀", annotations: { audience: ["user"], priority: 0.5 } }, messageId: "m1", ...meta("chunk") },
-  { sessionUpdate: "agent_message_chunk", content: { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png", uri: "file:///work/a.png" } },
+  {
+    sessionUpdate: "agent_message_chunk",
+    content: { type: "text", text: "plain ü😀", annotations: { audience: ["user"], priority: 0.5 } },
+    messageId: "m1",
+    ...meta("chunk"),
+  },
+  {
+    sessionUpdate: "agent_message_chunk",
+    content: { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png", uri: "file:///work/a.png" },
+  },
   { sessionUpdate: "agent_message_chunk", content: { type: "audio", data: "UklGRg==", mimeType: "audio/wav" } },
-  { sessionUpdate: "agent_message_chunk", content: { type: "resource_link", uri: "file:///work/a.ts", name: "a.ts", title: "A", description: "d", mimeType: "text/x-typescript", size: 12 } },
-  { sessionUpdate: "agent_message_chunk", content: { type: "resource", resource: { uri: "file:///work/b.md", text: "# B", mimeType: "text/markdown" } } },
-  { sessionUpdate: "agent_message_chunk", content: { type: "resource", resource: { uri: "file:///work/c.bin", blob: "AAEC", mimeType: "application/octet-stream" } } },
+  {
+    sessionUpdate: "agent_message_chunk",
+    content: {
+      type: "resource_link",
+      uri: "file:///work/a.ts",
+      name: "a.ts",
+      title: "A",
+      description: "d",
+      mimeType: "text/x-typescript",
+      size: 12,
+    },
+  },
+  {
+    sessionUpdate: "agent_message_chunk",
+    content: { type: "resource", resource: { uri: "file:///work/b.md", text: "# B", mimeType: "text/markdown" } },
+  },
+  {
+    sessionUpdate: "agent_message_chunk",
+    content: { type: "resource", resource: { uri: "file:///work/c.bin", blob: "AAEC", mimeType: "application/octet-stream" } },
+  },
   { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "thinking…" }, futureField: [1, "two"] },
   {
     sessionUpdate: "tool_call",
@@ -122,16 +147,39 @@ const UPDATES = [
     sessionUpdate: "tool_call_update",
     toolCallId: "t1",
     status: "completed",
-    content: [{ type: "content", content: { type: "text", text: "done" } }, { type: "terminal", terminalId: "term-1" }],
+    content: [
+      { type: "content", content: { type: "text", text: "done" } },
+      { type: "terminal", terminalId: "term-1" },
+    ],
     rawOutput: { ok: true },
     ...meta("tool"),
   },
-  { sessionUpdate: "plan", entries: [{ content: "step one", priority: "high", status: "in_progress" }, { content: "step two", priority: "low", status: "pending" }] },
-  { sessionUpdate: "available_commands_update", availableCommands: [{ name: "review", description: "Review a file", input: { hint: "file" } }] },
+  {
+    sessionUpdate: "plan",
+    entries: [
+      { content: "step one", priority: "high", status: "in_progress" },
+      { content: "step two", priority: "low", status: "pending" },
+    ],
+  },
+  {
+    sessionUpdate: "available_commands_update",
+    availableCommands: [{ name: "review", description: "Review a file", input: { hint: "file" } }],
+  },
   { sessionUpdate: "current_mode_update", currentModeId: "code" },
   {
     sessionUpdate: "config_option_update",
-    configOptions: [{ id: "verbosity", name: "Verbosity", type: "select", currentValue: "high", options: [{ value: "low", name: "Low" }, { value: "high", name: "High" }] }],
+    configOptions: [
+      {
+        id: "verbosity",
+        name: "Verbosity",
+        type: "select",
+        currentValue: "high",
+        options: [
+          { value: "low", name: "Low" },
+          { value: "high", name: "High" },
+        ],
+      },
+    ],
   },
   { sessionUpdate: "session_info_update", title: "Refactor a.ts", updatedAt: "2026-11-30T00:00:00Z" },
   { sessionUpdate: "usage_update", used: 1200, size: 200000, cost: { amount: 0.01, currency: "USD" } },
@@ -152,7 +200,16 @@ const sessions = new Map();
 let sessionCount = 0;
 
 function newSession(cwd, additionalDirectories = [], history = []) {
-  const session = { id: `sess-${++sessionCount}`, cwd, additionalDirectories, history, modeId: "ask", verbosity: "low", tools: true, turn: null };
+  const session = {
+    id: `sess-${++sessionCount}`,
+    cwd,
+    additionalDirectories,
+    history,
+    modeId: "ask",
+    verbosity: "low",
+    tools: true,
+    turn: null,
+  };
   sessions.set(session.id, session);
   return session;
 }
@@ -190,7 +247,10 @@ async function runPrompt(session, params, signal, client) {
   const texts = params.prompt.flatMap((block) => (block.type === "text" ? [block.text] : []));
   for (const text of texts) session.history.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text } });
 
-  for (const line of texts.flatMap((t) => t.split("\n")).map((l) => l.trim()).filter(Boolean)) {
+  for (const line of texts
+    .flatMap((t) => t.split("\n"))
+    .map((l) => l.trim())
+    .filter(Boolean)) {
     if (signal.aborted || session.turn?.cancelled) return { stopReason: "cancelled" };
     const [word, ...rest] = line.split(" ");
     const arg = rest.join(" ");
@@ -201,7 +261,14 @@ async function runPrompt(session, params, signal, client) {
       case "permission": {
         const answer = await ask(acp.methods.client.session.requestPermission, {
           sessionId,
-          toolCall: { toolCallId: "t2", title: "Write b.ts", kind: "edit", status: "pending", rawInput: { path: "/work/b.ts" }, ...meta("toolCall") },
+          toolCall: {
+            toolCallId: "t2",
+            title: "Write b.ts",
+            kind: "edit",
+            status: "pending",
+            rawInput: { path: "/work/b.ts" },
+            ...meta("toolCall"),
+          },
           options: [
             { optionId: "allow-once", name: "Allow once", kind: "allow_once" },
             { optionId: "allow-always", name: "Always allow", kind: "allow_always", ...meta("option") },
@@ -252,12 +319,22 @@ async function runPrompt(session, params, signal, client) {
           },
           ...meta("form"),
         });
-        await ask(acp.methods.client.elicitation.create, { sessionId, mode: "url", message: "Sign in", elicitationId: "e1", url: "https://example.test/login?x=1" });
+        await ask(acp.methods.client.elicitation.create, {
+          sessionId,
+          mode: "url",
+          message: "Sign in",
+          elicitationId: "e1",
+          url: "https://example.test/login?x=1",
+        });
         await client.notify(acp.methods.client.elicitation.complete, { elicitationId: "e1", ...meta("complete") });
         break;
       case "elicit-cancel": {
         const abort = new AbortController();
-        const answer = ask(acp.methods.client.elicitation.create, { sessionId, mode: "form", message: "cancel me", requestedSchema: { type: "object", properties: {} } }, { cancellationSignal: abort.signal });
+        const answer = ask(
+          acp.methods.client.elicitation.create,
+          { sessionId, mode: "form", message: "cancel me", requestedSchema: { type: "object", properties: {} } },
+          { cancellationSignal: abort.signal },
+        );
         abort.abort();
         await answer;
         break;
@@ -325,7 +402,8 @@ const app = acp
   })
   .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
     const session = requireSession(params.sessionId);
-    if (params.cwd !== session.cwd) throw acp.RequestError.invalidParams({ cwd: params.cwd, expected: session.cwd }, "cwd differs from the session's");
+    if (params.cwd !== session.cwd)
+      throw acp.RequestError.invalidParams({ cwd: params.cwd, expected: session.cwd }, "cwd differs from the session's");
     for (const update of session.history) await client.notify(acp.methods.client.session.update, { sessionId: session.id, update });
     return controlsOf(session);
   })
@@ -334,7 +412,9 @@ const app = acp
     const all = [...sessions.values()].filter((s) => !params.cwd || s.cwd === params.cwd);
     const start = params.cursor ? Number(Buffer.from(params.cursor, "base64url").toString()) : 0;
     if (!Number.isInteger(start) || start < 0) throw acp.RequestError.invalidParams({ cursor: params.cursor }, "bad cursor");
-    const page = all.slice(start, start + 2).map((s) => ({ sessionId: s.id, cwd: s.cwd, additionalDirectories: s.additionalDirectories, title: `Session ${s.id}` }));
+    const page = all
+      .slice(start, start + 2)
+      .map((s) => ({ sessionId: s.id, cwd: s.cwd, additionalDirectories: s.additionalDirectories, title: `Session ${s.id}` }));
     const next = start + 2 < all.length ? Buffer.from(String(start + 2)).toString("base64url") : undefined;
     return next ? { sessions: page, nextCursor: next } : { sessions: page };
   })
@@ -358,7 +438,10 @@ const app = acp
     const session = requireSession(params.sessionId);
     if (!MODES.some((m) => m.id === params.modeId)) throw acp.RequestError.invalidParams({ modeId: params.modeId }, "unknown mode");
     session.modeId = params.modeId;
-    await client.notify(acp.methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "current_mode_update", currentModeId: session.modeId } });
+    await client.notify(acp.methods.client.session.update, {
+      sessionId: session.id,
+      update: { sessionUpdate: "current_mode_update", currentModeId: session.modeId },
+    });
     return {};
   })
   .onRequest(acp.methods.agent.session.setConfigOption, async ({ params, client }) => {
@@ -366,7 +449,10 @@ const app = acp
     if (params.configId === "verbosity" && params.type === undefined && VERBOSITY.includes(params.value)) session.verbosity = params.value;
     else if (params.configId === "tools" && params.type === "boolean") session.tools = params.value;
     else throw acp.RequestError.invalidParams({ configId: params.configId, value: params.value }, "invalid config option value");
-    await client.notify(acp.methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "config_option_update", configOptions: configOf(session) } });
+    await client.notify(acp.methods.client.session.update, {
+      sessionId: session.id,
+      update: { sessionUpdate: "config_option_update", configOptions: configOf(session) },
+    });
     return { configOptions: configOf(session) };
   })
   .onRequest(acp.methods.agent.session.prompt, async ({ params, signal, client }) => {
@@ -384,7 +470,11 @@ const app = acp
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
     sessions.get(params.sessionId)?.turn?.cancel();
   })
-  .onRequest("_test/raw", (params) => params ?? {}, () => ({ read: raw.read.splice(0), wrote: raw.wrote.splice(0) }))
+  .onRequest(
+    "_test/raw",
+    (params) => params ?? {},
+    () => ({ read: raw.read.splice(0), wrote: raw.wrote.splice(0) }),
+  )
   .onRequest("*", ({ method, params }) => ({ echo: { method, params: params ?? null } }))
   .onNotification("*", () => {});
 

@@ -27,7 +27,11 @@ lines.on("line", (line) => {
     case "session/prompt": {
       const text = msg.params.prompt.find((b) => b.type === "text")?.text ?? "";
       if (text === "crash") process.exit(3);
-      out({ jsonrpc: "2.0", method: "session/update", params: { sessionId: msg.params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } });
+      out({
+        jsonrpc: "2.0",
+        method: "session/update",
+        params: { sessionId: msg.params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } },
+      });
       return reply({ stopReason: "end_turn" });
     }
     default:

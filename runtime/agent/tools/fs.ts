@@ -10,9 +10,16 @@
  */
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { isAbsolute, normalize, relative, resolve } from "node:path";
-import { methods, RequestError, type StopReason, type ToolCall, type ToolCallContent, type ToolCallLocation } from "@agentclientprotocol/sdk/unstable";
+import {
+  methods,
+  RequestError,
+  type StopReason,
+  type ToolCall,
+  type ToolCallContent,
+  type ToolCallLocation,
+} from "@agentclientprotocol/sdk/unstable";
 import { askPermission, notRun } from "../permission.js";
-import { errorMessage, textContent, TurnCancelled, type TurnContext } from "../turn-context.js";
+import { errorMessage, TurnCancelled, type TurnContext, textContent } from "../turn-context.js";
 
 /** Longest file `read` and `edit` read from disk, in bytes. */
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -31,7 +38,15 @@ export async function runRead(turn: TurnContext, pathArg: string): Promise<StopR
   const toolCallId = turn.session.nextToolCallId();
   const path = resolvePath(turn, pathArg);
   const locations: ToolCallLocation[] = [{ path }];
-  await turn.emit({ sessionUpdate: "tool_call", toolCallId, title: `Read ${pathArg}`, kind: "read", status: "pending", locations, rawInput: { path } });
+  await turn.emit({
+    sessionUpdate: "tool_call",
+    toolCallId,
+    title: `Read ${pathArg}`,
+    kind: "read",
+    status: "pending",
+    locations,
+    rawInput: { path },
+  });
   if (!insideSession(turn, path)) {
     await turn.failed(toolCallId, `not read: ${path} is outside the session's directories`);
     return;

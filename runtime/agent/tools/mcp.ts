@@ -10,7 +10,7 @@
 import type { StopReason } from "@agentclientprotocol/sdk/unstable";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Step } from "../commands.js";
-import { errorMessage, textContent, TurnCancelled, type TurnContext } from "../turn-context.js";
+import { errorMessage, TurnCancelled, type TurnContext, textContent } from "../turn-context.js";
 
 /** `use tool …` (`mcp-call`) and `list tools …` (`mcp-list`). */
 export async function runMcp(turn: TurnContext, step: Extract<Step, { kind: "mcp-call" | "mcp-list" }>): Promise<StopReason | undefined> {
@@ -43,7 +43,13 @@ export async function runMcp(turn: TurnContext, step: Extract<Step, { kind: "mcp
       } else {
         const tools = await turn.abortable(mcp.listTools(server, signal));
         const text = tools.map((t) => (t.description ? `${t.name}: ${t.description}` : t.name)).join("\n");
-        await turn.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "completed", content: textContent(text), rawOutput: { tools } });
+        await turn.emit({
+          sessionUpdate: "tool_call_update",
+          toolCallId,
+          status: "completed",
+          content: textContent(text),
+          rawOutput: { tools },
+        });
       }
     } catch (error) {
       if (error instanceof TurnCancelled) throw error;

@@ -6,7 +6,7 @@
  */
 import type { StopReason, ToolCall } from "@agentclientprotocol/sdk/unstable";
 import { askPermission, notRun } from "../permission.js";
-import { textContent, type TurnContext } from "../turn-context.js";
+import { type TurnContext, textContent } from "../turn-context.js";
 
 /** `tool <title>`. */
 export async function runTool(turn: TurnContext, title: string): Promise<void> {

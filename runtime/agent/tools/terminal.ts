@@ -9,7 +9,7 @@
  */
 import { methods, type StopReason, type ToolCall, type ToolCallContent } from "@agentclientprotocol/sdk/unstable";
 import { askPermission, notRun } from "../permission.js";
-import { errorMessage, textContent, TurnCancelled, type TurnContext } from "../turn-context.js";
+import { errorMessage, TurnCancelled, type TurnContext, textContent } from "../turn-context.js";
 
 /** `outputByteLimit` of the terminals `run` creates. */
 export const TERMINAL_OUTPUT_LIMIT = 64 * 1024;

@@ -4,8 +4,8 @@
  * a proxy may send `initialize` only inside its envelope (to its successor, see
  * `successor-init.ts`), never toward its predecessor.
  */
-import { Methods, isProxyInitialize, isProxySuccessor } from "../../protocol/methods.js";
-import { refusal, sender, type Gate } from "./gate.js";
+import { isProxyInitialize, isProxySuccessor, Methods } from "../../protocol/methods.js";
+import { type Gate, refusal, sender } from "./gate.js";
 
 export const isConductorMethod = (method: string): boolean =>
   method === Methods.initialize || isProxyInitialize(method) || isProxySuccessor(method);

@@ -5,7 +5,7 @@
  * Run last: a pass consumes the forwardable entry.
  */
 import { grantFor } from "../grants.js";
-import { refusal, sender, type Gate } from "./gate.js";
+import { type Gate, refusal, sender } from "./gate.js";
 
 export const grant: Gate = (call, from) => {
   const needed = grantFor(call.method);

@@ -7,8 +7,9 @@
  *   proxy → its predecessor        reserved-method, conductor-method, grant (last: it consumes)
  *   from the agent                 reserved-method, conductor-method
  */
-import type { Gate } from "./gate.js";
+
 import { conductorMethods } from "./conductor-methods.js";
+import type { Gate } from "./gate.js";
 import { grant } from "./grant.js";
 import { reservedMethods } from "./reserved-methods.js";
 import { singleEnvelope } from "./single-envelope.js";
@@ -21,5 +22,5 @@ export const Gates = {
 } as const satisfies Record<string, readonly Gate[]>;
 
 export { check, type Gate, type Refusal } from "./gate.js";
-export { successorInit } from "./successor-init.js";
 export { isReserved } from "./reserved-methods.js";
+export { successorInit } from "./successor-init.js";

@@ -5,7 +5,7 @@
  * any direction: a forged `_cordon/configure` would reconfigure another proxy (switch `redact`
  * off), a forged `_cordon/notice` would put words in Cordon's mouth.
  */
-import { refusal, sender, type Gate } from "./gate.js";
+import { type Gate, refusal, sender } from "./gate.js";
 
 export const RESERVED_PREFIX = "_cordon/";
 
@@ -13,5 +13,8 @@ export const isReserved = (method: string): boolean => method.startsWith(RESERVE
 
 export const reservedMethods: Gate = (call, from) =>
   isReserved(call.method)
-    ? refusal("reserved-method", `${call.method} is reserved for Cordon itself (the ${RESERVED_PREFIX}* namespace); ${sender(from)} may not send it`)
+    ? refusal(
+        "reserved-method",
+        `${call.method} is reserved for Cordon itself (the ${RESERVED_PREFIX}* namespace); ${sender(from)} may not send it`,
+      )
     : null;

@@ -6,7 +6,7 @@
  * envelope (either dialect) is refused, as is any spelling of the conductor's `proxy/initialize`.
  */
 import { isProxyInitialize, isProxySuccessor } from "../../protocol/methods.js";
-import { refusal, sender, type Gate } from "./gate.js";
+import { type Gate, refusal, sender } from "./gate.js";
 
 export const singleEnvelope: Gate = (inner, from) => {
   if (isProxySuccessor(inner.method)) {

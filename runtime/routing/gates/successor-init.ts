@@ -6,7 +6,7 @@
  */
 import type { JsonRpcResponse } from "../../protocol/json-rpc.js";
 import type { Hop } from "../hop.js";
-import { refusal, sender, type Refusal } from "./gate.js";
+import { type Refusal, refusal, sender } from "./gate.js";
 
 export type SuccessorInit = { kind: "forward" } | { kind: "replay"; answer: JsonRpcResponse } | { kind: "refuse"; refusal: Refusal };
 
@@ -16,5 +16,11 @@ export function successorInit(proxy: Hop): SuccessorInit {
   if (state.kind === "none") return { kind: "forward" };
   if (state.kind === "answered" && state.generation !== proxy.generation) return { kind: "replay", answer: state.answer };
   const why = state.kind === "pending" ? "its first initialize is still unanswered" : "it was answered already";
-  return { kind: "refuse", refusal: refusal("successor-init", `${sender(proxy)} sent initialize to its successor twice (${why}); a proxy initializes its successor once`) };
+  return {
+    kind: "refuse",
+    refusal: refusal(
+      "successor-init",
+      `${sender(proxy)} sent initialize to its successor twice (${why}); a proxy initializes its successor once`,
+    ),
+  };
 }
