@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 
-.PHONY: all install build tsc proxies run embed-example test bench interop clean
+.PHONY: lint format all install build tsc proxies run embed-example test bench interop clean
 
 all: build
 
@@ -25,7 +25,15 @@ proxies: tsc
 
 build: tsc proxies
 
-test: build
+# Formatting and lint (Biome, biome.json): a violation fails `make test`; `make format` fixes what it can.
+lint: install
+	@echo "==> checking format and lint (biome)" >&2
+	npx biome ci --colors=off .
+
+format: install
+	npx biome check --write .
+
+test: build lint
 	@echo "==> running the test suite (vitest)" >&2
 	npx tsc --noEmit -p tsconfig.json
 	npx tsc -p tsconfig.as-tests.json
