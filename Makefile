@@ -25,10 +25,12 @@ proxies: tsc
 
 build: tsc proxies
 
-# Formatting and lint (Biome, biome.json): a violation fails `make test`; `make format` fixes what it can.
+# Formatting and lint (Biome, biome.json) and unused exports (knip, knip.json): a violation fails
+# `make test`; `make format` fixes what it can.
 lint: install
-	@echo "==> checking format and lint (biome)" >&2
+	@echo "==> checking format and lint (biome) and unused exports (knip)" >&2
 	npx biome ci --colors=off .
+	npx knip --no-progress
 
 format: install
 	npx biome check --write .

@@ -57,7 +57,7 @@ export type Step =
   | { kind: "usage"; text: string };
 
 /** Longest pause `sleep` accepts, in milliseconds. */
-export const MAX_SLEEP_MS = 60_000;
+const MAX_SLEEP_MS = 60_000;
 
 /** The command words, their arguments and what they do (printed by `help`). */
 export const COMMANDS: ReadonlyArray<{ usage: string; summary: string }> = [

@@ -27,11 +27,11 @@ export const stateConfigKey = (configId: string): string => `acp:config:${config
 export type SessionState = Record<string, string | boolean>;
 
 /** The modes every session offers. The reference agent behaves the same in both. */
-export const MODES: readonly SessionMode[] = [
+const MODES: readonly SessionMode[] = [
   { id: "ask", name: "Ask", description: "Ask before acting (the reference agent behaves the same in every mode)" },
   { id: "code", name: "Code", description: "Write code (the reference agent behaves the same in every mode)" },
 ];
-export const DEFAULT_MODE = "ask";
+const DEFAULT_MODE = "ask";
 
 /** A config option the agent declares, with its default. */
 export type ConfigDefinition =

@@ -11,7 +11,7 @@ import type { PermissionOption, StopReason, ToolCall } from "@agentclientprotoco
 import { errorMessage, messageChunk, TurnCancelled, type TurnContext } from "./turn-context.js";
 
 /** The options every permission request offers. */
-export const PERMISSION_OPTIONS: readonly PermissionOption[] = [
+const PERMISSION_OPTIONS: readonly PermissionOption[] = [
   { optionId: "allow", name: "Allow once", kind: "allow_once" },
   { optionId: "reject", name: "Reject", kind: "reject_once" },
 ];

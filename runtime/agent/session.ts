@@ -26,7 +26,7 @@ export interface SessionSetup {
  * (user, agent, thought and tool events). Control updates (modes, config options, commands, title) are
  * not history: their current state is sent when the session is activated.
  */
-export const REPLAYED_UPDATES: ReadonlySet<string> = new Set([
+const REPLAYED_UPDATES: ReadonlySet<string> = new Set([
   "user_message_chunk",
   "agent_message_chunk",
   "agent_thought_chunk",

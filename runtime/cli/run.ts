@@ -155,7 +155,7 @@ export function proxyOptions(entries: ProxyEntry[]): Pick<ConductorOptions, "fai
  * What `cordon run` / `cordon proxy` exit with. 70 (a proxy's worker thread refused to stop) is
  * set by the sandbox; anything uncaught exits 1 as Node does.
  */
-export const EXIT_CODES = {
+const EXIT_CODES = {
   /** The client (or, for `cordon proxy`, the parent conductor) closed its input. */
   clientClosed: 0,
   /** The agent died, or the chain could not start. */

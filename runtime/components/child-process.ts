@@ -28,7 +28,7 @@ const STDERR_TAIL_BYTES = 4096;
 /** After the process exits, how long its stdout may stay open (held by a grandchild) before the death is reported anyway. */
 const DRAIN_AFTER_EXIT_MS = 1000;
 /** The grace after EOF before SIGTERM, and after SIGTERM before SIGKILL. */
-export const END_GRACE_MS = 1500;
+const END_GRACE_MS = 1500;
 
 /** One spawned instance (a restarted proxy gets a new one). */
 interface Instance {

@@ -46,7 +46,7 @@ export function initializeTimeoutMs(value: string | undefined, env: NodeJS.Proce
   return (fromEnv && parse(fromEnv)) || DEFAULT_INITIALIZE_TIMEOUT_MS;
 }
 
-export function describeMs(ms: number): string {
+function describeMs(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 

@@ -53,11 +53,6 @@ export function killAllGroups(signal: NodeJS.Signals = "SIGKILL"): void {
   for (const pgid of live) signalGroup(pgid, signal);
 }
 
-/** The registered groups (for tests and diagnostics). */
-export function liveGroups(): number[] {
-  return [...live];
-}
-
 export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
@@ -84,7 +79,7 @@ export function groupAlive(pgid: number): boolean {
 }
 
 /** Linux: the pids of the group's processes that are not zombies (null if /proc cannot be read). */
-export function groupMembers(pgid: number): number[] | null {
+function groupMembers(pgid: number): number[] | null {
   let entries: string[];
   try {
     entries = readdirSync("/proc");
@@ -113,7 +108,7 @@ export function procStat(pid: number): { state: string; ppid: number; pgrp: numb
 }
 
 /** Polls `done` every 20 ms until it holds (true) or `ms` pass (false). */
-export async function waitFor(done: () => boolean, ms: number): Promise<boolean> {
+async function waitFor(done: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (!done()) {
     if (Date.now() >= deadline) return false;
@@ -192,9 +187,4 @@ function startWatchdog(): ChildProcess | null {
   } catch {
     return null;
   }
-}
-
-/** The watchdog's pid, if one runs (for tests). */
-export function watchdogPid(): number | undefined {
-  return watchdog?.pid;
 }

@@ -128,8 +128,7 @@ export function checkPromptContent(blocks: acp.ContentBlock[], caps: acp.AgentCa
 }
 
 /** The MCP transport of a server declaration (`stdio` when it has no `type`). */
-export const mcpTransport = (server: acp.McpServer): string =>
-  "type" in server && typeof server.type === "string" ? server.type : "stdio";
+const mcpTransport = (server: acp.McpServer): string => ("type" in server && typeof server.type === "string" ? server.type : "stdio");
 
 /** Whether the agent (as the chain presents it) accepts MCP servers over `transport`. */
 export function acceptsMcpTransport(caps: acp.AgentCapabilities, transport: string): boolean {
@@ -174,7 +173,7 @@ export function checkMode(modes: acp.SessionModeState | null | undefined, modeId
 }
 
 /** The values a select option offers (flattening groups). */
-export function selectValues(option: acp.SessionConfigOption): string[] {
+function selectValues(option: acp.SessionConfigOption): string[] {
   if (option.type !== "select" || !Array.isArray(option.options)) return [];
   return (option.options as Array<acp.SessionConfigSelectOption | acp.SessionConfigSelectGroup>).flatMap((o) =>
     "group" in o && Array.isArray(o.options) ? o.options.map((x) => x.value) : "value" in o ? [o.value] : [],

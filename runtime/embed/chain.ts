@@ -118,7 +118,7 @@ export async function resolveChainConfig(options: Pick<ChainOptions, "chain" | "
   return config;
 }
 
-export function loggerFor(option: LogOption | undefined): Logger {
+function loggerFor(option: LogOption | undefined): Logger {
   if (option === "silent") return createLogger("error", () => {});
   if (typeof option === "string") return createLogger(parseLevel(option, "warn"));
   const level = parseLevel(option?.level ?? process.env.CORDON_LOG, "warn");

@@ -64,7 +64,7 @@ const SETUP_METHODS = new Set(["session/new", "session/load", "session/resume", 
 const ENDING_METHODS = new Set(["session/close", "session/delete"]);
 
 /** The command line of `cordon mcp-bridge` as this installation runs it. */
-export function defaultBridgeCommand(): { command: string; args: string[] } {
+function defaultBridgeCommand(): { command: string; args: string[] } {
   return { command: process.execPath, args: [fileURLToPath(new URL("../../../bin/cordon.js", import.meta.url)), "mcp-bridge"] };
 }
 

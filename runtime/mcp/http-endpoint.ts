@@ -36,17 +36,17 @@ import { type Endpoint, type EndpointHost, guarded, listenOnLoopback, sameSecret
 import type { McpLink } from "./link.js";
 
 /** Largest request body accepted. */
-export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
 /** All request bodies being read at one time. */
-export const MAX_BODIES_BYTES = 64 * 1024 * 1024;
+const MAX_BODIES_BYTES = 64 * 1024 * 1024;
 /** Open connections (beyond, the listener accepts none until one closes). */
-export const MAX_CONNECTIONS = 64;
+const MAX_CONNECTIONS = 64;
 /** Time for a request's headers to arrive. */
-export const HEADERS_TIMEOUT_MS = 10_000;
+const HEADERS_TIMEOUT_MS = 10_000;
 /** Time for a whole request (headers and body) to arrive; an SSE response may then last forever. */
 const REQUEST_TIMEOUT_MS = 60_000;
 /** Messages in one batch. */
-export const MAX_BATCH = 1000;
+const MAX_BATCH = 1000;
 /** Messages kept for a session while it has no SSE stream open, or while the open one does not read. */
 const MAX_QUEUED = 1000;
 const MAX_QUEUED_CHARS = 32 * 1024 * 1024;

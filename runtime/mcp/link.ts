@@ -87,7 +87,7 @@ export type McpForm = "connectionless" | "connection";
  * The MCP revision named in each connectionless request's `params._meta`, and the `_meta` keys, as
  * the ACP SDK 2.4.0's `McpOverAcpCaller` sends them (`MCP_PROTOCOL_VERSION`, `MCP_META_*`).
  */
-export const MCP_META = {
+const MCP_META = {
   protocolVersion: "io.modelcontextprotocol/protocolVersion",
   clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
   clientInfo: "io.modelcontextprotocol/clientInfo",
@@ -133,7 +133,7 @@ export type Reply = (response: JsonRpcResponse) => void;
 type Call = { upstreamId: JsonRpcId; reply: Reply; requestId?: string };
 
 /** Parses a `MessageMcpResponse` carrier: `{result}` (even null) or `{error}` with a code and message; else null. */
-export function parseCarrier(value: unknown): { result: unknown } | { error: JsonRpcError } | null {
+function parseCarrier(value: unknown): { result: unknown } | { error: JsonRpcError } | null {
   const v = paramsObject(value);
   if (!v) return null;
   if (Object.hasOwn(v, "result")) return { result: v.result };

@@ -27,18 +27,18 @@ import { type Endpoint, type EndpointHost, guarded, listenOnLoopback, sameSecret
 import type { McpLink } from "./link.js";
 
 /** Time a connection has to say hello. */
-export const HELLO_TIMEOUT_MS = 3000;
+const HELLO_TIMEOUT_MS = 3000;
 /** Longest hello line (and so the most an unauthenticated connection buffers). */
 export const MAX_HELLO_BYTES = 4096;
 /** Connections waiting to authenticate at one time. */
-export const MAX_UNAUTHENTICATED = 16;
+const MAX_UNAUTHENTICATED = 16;
 /** Longest line accepted from an authenticated bridge command. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
 /**
  * Output a bridge command may leave unread: beyond it the agent's MCP client is not reading, and
  * the connection is closed (its calls fail with errors) rather than buffered without bound.
  */
-export const MAX_UNREAD_OUTPUT_BYTES = 64 * 1024 * 1024;
+const MAX_UNREAD_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 export interface TcpEndpointLimits {
   helloTimeoutMs?: number;

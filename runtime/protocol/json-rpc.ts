@@ -88,10 +88,6 @@ export function errorResponse(id: JsonRpcId | null, code: number, message: strin
   return { jsonrpc: "2.0", id, error };
 }
 
-export function resultResponse(id: JsonRpcId, result: unknown): JsonRpcResponse {
-  return { jsonrpc: "2.0", id, result };
-}
-
 /** Map key for ids: 1 and "1" are different ids. */
 export const idKey = (id: JsonRpcId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 export const idFromKey = (key: string): JsonRpcId => (key[0] === "n" ? Number(key.slice(1)) : key.slice(1));

@@ -33,7 +33,7 @@ export interface NdjsonHandlers {
 }
 
 /** Bytes queued for a peer that is not reading, above which the channel reports congestion. */
-export const OUTPUT_HIGH_WATER = 1024 * 1024;
+const OUTPUT_HIGH_WATER = 1024 * 1024;
 /** Batched text above which it is written at once instead of at the end of the routing step. */
 const BATCH_BYTES = 64 * 1024;
 

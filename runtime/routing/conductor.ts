@@ -86,8 +86,7 @@ export const MAX_IN_FLIGHT = { proxy: 4_096, peer: 65_536 } as const;
 /** Client messages kept while the chain starts, after which the client is not read until it is up. */
 const MAX_BACKLOG = 1_000;
 /** Deliveries held for a restarting proxy (policy `restart`) before further ones are refused. */
-export const MAX_HELD = 10_000;
-export { MAX_RESTARTS } from "./supervisor.js";
+const MAX_HELD = 10_000;
 
 export class Conductor {
   private readonly client: Hop;

@@ -26,7 +26,7 @@ export function grantFor(method: string): Grant | null {
 }
 
 /** JSON text with object keys sorted, so equal values compare equal however they were built. */
-export function canonical(value: unknown): string {
+function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
   if (value !== null && typeof value === "object") {
     const entries = Object.keys(value as object)

@@ -18,8 +18,8 @@ export interface SupervisorHooks {
 }
 
 /** Restarts of one proxy before Cordon gives up on it, and the first backoff (doubling each time). */
-export const MAX_RESTARTS = 5;
-export const FIRST_BACKOFF_MS = 100;
+const MAX_RESTARTS = 5;
+const FIRST_BACKOFF_MS = 100;
 
 export class Supervisor {
   constructor(private readonly hooks: SupervisorHooks) {}

@@ -72,7 +72,7 @@ export function describe(error: unknown): string {
  * description becomes `<message> at <file>:<line>:<column>` (the stack is left alone, so nothing
  * the guest writes can pass for another kind of failure). A non-trapping one is dropped.
  */
-export const ABORT_METHOD = "_cordon/abort";
+const ABORT_METHOD = "_cordon/abort";
 const ABORT_PREFIX = `{"jsonrpc":"2.0","method":"${ABORT_METHOD}"`;
 const abortReasons = new WeakMap<object, string>();
 

@@ -33,7 +33,7 @@ import { type CanonicalEncodings, readCanonicalEncodings } from "./string-encodi
 import { grantForInterface, WASI_GRANTS } from "./wasi-grants.js";
 import { sections } from "./wasm-binary.js";
 
-export const HANDLER_EXPORT = "cordon:proxy/handler@0.1.0";
+const HANDLER_EXPORT = "cordon:proxy/handler@0.1.0";
 
 export interface LoadedComponent {
   /** File the component came from (for messages). */
@@ -77,7 +77,7 @@ interface CacheEntry {
   exports: string[];
 }
 
-export function defaultCacheDir(): string {
+function defaultCacheDir(): string {
   if (process.env.CORDON_CACHE_DIR) return process.env.CORDON_CACHE_DIR;
   const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
   return join(base, "cordon", "components");
@@ -100,7 +100,7 @@ export function parseWorldItems(wit: string): { imports: string[]; exports: stri
  * The world check: what a component may import and must export. Throws a message naming the
  * culprit. `grants` may admit the wall clock and randomness; nothing admits other WASI.
  */
-export function checkWorld(source: string, items: { imports: string[]; exports: string[] }, grants: readonly string[] = []): void {
+function checkWorld(source: string, items: { imports: string[]; exports: string[] }, grants: readonly string[] = []): void {
   for (const imp of items.imports) {
     if (imp === CHANNEL_IMPORT) continue;
     const grant = grantForInterface(imp);

@@ -128,7 +128,7 @@ export const DEFAULT_LIMITS: SandboxLimits = {
 export const MAX_DELIVERED_UNITS = 64 * Mi;
 
 /** The per-delivery output budget in force: never below the per-message cap. */
-export const outputUnitsPerDelivery = (limits: SandboxLimits): number => Math.max(limits.maxOutputUnitsPerDelivery, limits.maxMessageUnits);
+const outputUnitsPerDelivery = (limits: SandboxLimits): number => Math.max(limits.maxOutputUnitsPerDelivery, limits.maxMessageUnits);
 
 /**
  * The old-generation heap limit of a worker running a guest, in MiB, consistent with the caps.

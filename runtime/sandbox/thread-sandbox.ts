@@ -41,9 +41,9 @@ import {
 } from "./sandbox.js";
 
 /** Fuel units per millisecond of a limit (a tight wasm loop runs ~3–6 M/ms on the reference machine). */
-export const FUEL_PER_MS = 5_000_000;
+const FUEL_PER_MS = 5_000_000;
 /** Longest a drain runs before yielding to the event loop. */
-export const SLICE_MS = 4;
+const SLICE_MS = 4;
 
 export interface ThreadSandboxOptions {
   /** Fuel per delivery; default `receiveTimeoutMs × FUEL_PER_MS`. */

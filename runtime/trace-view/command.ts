@@ -11,7 +11,7 @@ import { proxyNames } from "../cli/proxy-names.js";
 import { buildTraceModel } from "./model.js";
 import { renderTraceHtml } from "./render.js";
 
-export const TRACE_USAGE = `usage: cordon trace view <trace.jsonl> [-o trace.html] [--config chain.json] [--title text] [--page-size n]
+const TRACE_USAGE = `usage: cordon trace view <trace.jsonl> [-o trace.html] [--config chain.json] [--title text] [--page-size n]
   Writes the trace (from cordon run --trace) as one self-contained HTML file: a sequence diagram
   with a lane per participant, one arrow per message (coloured by kind), a session filter, and
   each message's JSON on click. --config names proxy:N lanes after the chain's proxies.

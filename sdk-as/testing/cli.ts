@@ -15,7 +15,7 @@ import { buildMany } from "../tools/build.js";
 import { findProject } from "../tools/project.js";
 import { runTranscriptFile } from "./transcript.js";
 
-export function usage(command = "cordon-test-proxy"): string {
+function usage(command = "cordon-test-proxy"): string {
   return [
     `usage: ${command}                                   (in a proxy project: build, transcripts, node --test)`,
     `       ${command} <proxy.wasm> <transcript.jsonl>... [--grant <grant>]...`,

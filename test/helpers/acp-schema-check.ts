@@ -193,7 +193,7 @@ export function readTrace(path: string): Json[] {
  * The chain's components, client first and agent last, as the first `initialize` travelled
  * through them.
  */
-export function chainOrder(events: Json[]): string[] {
+function chainOrder(events: Json[]): string[] {
   const order = ["client"];
   for (const e of events) {
     if (e.type !== "request" || e.method !== "initialize" || e.from !== order[order.length - 1]) continue;

@@ -41,7 +41,7 @@ export type PermissionPolicy = (
 ) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
 
 /** Selects the first option of the given kind prefix (`allow` or `reject`); `cancelled` if there is none. */
-export const choose =
+const choose =
   (kind: "allow" | "reject"): PermissionPolicy =>
   (request) => {
     const option = request.options.find((o) => o.kind.startsWith(kind));
@@ -49,7 +49,7 @@ export const choose =
   };
 
 /** What the spec asks of a client that cancels while asked: `session/cancel`, then answer `cancelled`. */
-export const cancelTurn: PermissionPolicy = async (request, agent) => {
+const cancelTurn: PermissionPolicy = async (request, agent) => {
   await agent.notify(acp.methods.agent.session.cancel, { sessionId: request.sessionId });
   return { outcome: { outcome: "cancelled" } };
 };
@@ -235,7 +235,7 @@ export function findStep(transcript: LifecycleTranscript, name: string): Lifecyc
  * agent sent before it has arrived. Not in `_cordon/`: that namespace is the host's, and a proxy built
  * with the SDK answers such a request itself, before it could reach the agent.
  */
-export const BARRIER_METHOD = "_lifecycle/barrier";
+const BARRIER_METHOD = "_lifecycle/barrier";
 
 /** Small deterministic media for the content prompt. */
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toString("base64");

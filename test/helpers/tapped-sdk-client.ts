@@ -30,7 +30,7 @@ export interface RawWindow {
 /** Answers a request from the agent side; throw an `acp.RequestError` to answer with an error. */
 export type Answer = (method: string, params: any, signal: AbortSignal) => unknown;
 
-export const CLIENT_REQUEST_METHODS = [
+const CLIENT_REQUEST_METHODS = [
   acp.methods.client.session.requestPermission,
   acp.methods.client.fs.readTextFile,
   acp.methods.client.fs.writeTextFile,

@@ -22,7 +22,7 @@ import { askPermission, notRun } from "../permission.js";
 import { errorMessage, TurnCancelled, type TurnContext, textContent } from "../turn-context.js";
 
 /** Longest file `read` and `edit` read from disk, in bytes. */
-export const MAX_FILE_BYTES = 1024 * 1024;
+const MAX_FILE_BYTES = 1024 * 1024;
 
 /** The code of the SDK's "Resource not found" error (what a client answers for a missing file). */
 const RESOURCE_NOT_FOUND = RequestError.resourceNotFound().code;

@@ -60,7 +60,7 @@ export async function runMcp(turn: TurnContext, step: Extract<Step, { kind: "mcp
 }
 
 /** The text of an MCP result's content: text blocks as they are, other blocks described on a line. */
-export function mcpText(content: CallToolResult["content"] | undefined): string {
+function mcpText(content: CallToolResult["content"] | undefined): string {
   return (content ?? [])
     .map((block) => {
       switch (block.type) {

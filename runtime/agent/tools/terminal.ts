@@ -12,7 +12,7 @@ import { askPermission, notRun } from "../permission.js";
 import { errorMessage, TurnCancelled, type TurnContext, textContent } from "../turn-context.js";
 
 /** `outputByteLimit` of the terminals `run` creates. */
-export const TERMINAL_OUTPUT_LIMIT = 64 * 1024;
+const TERMINAL_OUTPUT_LIMIT = 64 * 1024;
 
 /** `run <command> [args…]`: an `execute` tool call whose content is the terminal and its output. */
 export async function runCommand(turn: TurnContext, command: string, args: string[]): Promise<StopReason | undefined> {

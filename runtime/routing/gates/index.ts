@@ -22,5 +22,4 @@ export const Gates = {
 } as const satisfies Record<string, readonly Gate[]>;
 
 export { check, type Gate, type Refusal } from "./gate.js";
-export { isReserved } from "./reserved-methods.js";
 export { successorInit } from "./successor-init.js";

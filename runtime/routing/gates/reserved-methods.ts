@@ -7,9 +7,9 @@
  */
 import { type Gate, refusal, sender } from "./gate.js";
 
-export const RESERVED_PREFIX = "_cordon/";
+const RESERVED_PREFIX = "_cordon/";
 
-export const isReserved = (method: string): boolean => method.startsWith(RESERVED_PREFIX);
+const isReserved = (method: string): boolean => method.startsWith(RESERVED_PREFIX);
 
 export const reservedMethods: Gate = (call, from) =>
   isReserved(call.method)
