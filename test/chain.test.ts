@@ -4,7 +4,7 @@
  * reference agent (a real child process).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { allowFirst, type PermissionPolicy, rejectFirst, SpawnedAgent } from "../runtime/client/spawned-agent.js";
+import { allowFirst, type PermissionResponder, rejectFirst, SpawnedAgent } from "../runtime/client/spawned-agent.js";
 import { cordonRun, NODE, REFERENCE_AGENT } from "./helpers/paths.js";
 
 const open: SpawnedAgent[] = [];
@@ -12,7 +12,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((a) => a.close()));
 });
 
-function through(proxies: string[], permission: PermissionPolicy = allowFirst): SpawnedAgent {
+function through(proxies: string[], permission: PermissionResponder = allowFirst): SpawnedAgent {
   const agent = new SpawnedAgent({ command: NODE, args: cordonRun(proxies, REFERENCE_AGENT), permission, env: { CORDON_LOG: "warn" } });
   open.push(agent);
   return agent;

@@ -17,7 +17,7 @@ const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const cordonBin = join(repoRoot, "bin", "cordon.js");
 const CWD = repoRoot.replace(/[\\/]$/, "");
 
-type PermissionPolicy = (
+type PermissionResponder = (
   request: acp.RequestPermissionRequest,
   agent: acp.ClientContext,
 ) => Promise<acp.RequestPermissionResponse> | acp.RequestPermissionResponse;
@@ -32,7 +32,7 @@ interface Harness {
   stderr: () => string;
   /** `session/request_permission` requests received, in order. */
   permissionRequests: acp.RequestPermissionRequest[];
-  setPermissionPolicy: (policy: PermissionPolicy) => void;
+  setPermissionResponder: (policy: PermissionResponder) => void;
   exited: Promise<number | null>;
 }
 
@@ -59,7 +59,7 @@ function startAgent(args: string[] = []): Harness {
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
 
   const permissionRequests: acp.RequestPermissionRequest[] = [];
-  let policy: PermissionPolicy = () => {
+  let policy: PermissionResponder = () => {
     throw new Error("no permission policy set for this test");
   };
   const app = acp.client({ name: "reference-agent-test" }).onRequest(acp.methods.client.session.requestPermission, ({ params, agent }) => {
@@ -80,7 +80,7 @@ function startAgent(args: string[] = []): Harness {
     stdoutLines,
     stderr: () => stderr,
     permissionRequests,
-    setPermissionPolicy: (p) => (policy = p),
+    setPermissionResponder: (p) => (policy = p),
     exited,
   };
 }
@@ -333,7 +333,7 @@ describe("cordon reference-agent", () => {
   it("permission: allowed runs the tool", async () => {
     const session = await newSession();
     h.permissionRequests.length = 0;
-    h.setPermissionPolicy(() => ({ outcome: { outcome: "selected", optionId: "allow" } }));
+    h.setPermissionResponder(() => ({ outcome: { outcome: "selected", optionId: "allow" } }));
     expect(await turn(session, "permission delete the build dir\nafter")).toStrictEqual({
       updates: [
         toolCall("tool-1", "delete the build dir"),
@@ -364,7 +364,7 @@ describe("cordon reference-agent", () => {
 
   it("permission: rejected does not run the tool and the turn goes on", async () => {
     const session = await newSession();
-    h.setPermissionPolicy(() => ({ outcome: { outcome: "selected", optionId: "reject" } }));
+    h.setPermissionResponder(() => ({ outcome: { outcome: "selected", optionId: "reject" } }));
     expect(await turn(session, "permission rm -rf /\nafter")).toStrictEqual({
       updates: [
         toolCall("tool-1", "rm -rf /"),
@@ -374,7 +374,7 @@ describe("cordon reference-agent", () => {
       ],
       stopReason: "end_turn",
     });
-    h.setPermissionPolicy(() => ({ outcome: { outcome: "selected", optionId: "bogus" } }));
+    h.setPermissionResponder(() => ({ outcome: { outcome: "selected", optionId: "bogus" } }));
     expect(await turn(session, "permission x")).toStrictEqual({
       updates: [
         toolCall("tool-2", "x"),
@@ -383,7 +383,7 @@ describe("cordon reference-agent", () => {
       ],
       stopReason: "end_turn",
     });
-    h.setPermissionPolicy(() => {
+    h.setPermissionResponder(() => {
       throw acp.RequestError.internalError(undefined, "client cannot ask");
     });
     const result = await turn(session, "permission y\nafter");
@@ -395,7 +395,7 @@ describe("cordon reference-agent", () => {
   it("permission: session/cancel while asking cancels the turn and the tool does not run", async () => {
     const session = await newSession();
     // What the spec asks of a client: send session/cancel, then answer the pending request `cancelled`.
-    h.setPermissionPolicy(async (request, agent) => {
+    h.setPermissionResponder(async (request, agent) => {
       await agent.notify(acp.methods.agent.session.cancel, { sessionId: request.sessionId });
       return { outcome: { outcome: "cancelled" } };
     });
@@ -404,14 +404,14 @@ describe("cordon reference-agent", () => {
       stopReason: "cancelled",
     });
     // An answer `cancelled` alone (no session/cancel) ends the turn the same way.
-    h.setPermissionPolicy(() => ({ outcome: { outcome: "cancelled" } }));
+    h.setPermissionResponder(() => ({ outcome: { outcome: "cancelled" } }));
     expect(await turn(session, "permission deploy\nafter")).toStrictEqual({
       updates: [toolCall("tool-2", "deploy"), msg("permission cancelled: deploy"), failed("tool-2", "not run: turn cancelled")],
       stopReason: "cancelled",
     });
     // A client that never answers: session/cancel alone releases the turn.
     let release!: () => void;
-    h.setPermissionPolicy(
+    h.setPermissionResponder(
       (request, agent) =>
         new Promise((resolve) => {
           release = () => resolve({ outcome: { outcome: "cancelled" } });

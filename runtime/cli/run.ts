@@ -9,7 +9,7 @@ import { basename, resolve } from "node:path";
 import { ChildProcessPeer } from "../components/child-process.js";
 import { INITIALIZE_TIMEOUT_ENV, InitializeWatch, initializeTimeoutMs } from "../components/initialize-watch.js";
 import { killAllGroups } from "../components/process-group.js";
-import { StdioClient } from "../components/stdio-client.js";
+import { StdioClientPeer } from "../components/stdio-client.js";
 import { WasmProxyPeer } from "../components/wasm-proxy.js";
 import { createLogger, type Logger } from "../log.js";
 import { McpBridgePeer } from "../mcp/bridge.js";
@@ -65,7 +65,7 @@ export async function run(options: RunOptions): Promise<number> {
 
   const hint = ttyHint(options.mode);
   if (hint) process.stderr.write(hint);
-  const client = new StdioClient();
+  const client = new StdioClientPeer();
   const trace = options.trace ? new TraceFile(options.trace) : null;
   const peers = buildProxies(proxies, log, options.isolation ?? defaultIsolation());
   // MCP-over-ACP: the bridge sits right before the agent (in proxy mode the outermost conductor bridges).

@@ -8,7 +8,7 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { endChild } from "./end-child.js";
 
-export type PermissionPolicy = (
+export type PermissionResponder = (
   request: acp.RequestPermissionRequest,
 ) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
 
@@ -22,19 +22,19 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   cwd?: string;
   /** Answers `session/request_permission`; default: choose the first allow option. */
-  permission?: PermissionPolicy;
+  permission?: PermissionResponder;
   /** Sees every update and permission exchange as it happens. */
   onEvent?: (event: ClientEvent) => void;
   /** Receives the child's stderr (default: kept in `stderr` only). */
   onStderr?: (chunk: string) => void;
 }
 
-export const allowFirst: PermissionPolicy = (request) => {
+export const allowFirst: PermissionResponder = (request) => {
   const option = request.options.find((o) => o.kind.startsWith("allow")) ?? request.options[0];
   return option ? { outcome: { outcome: "selected", optionId: option.optionId } } : { outcome: { outcome: "cancelled" } };
 };
 
-export const rejectFirst: PermissionPolicy = (request) => {
+export const rejectFirst: PermissionResponder = (request) => {
   const option = request.options.find((o) => o.kind.startsWith("reject"));
   return option ? { outcome: { outcome: "selected", optionId: option.optionId } } : { outcome: { outcome: "cancelled" } };
 };

@@ -4,7 +4,7 @@ import { NdjsonChannel } from "../protocol/ndjson-channel.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { ChannelPeer } from "./channel-peer.js";
 
-export class StdioClient extends ChannelPeer implements Peer {
+export class StdioClientPeer extends ChannelPeer implements Peer {
   readonly label = "client";
 
   constructor(

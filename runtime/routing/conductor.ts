@@ -39,7 +39,7 @@ import { type FailureData, failureData } from "./failure.js";
 import { check, Gates, type Refusal, successorInit } from "./gates/index.js";
 import { type Grant, grantFor } from "./grants.js";
 import { type Dialect, type FailurePolicy, Hop, type Incoming } from "./hop.js";
-import { ParentAsSuccessor } from "./parent-successor.js";
+import { ParentSuccessorPeer } from "./parent-successor.js";
 import type { FailureDetail, Peer } from "./peer.js";
 import { StallWatch } from "./stall-watch.js";
 import { Supervisor } from "./supervisor.js";
@@ -127,7 +127,7 @@ export class Conductor {
     });
     if (this.proxyMode) {
       // The parent is both our client and our successor: one connection, two hops, disjoint ids.
-      this.agent = new Hop(new ParentAsSuccessor(options.client, () => this.client.dialect), { role: "agent" }, "s");
+      this.agent = new Hop(new ParentSuccessorPeer(options.client, () => this.client.dialect), { role: "agent" }, "s");
     } else {
       if (!options.agent) throw new Error("an agent is required outside proxy mode");
       this.agent = new Hop(options.agent, { role: "agent" });

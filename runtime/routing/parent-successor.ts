@@ -8,7 +8,7 @@ import type { Peer } from "./peer.js";
  * out wrapped in `proxy/successor`; answers to the parent's wrapped calls go out plain, as the RFD
  * says the answer to an enveloped request is the inner result.
  */
-export class ParentAsSuccessor implements Peer {
+export class ParentSuccessorPeer implements Peer {
   readonly label = "parent conductor's successor";
   constructor(
     private readonly parent: Peer,

@@ -35,21 +35,21 @@ export interface WireEvent {
 }
 
 /** Answers a `session/request_permission`. */
-export type PermissionPolicy = (
+export type PermissionResponder = (
   request: acp.RequestPermissionRequest,
   agent: acp.ClientContext,
 ) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
 
 /** Selects the first option of the given kind prefix (`allow` or `reject`); `cancelled` if there is none. */
 const choose =
-  (kind: "allow" | "reject"): PermissionPolicy =>
+  (kind: "allow" | "reject"): PermissionResponder =>
   (request) => {
     const option = request.options.find((o) => o.kind.startsWith(kind));
     return option ? { outcome: { outcome: "selected", optionId: option.optionId } } : { outcome: { outcome: "cancelled" } };
   };
 
 /** What the spec asks of a client that cancels while asked: `session/cancel`, then answer `cancelled`. */
-const cancelTurn: PermissionPolicy = async (request, agent) => {
+const cancelTurn: PermissionResponder = async (request, agent) => {
   await agent.notify(acp.methods.agent.session.cancel, { sessionId: request.sessionId });
   return { outcome: { outcome: "cancelled" } };
 };
@@ -61,7 +61,7 @@ export class LifecycleObserver {
   /** The client's files (absolute path → text), read and written by `fs/*`. */
   readonly files = new Map<string, string>();
   /** How `session/request_permission` is answered (the driver sets it per step). */
-  permission: PermissionPolicy = choose("allow");
+  permission: PermissionResponder = choose("allow");
   private terminals = new Map<string, FakeTerminal>();
   private terminalCount = 0;
   private listeners = new Set<() => void>();
