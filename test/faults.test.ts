@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { treeRssMiB } from "../bench/process-tree.js";
 import { buildComponent, ECHO_BODY } from "./fixtures/wat-components.js";
+import { prompt, session, useConfigChains } from "./helpers/config-chain.js";
 import { CORDON, NODE, proxyWasm, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
 import { type Json, RawClient } from "./helpers/raw-client.js";
 
@@ -31,31 +32,15 @@ beforeAll(async () => {
   }
 }, 120_000);
 
+const chain = useConfigChains();
+/** Clients a test starts by hand (not through `chain`), closed after each test. */
 const open: RawClient[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()));
 });
 
-/** Starts `cordon run` with a chain config (proxies written as objects) and the scripted agent. */
-async function chain(proxies: Json[], env: Record<string, string> = {}): Promise<RawClient> {
-  const dir = mkdtempSync(join(tmpdir(), "cordon-fault-"));
-  const config = join(dir, "chain.json");
-  writeFileSync(config, JSON.stringify({ proxies, agent: { command: SCRIPTED_AGENT[0], args: SCRIPTED_AGENT.slice(1) } }));
-  const client = new RawClient(NODE, [CORDON, "run", "--config", config], env);
-  open.push(client);
-  const init = await client.request("initialize", { protocolVersion: 1 });
-  expect(init.result?.agentInfo?.name, JSON.stringify(init)).toBe("scripted-agent");
-  return client;
-}
-
 const saboteur = (extra: Json = {}) => ({ name: "saboteur", wasm: SABOTEUR, ...extra });
 const pass = { wasm: proxyWasm("passthrough") };
-
-async function session(client: RawClient): Promise<string> {
-  return (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
-}
-const prompt = (client: RawClient, sessionId: string, text: string) =>
-  client.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
 
 /** After a failure: a fresh session still gets its prompt answered (once the proxy is back). */
 async function stillServes(client: RawClient): Promise<void> {

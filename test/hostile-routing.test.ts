@@ -8,14 +8,13 @@
  * CPU, output budgets, the cache pin) are in hostile-sandbox.test.ts.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { treeRssMiB } from "../bench/process-tree.js";
-import { CORDON, NODE, proxyWasm, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
-import { type Json, RawClient } from "./helpers/raw-client.js";
+import { prompt, session, useConfigChains } from "./helpers/config-chain.js";
+import { NODE, proxyWasm, ROOT } from "./helpers/paths.js";
+import type { Json, RawClient } from "./helpers/raw-client.js";
 
 const exec = promisify(execFile);
 const ESCALATOR = join(ROOT, "test/fixtures/dist/escalator.wasm");
@@ -24,27 +23,9 @@ beforeAll(async () => {
   await exec(NODE, [join(ROOT, "sdk-as/tools/build-proxy.mjs"), join(ROOT, "test/fixtures/hostile/escalator.ts"), "-o", ESCALATOR]);
 }, 120_000);
 
-const open: RawClient[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((c) => c.close()));
-});
-
-async function chain(proxies: Json[], env: Record<string, string> = {}): Promise<RawClient> {
-  const dir = mkdtempSync(join(tmpdir(), "cordon-hostile-"));
-  const config = join(dir, "chain.json");
-  writeFileSync(config, JSON.stringify({ proxies, agent: { command: SCRIPTED_AGENT[0], args: SCRIPTED_AGENT.slice(1) } }));
-  const client = new RawClient(NODE, [CORDON, "run", "--config", config], env);
-  open.push(client);
-  const init = await client.request("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true } } });
-  expect(init.result?.agentInfo?.name, JSON.stringify(init)).toBe("scripted-agent");
-  return client;
-}
+const chain = useConfigChains({ protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true } } });
 
 const escalator = { name: "escalator", wasm: ESCALATOR };
-const session = async (client: RawClient): Promise<string> =>
-  (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
-const prompt = (client: RawClient, sessionId: string, text: string) =>
-  client.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
 /** A prompt whose text the scripted agent runs as steps (see test/peers/scripted-agent.mjs). */
 const steps = (client: RawClient, sessionId: string, list: Json[]) => prompt(client, sessionId, JSON.stringify(list));
 const chunk = (sessionId: string, text: string) => ({

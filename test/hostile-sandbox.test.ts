@@ -12,12 +12,13 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFile
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { treeRssMiB } from "../bench/process-tree.js";
 import { coreModules } from "../runtime/sandbox/component-loader.js";
 import { buildAttacker } from "./fixtures/hostile/sandbox-attacker.js";
-import { CORDON, NODE, proxyWasm, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
-import { type Json, RawClient } from "./helpers/raw-client.js";
+import { prompt, session, useConfigChains } from "./helpers/config-chain.js";
+import { CORDON, NODE, proxyWasm, ROOT } from "./helpers/paths.js";
+import type { Json, RawClient } from "./helpers/raw-client.js";
 
 const exec = promisify(execFile);
 const dist = join(ROOT, "test/fixtures/dist");
@@ -38,29 +39,10 @@ beforeAll(async () => {
   writeFileSync(ATTACKER_UTF8, await buildAttacker({ encoding: "utf8" }));
 }, 120_000);
 
-const open: RawClient[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((c) => c.close()));
-});
-
-/** Starts `cordon run` with a chain config (proxies written as objects) and the scripted agent. */
-async function chain(proxies: Json[], env: Record<string, string> = {}): Promise<RawClient> {
-  const dir = mkdtempSync(join(tmpdir(), "cordon-hostile-sandbox-"));
-  const config = join(dir, "chain.json");
-  writeFileSync(config, JSON.stringify({ proxies, agent: { command: SCRIPTED_AGENT[0], args: SCRIPTED_AGENT.slice(1) } }));
-  const client = new RawClient(NODE, [CORDON, "run", "--config", config], env);
-  open.push(client);
-  const init = await client.request("initialize", { protocolVersion: 1 });
-  expect(init.result?.agentInfo?.name, JSON.stringify(init)).toBe("scripted-agent");
-  return client;
-}
+const chain = useConfigChains();
 
 const attacker = (extra: Json = {}) => ({ name: "attacker", wasm: ATTACKER_UTF16, ...extra });
 const pass = { wasm: proxyWasm("passthrough") };
-const session = async (client: RawClient): Promise<string> =>
-  (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
-const prompt = (client: RawClient, sessionId: string, text: string) =>
-  client.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] }, undefined);
 
 /** Samples the tree's RSS every 25 ms until `work` settles; returns its result and the peak. */
 async function peakRss<T>(client: RawClient, work: Promise<T>): Promise<{ result: T; peakMiB: number }> {
