@@ -73,6 +73,7 @@ class Persona extends Proxy {
     const params = `{"sessionId":${quote(session)},"prompt":[{"type":"text","text":${quote(this.embodiment)}}]}`;
     const id = this.requestAgent("session/prompt", JSON.Raw.from(params), "embody:" + session);
     this.held.set(session, new Held(prompt, id));
+    this.hold(prompt); // forwarded once the embodiment turn is over
     this.log(LogLevel.Info, `embodying ${this.persona} in session ${session} before the user's first prompt`);
   }
 

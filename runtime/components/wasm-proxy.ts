@@ -7,6 +7,7 @@
  */
 
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
+import { parseLevel } from "../log.js";
 import { Methods } from "../protocol/methods.js";
 import { attachRaw, serialize } from "../protocol/raw-json.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
@@ -108,7 +109,9 @@ export class WasmProxyPeer implements Peer {
       .catch((error: Error) => {
         throw new Error(`${this.label} (${this.spec.path}) failed to start: ${error.message}`);
       });
-    this.send({ jsonrpc: "2.0", method: Methods.cordonConfigure, params: { name: this.spec.name, config: this.spec.config ?? {} } });
+    // `debug`: the SDK then reports requests a hook returned without handling (CORDON_LOG=debug).
+    const debug = parseLevel(process.env.CORDON_LOG) === "debug";
+    this.send({ jsonrpc: "2.0", method: Methods.cordonConfigure, params: { name: this.spec.name, config: this.spec.config ?? {}, debug } });
   }
 
   send(message: JsonRpcMessage): void {

@@ -196,6 +196,17 @@ export class Channel {
     this.sendCancel(this.pending.get(id).to, id);
   }
 
+  /**
+   * Keeps `request` to answer or forward later (after an own request of the proxy's comes back,
+   * say). Nothing is sent; it only tells the SDK the hook did not forget it (see `debug`).
+   */
+  hold(request: Request): void {
+    request.held = true;
+  }
+
+  /** `CORDON_LOG=debug` on the host: the SDK then reports requests a hook returned without handling. */
+  debug: bool = false;
+
   /** Sends a `_cordon/log` line (`error`, `warn`, `info`, `debug`); the conductor prints it with the proxy's name. */
   log(level: string, message: string): void {
     send(logText(level, message));

@@ -109,14 +109,17 @@ export class Dispatcher extends Hooks {
       this.accept(r, method, Side.Client, msg, pi, id);
       r.method = "initialize"; // what it is forwarded as
       this.onInitialize(r);
+      this.checkHandled(r);
     } else if (method == "session/prompt") {
       const r = new PromptRequest();
       this.accept(r, method, Side.Client, msg, pi, id);
       this.onPrompt(r);
+      this.checkHandled(r);
     } else {
       const r = new Request();
       this.accept(r, method, Side.Client, msg, pi, id);
       this.onClientRequest(r);
+      this.checkHandled(r);
     }
   }
 
@@ -168,6 +171,7 @@ export class Dispatcher extends Hooks {
       this.accept(r, method, Side.Agent, env, inner, id);
       r.envelopeMeta = envelopeMeta;
       this.onPermissionRequest(r);
+      this.checkHandled(r);
     } else {
       const r = new Request();
       this.accept(r, method, Side.Agent, env, inner, id);
@@ -175,6 +179,7 @@ export class Dispatcher extends Hooks {
       if (isMcp && host!.handle(method, r, env.objAt(inner))) return;
       if (method == "elicitation/create") this.scopeToPredecessor(r);
       this.onAgentRequest(r);
+      this.checkHandled(r);
     }
   }
 
@@ -217,6 +222,16 @@ export class Dispatcher extends Hooks {
     if (isRequest) send(errorResponse(id, ErrorCode.InvalidRequest, `refused ${shown}: ${why}`, ""));
   }
 
+  /**
+   * Debug mode: a hook that returns without forwarding, answering or holding its request leaves
+   * the sender waiting for ever — say so, naming the method and id.
+   */
+  private checkHandled(r: Request): void {
+    if (this.debug && !r.answered && r.forwardedAs == 0 && !r.held) {
+      this.log(LogLevel.Warn, `a hook returned without forwarding, answering or holding ${r.method} (id ${r.id}); its sender waits for ever`);
+    }
+  }
+
   private configure(msg: RawObject): void {
     const params = msg.obj("params");
     let name = "";
@@ -227,6 +242,7 @@ export class Dispatcher extends Hooks {
       const ci = params.indexOf("config");
       if (ci >= 0 && params.firstChar(ci) == 0x7b) obj = JSON.parse<JSON.Obj>(params.text("config")!);
     }
+    if (params != null) this.debug = params.text("debug") == "true";
     this.config = new Config(name, obj);
     this.onConfigure(this.config);
   }

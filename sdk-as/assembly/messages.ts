@@ -151,6 +151,8 @@ export class Request extends Message {
   forwardedAs: i64 = 0;
   /** Set once an answer was sent; later answers are dropped. */
   answered: bool = false;
+  /** The proxy keeps it to answer or forward later (`hold`): not a hook that forgot it. */
+  held: bool = false;
 
   get isRequest(): bool {
     return true;
