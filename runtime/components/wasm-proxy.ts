@@ -6,8 +6,8 @@
  * a JSON object is a fault: the proxy is stopped rather than trusted to be making sense.
  */
 
-import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { parseLevel } from "../log.js";
+import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
 import { attachRaw, serialize } from "../protocol/raw-json.js";
 import type { Peer, PeerSink } from "../routing/peer.js";

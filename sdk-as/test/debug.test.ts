@@ -27,7 +27,9 @@ describe("debug mode", () => {
   it("reports a request a hook returned without forwarding, answering or holding", () => {
     const p = start(true);
     expect(p.deliver(request(7, "_test/forget"))).toEqual([]);
-    expect(warnings(p)).toEqual(["a hook returned without forwarding, answering or holding _test/forget (id 7); its sender waits for ever"]);
+    expect(warnings(p)).toEqual([
+      "a hook returned without forwarding, answering or holding _test/forget (id 7); its sender waits for ever",
+    ]);
   });
 
   it("is quiet for requests forwarded, answered or held on purpose, and when not in debug mode", () => {
