@@ -1,7 +1,7 @@
 // The proxy's configuration: the `config` object of its entry in the chain configuration, delivered
 // by the conductor's `_cordon/configure` notification before `proxy/initialize`.
 import { JSON } from "json-as";
-import { arrString, getArr, getBool, getNumber, getObj, getString } from "./json";
+import { getBool, getNumber, getObj, getString, getStrings } from "./json";
 
 export class Config {
   /** The proxy's name in the chain ("" until configured). */
@@ -45,18 +45,7 @@ export class Config {
    * counts as a list of one; absent or any other type gives an empty list.
    */
   getStrings(key: string): string[] {
-    const out = new Array<string>(0);
-    const arr = getArr(this.obj, key);
-    if (arr != null) {
-      for (let i = 0, n = arr.length; i < n; i++) {
-        const s = arrString(arr, i);
-        if (s != null) out.push(s);
-      }
-      return out;
-    }
-    const one = getString(this.obj, key);
-    if (one != null) out.push(one);
-    return out;
+    return getStrings(this.obj, key);
   }
 
   /** A nested object setting, or null. */

@@ -375,3 +375,23 @@ export function arrString(arr: JSON.Arr, i: i32): string | null {
   if (typeOf(v) != JSON.Types.String) return null;
   return v.get<string>();
 }
+
+/**
+ * A list of strings under `key`: an array's string elements (others are skipped); a single string
+ * counts as a list of one; absent or any other type gives an empty list. (Config and tool-call
+ * arguments read lists the same way.)
+ */
+export function getStrings(obj: JSON.Obj, key: string): string[] {
+  const out = new Array<string>(0);
+  const arr = getArr(obj, key);
+  if (arr != null) {
+    for (let i = 0, n = arr.length; i < n; i++) {
+      const s = arrString(arr, i);
+      if (s != null) out.push(s);
+    }
+    return out;
+  }
+  const one = getString(obj, key);
+  if (one != null) out.push(one);
+  return out;
+}

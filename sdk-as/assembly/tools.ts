@@ -2,7 +2,7 @@
 // dispatcher talks to (`McpEngine`, a no-op base; mcp.ts's `McpHost` is the real engine, compiled
 // only into proxies that call `addMcpServer`).
 import { JSON } from "json-as";
-import { Builder, RawObject, arrString, getArr, getBool, getNumber, getObj, getString, quote } from "./json";
+import { Builder, RawObject, getBool, getNumber, getObj, getString, getStrings, quote } from "./json";
 import { Request, Response } from "./messages";
 
 /**
@@ -165,18 +165,7 @@ export class ToolCall {
 
   /** A string-array argument's strings (a single string counts as one; others are skipped). */
   getStrings(key: string): string[] {
-    const out = new Array<string>(0);
-    const arr = getArr(this.arguments, key);
-    if (arr != null) {
-      for (let i = 0, n = arr.length; i < n; i++) {
-        const s = arrString(arr, i);
-        if (s != null) out.push(s);
-      }
-      return out;
-    }
-    const one = getString(this.arguments, key);
-    if (one != null) out.push(one);
-    return out;
+    return getStrings(this.arguments, key);
   }
 
   /** A nested object argument, or null. */
