@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CORDON, NODE, proxyWasm, ROOT } from "./helpers/paths.js";
 import { type Json, RawClient } from "./helpers/raw-client.js";
+import { type SocketLines, socketLines } from "./helpers/socket-lines.js";
 
 const TOOL_PROXY = join(ROOT, "test/peers/mcp-tool-proxy.mjs");
 const toolProxy = (servers = "tools", forms = "both") => `"${NODE}" "${TOOL_PROXY}" --servers ${servers} --forms ${forms}`;
@@ -371,28 +372,9 @@ describe("the HTTP bridge", () => {
 
 describe("the stdio bridge", () => {
   /** A raw TCP connection to the bridge listener, line by line. */
-  function tcp(port: number): { socket: Socket; lines: Json[]; next(): Promise<Json>; closed: Promise<void> } {
+  function tcp(port: number): { socket: Socket } & SocketLines {
     const socket = connect({ host: "127.0.0.1", port });
-    const lines: Json[] = [];
-    const waiters: ((m: Json) => void)[] = [];
-    let buffer = "";
-    socket.setEncoding("utf8").on("data", (chunk: string) => {
-      buffer += chunk;
-      for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
-        const m = JSON.parse(buffer.slice(0, nl)) as Json;
-        buffer = buffer.slice(nl + 1);
-        const w = waiters.shift();
-        if (w) w(m);
-        else lines.push(m);
-      }
-    });
-    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-    return {
-      socket,
-      lines,
-      closed,
-      next: () => (lines.length ? Promise.resolve(lines.shift()!) : new Promise((resolve) => waiters.push(resolve))),
-    };
+    return { socket, ...socketLines(socket) };
   }
 
   /** Processes under `root` (by /proc parentage) whose command line mentions `word`. */

@@ -9,6 +9,7 @@ import { request as httpRequest } from "node:http";
 import { connect, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { socketLines } from "../../test/helpers/socket-lines.js";
 import { createLogger } from "../log.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { type Endpoint, type EndpointHost, newEndpointId, newSecret } from "./endpoints.js";
@@ -73,25 +74,6 @@ function flood(socket: Socket, total: number): Promise<number> {
   });
 }
 
-function lines(socket: Socket): { next(): Promise<Json>; closed: Promise<void> } {
-  const got: Json[] = [];
-  const waiters: ((m: Json) => void)[] = [];
-  let buffer = "";
-  socket.setEncoding("utf8").on("data", (chunk: string) => {
-    buffer += chunk;
-    for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
-      const m = JSON.parse(buffer.slice(0, nl)) as Json;
-      buffer = buffer.slice(nl + 1);
-      const w = waiters.shift();
-      if (w) w(m);
-      else got.push(m);
-    }
-  });
-  socket.on("error", () => {});
-  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-  return { closed, next: () => (got.length ? Promise.resolve(got.shift()!) : new Promise((resolve) => waiters.push(resolve))) };
-}
-
 async function tcpEndpoint(limits = {}) {
   const host = fakeHost();
   const tcp = new TcpEndpoint(host, limits);
@@ -131,7 +113,7 @@ describe("the stdio bridge's TCP listener before authentication", () => {
   it("refuses a hello line longer than the bound at once, naming it", async () => {
     const { tcp } = await tcpEndpoint();
     const socket = connect({ host: "127.0.0.1", port: tcp.port });
-    const l = lines(socket);
+    const l = socketLines(socket);
     socket.write(`{"cordonBridge":1,"endpoint":"${"x".repeat(MAX_HELLO_BYTES)}"`);
     expect(await l.next()).toEqual({ cordonBridge: "refused", reason: `hello longer than ${MAX_HELLO_BYTES} bytes` });
     await l.closed;
@@ -140,7 +122,7 @@ describe("the stdio bridge's TCP listener before authentication", () => {
   it("closes a connection that says nothing, after the hello timeout", async () => {
     const { tcp } = await tcpEndpoint({ helloTimeoutMs: 200 });
     const socket = connect({ host: "127.0.0.1", port: tcp.port });
-    const l = lines(socket);
+    const l = socketLines(socket);
     const started = performance.now();
     expect(await l.next()).toEqual({ cordonBridge: "refused", reason: "no hello in time" });
     await l.closed;
@@ -154,7 +136,7 @@ describe("the stdio bridge's TCP listener before authentication", () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(tcp.stats.unauthenticated).toBe(4);
     const extra = connect({ host: "127.0.0.1", port: tcp.port });
-    const l = lines(extra);
+    const l = socketLines(extra);
     extra.write(JUNK);
     expect(await l.next()).toEqual({ cordonBridge: "busy", reason: "too many connections waiting to authenticate; try again" });
     await l.closed;
@@ -162,7 +144,7 @@ describe("the stdio bridge's TCP listener before authentication", () => {
     // The idle ones time out; then a real hello is accepted and traffic flows.
     await new Promise((r) => setTimeout(r, 600));
     const agent = connect({ host: "127.0.0.1", port: tcp.port });
-    const a = lines(agent);
+    const a = socketLines(agent);
     agent.write(JSON.stringify({ cordonBridge: 1, endpoint: host.one.id, token: host.one.secret }) + "\n");
     expect(await a.next()).toEqual({ cordonBridge: "ok" });
     agent.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { x: 1 } }) + "\n");
@@ -173,7 +155,7 @@ describe("the stdio bridge's TCP listener before authentication", () => {
   it("after the hello the per-message limits apply as before: a line of several MiB is relayed, even in the hello's packet", async () => {
     const { host, tcp } = await tcpEndpoint();
     const agent = connect({ host: "127.0.0.1", port: tcp.port });
-    const a = lines(agent);
+    const a = socketLines(agent);
     const big = "y".repeat(5 * 1024 * 1024);
     agent.write(
       JSON.stringify({ cordonBridge: 1, endpoint: host.one.id, token: host.one.secret }) +
@@ -189,7 +171,7 @@ describe("the stdio bridge's TCP listener before authentication", () => {
   it("closes a connection whose reader leaves more than the bound unread, instead of buffering without end", async () => {
     const { host, tcp } = await tcpEndpoint({ maxUnreadOutputBytes: 4 * 1024 * 1024 });
     const agent = connect({ host: "127.0.0.1", port: tcp.port });
-    const a = lines(agent);
+    const a = socketLines(agent);
     agent.write(JSON.stringify({ cordonBridge: 1, endpoint: host.one.id, token: host.one.secret }) + "\n");
     expect(await a.next()).toEqual({ cordonBridge: "ok" });
     agent.pause(); // the agent's MCP client stops reading
@@ -207,7 +189,7 @@ describe("the stdio bridge's TCP listener before authentication", () => {
   it("answers a message nested deeper than the framing bound with an error and goes on", async () => {
     const { host, tcp } = await tcpEndpoint();
     const agent = connect({ host: "127.0.0.1", port: tcp.port });
-    const a = lines(agent);
+    const a = socketLines(agent);
     agent.write(JSON.stringify({ cordonBridge: 1, endpoint: host.one.id, token: host.one.secret }) + "\n");
     expect(await a.next()).toEqual({ cordonBridge: "ok" });
     agent.write(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":${"[".repeat(100_000)}${"]".repeat(100_000)}}\n`);
@@ -225,7 +207,7 @@ describe("the stdio bridge's TCP listener before authentication", () => {
     const { tcp } = await tcpEndpoint();
     for (const endpoint of ["__proto__", "constructor", "toString", "hasOwnProperty"]) {
       const socket = connect({ host: "127.0.0.1", port: tcp.port });
-      const l = lines(socket);
+      const l = socketLines(socket);
       socket.write(JSON.stringify({ cordonBridge: 1, endpoint, token: "x" }) + "\n");
       expect(await l.next()).toEqual({ cordonBridge: "refused", reason: "unknown endpoint or wrong token" });
       await l.closed;

@@ -4,8 +4,9 @@
  * nesting; and a bug behind a socket callback (which Node would otherwise turn into an uncaught
  * exception ending the whole conductor).
  */
-import { connect, type Socket } from "node:net";
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { socketLines } from "../../test/helpers/socket-lines.js";
 import { createLogger } from "../log.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { McpBridgePeer } from "./bridge.js";
@@ -20,23 +21,6 @@ const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(closers.splice(0).map((c) => c()));
 });
-
-function lines(socket: Socket): () => Promise<Json> {
-  const got: Json[] = [];
-  const waiters: ((m: Json) => void)[] = [];
-  let buffer = "";
-  socket.setEncoding("utf8").on("data", (chunk: string) => {
-    buffer += chunk;
-    for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
-      const m = JSON.parse(buffer.slice(0, nl)) as Json;
-      buffer = buffer.slice(nl + 1);
-      const w = waiters.shift();
-      if (w) w(m);
-      else got.push(m);
-    }
-  });
-  return () => (got.length ? Promise.resolve(got.shift()!) : new Promise((resolve) => waiters.push(resolve)));
-}
 
 describe("a bug behind a socket callback", () => {
   it("fails that message with an error and logs it; the connection and the process go on", async () => {
@@ -61,7 +45,7 @@ describe("a bug behind a socket callback", () => {
     await tcp.listen();
     closers.push(() => tcp.close());
     const socket = connect({ host: "127.0.0.1", port: tcp.port });
-    const next = lines(socket);
+    const { next } = socketLines(socket);
     socket.write(JSON.stringify({ cordonBridge: 1, endpoint: one.id, token: one.secret }) + "\n");
     expect(await next()).toEqual({ cordonBridge: "ok" });
     socket.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "boom" }) + "\n");
@@ -152,7 +136,7 @@ describe("prototype names from peers", () => {
     await h.take();
     const { args, env } = setup!.params.params.mcpServers[0];
     const socket = connect({ host: "127.0.0.1", port: Number(args[args.length - 3]) });
-    const next = lines(socket);
+    const { next } = socketLines(socket);
     socket.write(JSON.stringify({ cordonBridge: 1, endpoint: args[args.length - 1], token: env[0].value }) + "\n");
     expect(await next()).toEqual({ cordonBridge: "ok" });
     socket.write(JSON.stringify({ jsonrpc: "2.0", id: "__proto__", method: "initialize", params: {} }) + "\n");
