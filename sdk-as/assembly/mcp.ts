@@ -73,6 +73,10 @@ export class McpHost extends McpEngine {
   private setups: Map<i64, ServedServer[]> = new Map<i64, ServedServer[]>();
   /** Tool calls in progress, by the `mcp/message` request's key. */
   private calls: Map<string, ToolCall> = new Map<string, ToolCall>();
+  /** Connectionless requests in progress: "serverId\nrequestId" (unique while active, as the schema says). */
+  private activeIds: Set<string> = new Set<string>();
+  /** The active "serverId\nrequestId" of each such request, by the request's key. */
+  private activeOf: Map<string, string> = new Map<string, string>();
 
   constructor(public proxy: Hooks) {
     super();
@@ -256,6 +260,21 @@ export class McpHost extends McpEngine {
       }
       return;
     }
+    if (request != null && connectionless) {
+      // The schema's McpRequestId: a string, unique among the server's active requests.
+      const ri = p.indexOf("requestId");
+      if (ri < 0 || p.firstChar(ri) != 0x22) {
+        this.proxy.respondError(request, ErrorCode.InvalidParams, "mcp/message needs a string requestId");
+        return;
+      }
+      const active = served.serverId + "\n" + p.str("requestId")!;
+      if (this.activeIds.has(active)) {
+        this.proxy.respondError(request, ErrorCode.InvalidParams, "duplicate active MCP request ID");
+        return;
+      }
+      this.activeIds.add(active);
+      this.activeOf.set(callKey(request), active);
+    }
     if (request == null) {
       // MCP notifications from the client: `notifications/initialized`, `notifications/cancelled`, …
       if (method == "notifications/initialized" && conn != null) conn.initialized = true;
@@ -267,7 +286,10 @@ export class McpHost extends McpEngine {
       const c = p.firstChar(pi);
       if (c == 0x7b) ip = p.objAt(pi);
       else if (c != 0x6e) {
-        this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "MCP params must be an object");
+        if (connectionless) {
+          this.release(request);
+          this.proxy.respondError(request, ErrorCode.InvalidParams, "mcp/message params must be an object or null");
+        } else this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "MCP params must be an object");
         return;
       }
     }
@@ -332,6 +354,7 @@ export class McpHost extends McpEngine {
    */
   answer(request: Request, connectionless: bool, resultJson: string, code: i32, message: string): void {
     if (request.answered) return;
+    this.release(request);
     if (resultJson.length) {
       this.proxy.respond(request, JSON.Raw.from(connectionless ? '{"result":' + resultJson + "}" : resultJson));
     } else if (connectionless) {
@@ -348,6 +371,15 @@ export class McpHost extends McpEngine {
   /** A tool call was answered. */
   forget(request: Request): void {
     this.calls.delete(callKey(request));
+    this.release(request);
+  }
+
+  /** A connectionless request is over: its requestId may be used again. */
+  private release(request: Request): void {
+    const k = callKey(request);
+    if (!this.activeOf.has(k)) return;
+    this.activeIds.delete(this.activeOf.get(k));
+    this.activeOf.delete(k);
   }
 
   /** `$/cancel_request` for a request the proxy received: true when it was a tool call (now answered). */
@@ -356,6 +388,7 @@ export class McpHost extends McpEngine {
     if (!this.calls.has(k)) return false;
     const call = this.calls.get(k);
     this.calls.delete(k);
+    this.release(request);
     call._cancelled = true;
     call._done = true;
     this.proxy.respondError(request, ErrorCode.RequestCancelled, "Request cancelled");

@@ -326,7 +326,7 @@ describe("calls answered later, cancelled calls, sessions that do not cross", ()
     const id = "held-1";
     expect(
       p.deliver(
-        fromAgent({ method: "mcp/message", params: { serverId, requestId: 5, method: "tools/call", params: { name: "later" } } }, id),
+        fromAgent({ method: "mcp/message", params: { serverId, requestId: "r5", method: "tools/call", params: { name: "later" } } }, id),
       ),
     ).toEqual([]);
     const out = p.deliver({ jsonrpc: "2.0", id: 1, method: "_x/finish", params: {} });
