@@ -40,16 +40,21 @@ function commandLine(pid: number): string {
  * and its own descendants out (the benchmark leaves out the agent, to show the conductor's cost).
  */
 export function treeRssMiB(pid: number, exclude?: (commandLine: string) => boolean): number {
+  return sumOverTree(pid, rssKiB, exclude) / 1024;
+}
+
+/** `measure` summed over `pid` and its descendants, leaving out `exclude`d ones and theirs. */
+function sumOverTree(pid: number, measure: (pid: number) => number, exclude?: (commandLine: string) => boolean): number {
   const tree = children();
   let total = 0;
   const stack = [pid];
   while (stack.length > 0) {
     const p = stack.pop()!;
     if (exclude && p !== pid && exclude(commandLine(p))) continue;
-    total += rssKiB(p);
+    total += measure(p);
     stack.push(...(tree.get(p) ?? []));
   }
-  return total / 1024;
+  return total;
 }
 
 /** CPU time (user + system, all threads) of one process, in ms; 0 once it is gone. */
@@ -65,14 +70,5 @@ function cpuMs(pid: number): number {
 
 /** CPU time of `pid` and its descendants (minus `exclude`d ones, as `treeRssMiB`), in ms. */
 export function treeCpuMs(pid: number, exclude?: (commandLine: string) => boolean): number {
-  const tree = children();
-  let total = 0;
-  const stack = [pid];
-  while (stack.length > 0) {
-    const p = stack.pop()!;
-    if (exclude && p !== pid && exclude(commandLine(p))) continue;
-    total += cpuMs(p);
-    stack.push(...(tree.get(p) ?? []));
-  }
-  return total;
+  return sumOverTree(pid, cpuMs, exclude);
 }

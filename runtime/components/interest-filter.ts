@@ -29,13 +29,13 @@ import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, p
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { withMember } from "../protocol/raw-json.js";
 import { type Call, isRequest, unwrap, wrap } from "../routing/envelope.js";
+import { isReserved } from "../routing/gates/reserved-methods.js";
 import type { Manifest } from "../sandbox/manifest.js";
 
 /** Environment switch: `off` makes every proxy see every message, whatever its manifest says. */
 export const INTEREST_FILTERS_ENV = "CORDON_INTEREST_FILTERS";
 export const FILTER_ID_PREFIX = "cordon-pass:";
 
-const RESERVED_PREFIX = "_cordon/";
 const SESSION_UPDATE = "session/update";
 
 export interface Interest {
@@ -140,7 +140,7 @@ export class InterestFilter {
 
   private watches(call: Call): boolean {
     const method = call.method;
-    if (method.startsWith(RESERVED_PREFIX) || method === Methods.initialize || isProxyInitialize(method)) return true;
+    if (isReserved(method) || method === Methods.initialize || isProxyInitialize(method)) return true;
     if (method === SESSION_UPDATE) {
       const updates = this.interest.updates;
       if (updates === null) return true;

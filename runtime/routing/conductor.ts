@@ -349,8 +349,7 @@ export class Conductor {
     for (const hop of [this.client, ...this.proxies]) {
       for (const [key, pending] of hop.outgoing) {
         if (pending.kind !== "forward" || pending.from !== this.agent || pending.sessionId !== sessionId) continue;
-        hop.outgoing.delete(key);
-        hop.settled.add(key);
+        hop.settle(key);
         this.agent.incoming.delete(idKey(pending.fromId));
         this.agent.peer.send({ jsonrpc: "2.0", id: pending.fromId, result: { outcome: { outcome: "cancelled" } } });
         this.sendCancel(this.agent, hop, cancelRequest(idFromKey(key)), hop !== this.client);
@@ -423,8 +422,7 @@ export class Conductor {
   private retryInRustDialect(hop: Hop): boolean {
     for (const [key, pending] of hop.outgoing) {
       if (pending.kind !== "forward" || pending.method !== Methods.initialize || !pending.retry) continue;
-      hop.outgoing.delete(key);
-      hop.settled.add(key);
+      hop.settle(key);
       pending.from.incoming.delete(idKey(pending.fromId));
       this.log.info(`${hop.label} forwarded proxy/initialize instead of answering it: it speaks the Rust SDK's _proxy/* dialect; retrying`);
       pending.retry();
@@ -759,8 +757,7 @@ export class Conductor {
 
   /** A request whose asker died: nobody waits for its answer any more, so cancel it where it is. */
   private settle(asker: Hop, record: Incoming): void {
-    const key = idKey(record.toId);
-    if (record.to.outgoing.delete(key)) record.to.settled.add(key);
+    record.to.settle(idKey(record.toId));
     if (record.to.alive) this.sendCancel(asker, record.to, cancelRequest(record.toId), record.enveloped);
   }
 

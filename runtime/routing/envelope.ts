@@ -6,7 +6,7 @@
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { paramsObject } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
-import { attachLazyRaw, attachRaw, hasRaw, objectMembers, rawOf, withMember } from "../protocol/raw-json.js";
+import { attachLazyRaw, attachRaw, hasRaw, objectMembers, rawMember, rawOf, withMember } from "../protocol/raw-json.js";
 import type { Dialect } from "./hop.js";
 
 export type Call = JsonRpcRequest | JsonRpcNotification;
@@ -32,10 +32,9 @@ export function wrap(message: Call, dialect: Dialect): Call {
   if (message.params !== undefined && hasRaw(message)) {
     // Built only when written: in-process peers take the envelope apart without reading it.
     attachLazyRaw(envelope, () => {
-      const text = rawOf(message)!;
-      const range = objectMembers(text)?.get("params");
-      if (!range) return JSON.stringify(envelope);
-      const inner = `{"method":${JSON.stringify(message.method)},"params":${text.slice(range[0], range[1])}}`;
+      const params = rawMember(message, "params");
+      if (params === undefined) return JSON.stringify(envelope);
+      const inner = `{"method":${JSON.stringify(message.method)},"params":${params}}`;
       return `{"jsonrpc":"2.0",${idText(message)}"method":"${method}","params":${inner}}`;
     });
   }

@@ -107,6 +107,16 @@ export class Hop {
     private readonly idPrefix?: string,
   ) {}
 
+  /**
+   * Answers the request this hop was sent as `key` on its behalf: it leaves `outgoing`, and its
+   * late answer, should one come, is dropped quietly. False when it was not pending.
+   */
+  settle(key: string): boolean {
+    if (!this.outgoing.delete(key)) return false;
+    this.settled.add(key);
+    return true;
+  }
+
   /** Whether `id` is one this hop issued. */
   owns(id: JsonRpcId): boolean {
     return this.outgoing.has(idKey(id));

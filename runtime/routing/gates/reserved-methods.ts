@@ -9,7 +9,7 @@ import { type Gate, refusal, sender } from "./gate.js";
 
 const RESERVED_PREFIX = "_cordon/";
 
-const isReserved = (method: string): boolean => method.startsWith(RESERVED_PREFIX);
+export const isReserved = (method: string): boolean => method.startsWith(RESERVED_PREFIX);
 
 export const reservedMethods: Gate = (call, from) =>
   isReserved(call.method)
