@@ -10,6 +10,7 @@ import { MAX_NESTING_DEPTH } from "../protocol/nesting.js";
 import { Conductor, MAX_IN_FLIGHT } from "./conductor.js";
 import type { Grant } from "./grants.js";
 import type { FailurePolicy } from "./hop.js";
+import { MAX_DROP_WARNINGS } from "./hop.js";
 
 interface Options {
   grants?: Grant[][];
@@ -337,5 +338,18 @@ describe("dialects", () => {
     const answer = await client.waitFor((m) => m.id === 1);
     expect(answer.error.message).toBe("no initialize here");
     expect(proxy.received.filter((m) => /proxy\/initialize$/.test(m.method ?? "")).map((m) => m.method)).toEqual(["proxy/initialize"]);
+  });
+});
+
+describe("the operator's log", () => {
+  it("a peer flooding refused messages floods neither stderr nor anything else: warnings stop at the budget, said once", async () => {
+    const { proxies, client, lines } = await chain([passThrough]);
+    lines.length = 0;
+    for (let i = 0; i < 5_000; i++) proxies[0].emit({ jsonrpc: "2.0", method: "_cordon/notice", params: { i } });
+    await settle();
+    const refused = lines.filter((l) => l.includes("reserved-method"));
+    expect(refused).toHaveLength(MAX_DROP_WARNINGS);
+    expect(lines.filter((l) => l.includes("not logging further ones"))).toHaveLength(1);
+    expect(client.received.some((m) => m.method === "_cordon/notice")).toBe(false);
   });
 });

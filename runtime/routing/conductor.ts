@@ -38,7 +38,7 @@ import { type Call, cancelRequest, isRequest, stripId, unwrap, withId, wrap } fr
 import { type FailureData, failureData } from "./failure.js";
 import { check, Gates, type Refusal, successorInit } from "./gates/index.js";
 import { type Grant, grantFor } from "./grants.js";
-import { type Dialect, type FailurePolicy, Hop, type Incoming } from "./hop.js";
+import { type Dialect, type FailurePolicy, Hop, type Incoming, MAX_DROP_WARNINGS } from "./hop.js";
 import { ParentSuccessorPeer } from "./parent-successor.js";
 import type { FailureDetail, Peer } from "./peer.js";
 import { StallWatch } from "./stall-watch.js";
@@ -644,7 +644,15 @@ export class Conductor {
 
   /** A message Cordon did not forward: a warning for the operator, and a `trace` event with the message itself. */
   private dropped(hop: Hop, why: string, message?: unknown): void {
-    this.log.warn(why);
+    if (hop.dropWarnings.charge(1)) {
+      hop.dropWarningsMuted = false;
+      this.log.warn(why);
+    } else if (!hop.dropWarningsMuted) {
+      hop.dropWarningsMuted = true;
+      this.log.warn(
+        `${hop.label}: more than ${MAX_DROP_WARNINGS} dropped or refused messages in 10 s; not logging further ones for now (--trace records all)`,
+      );
+    }
     this.trace?.({
       type: "trace",
       component: participant(hop),

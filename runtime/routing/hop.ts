@@ -10,6 +10,7 @@
  * must be answered with an error.
  */
 import { idKey, type JsonRpcId, type JsonRpcResponse } from "../protocol/json-rpc.js";
+import { WindowBudget } from "../sandbox/budget.js";
 import { Forwardable, type Grant } from "./grants.js";
 import type { Peer } from "./peer.js";
 
@@ -62,6 +63,9 @@ export type SuccessorInitState =
   /** `generation`: the instance that last got this answer (the first, or a restarted one by replay). */
   | { kind: "answered"; answer: JsonRpcResponse; generation: number };
 
+/** Drop warnings logged per peer in any 10 s; beyond, one line says further ones are suppressed. */
+export const MAX_DROP_WARNINGS = 100;
+
 export class Hop {
   readonly outgoing = new Map<string, Outgoing>();
   readonly incoming = new Map<string, Incoming>();
@@ -75,6 +79,13 @@ export class Hop {
   policy: FailurePolicy = "fail-closed";
   /** Routing skips this proxy (policy `bypass`, after a failure). */
   bypassed = false;
+  /**
+   * Warnings about messages of this peer that Cordon dropped or refused, in the last 10 s: a peer
+   * that floods refused messages must not flood the operator's stderr too.
+   */
+  readonly dropWarnings = new WindowBudget(MAX_DROP_WARNINGS, 10_000);
+  /** Drop warnings are being suppressed (one line said so). */
+  dropWarningsMuted = false;
   /** The conductor stopped reading this peer (backpressure elsewhere). */
   paused = false;
   /** A restart is scheduled or under way. */
