@@ -54,7 +54,18 @@ export type Classified =
   | { kind: "response"; message: JsonRpcResponse }
   | { kind: "invalid"; reason: string; id: JsonRpcId | null };
 
-const isId = (v: unknown): v is JsonRpcId => typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
+/**
+ * Longest string id and method Cordon accepts. Both are kept while a request is in flight (in the
+ * pending maps of two hops), so without a bound a peer could park megabytes per request; real
+ * ones are a few dozen characters (a UUID is 36).
+ */
+export const MAX_ID_LENGTH = 1024;
+export const MAX_METHOD_LENGTH = 1024;
+
+const isId = (v: unknown): v is JsonRpcId =>
+  (typeof v === "string" && v.length <= MAX_ID_LENGTH) || (typeof v === "number" && Number.isFinite(v));
+const idProblem = (v: unknown): string =>
+  typeof v === "string" ? `id longer than ${MAX_ID_LENGTH} characters` : "id must be a string or a number";
 
 /** Sorts a parsed value into request / notification / response, or says why it is none of them. */
 export function classify(value: unknown): Classified {
@@ -65,13 +76,15 @@ export function classify(value: unknown): Classified {
   const id = isId(msg.id) ? msg.id : null;
   if (msg.jsonrpc !== "2.0") return { kind: "invalid", reason: 'missing "jsonrpc": "2.0"', id };
   if (typeof msg.method === "string") {
+    if (msg.method.length > MAX_METHOD_LENGTH) return { kind: "invalid", reason: `method longer than ${MAX_METHOD_LENGTH} characters`, id };
     if (!("id" in msg)) return { kind: "notification", message: msg as JsonRpcNotification };
     if (isId(msg.id)) return { kind: "request", message: msg as JsonRpcRequest };
-    return { kind: "invalid", reason: "request id must be a string or a number", id: null };
+    return { kind: "invalid", reason: `request ${idProblem(msg.id)}`, id: null };
   }
   if ("method" in msg) return { kind: "invalid", reason: "method must be a string", id };
   if ("result" in msg || "error" in msg) {
-    if (!("id" in msg) || (msg.id !== null && !isId(msg.id))) return { kind: "invalid", reason: "response without a valid id", id: null };
+    if (!("id" in msg)) return { kind: "invalid", reason: "response without a valid id", id: null };
+    if (msg.id !== null && !isId(msg.id)) return { kind: "invalid", reason: `response ${idProblem(msg.id)}`, id: null };
     if ("error" in msg) {
       const e = msg.error as Record<string, unknown> | null;
       if (typeof e !== "object" || e === null || typeof e.code !== "number" || typeof e.message !== "string") {

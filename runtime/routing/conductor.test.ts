@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { agentScript, type Json, MemoryPeer, passThrough, type Script } from "../../test/helpers/memory-peer.js";
 import { createLogger } from "../log.js";
+import { MAX_ID_LENGTH, MAX_METHOD_LENGTH } from "../protocol/json-rpc.js";
 import { MAX_NESTING_DEPTH } from "../protocol/nesting.js";
 import { Conductor, MAX_IN_FLIGHT } from "./conductor.js";
 import type { Grant } from "./grants.js";
@@ -351,5 +352,28 @@ describe("the operator's log", () => {
     expect(refused).toHaveLength(MAX_DROP_WARNINGS);
     expect(lines.filter((l) => l.includes("not logging further ones"))).toHaveLength(1);
     expect(client.received.some((m) => m.method === "_cordon/notice")).toBe(false);
+  });
+});
+
+describe("ids and methods are bounded", () => {
+  it("a request id or a method longer than the limit is refused, not parked in the pending maps", async () => {
+    const { client, request } = await chain([passThrough]);
+    const longId = "i".repeat(MAX_ID_LENGTH + 1);
+    client.emit({ jsonrpc: "2.0", id: longId, method: "session/new", params: { cwd: "/", mcpServers: [] } });
+    const refused = await client.waitFor((m) => m.error?.message?.includes("request id longer than 1024 characters"));
+    expect(refused).toMatchObject({ id: null, error: { code: -32600 } });
+    const longMethod = await request(`_x/${"m".repeat(MAX_METHOD_LENGTH)}`, {});
+    expect(longMethod.error.message).toBe("Invalid request: method longer than 1024 characters");
+    // At the limit, both are fine.
+    expect((await request("_x/probe", {}, "k".repeat(MAX_ID_LENGTH))).error.message).toMatch(/agent has no _x\/probe/);
+  });
+
+  it("a proxy that mints an over-long id is stopped as faulty, its request never forwarded", async () => {
+    const { proxies, agent, lines } = await chain([passThrough]);
+    proxies[0].emit({ jsonrpc: "2.0", id: "p".repeat(MAX_ID_LENGTH + 1), method: "proxy/successor", params: { method: "_x/park" } });
+    await settle();
+    expect(agent.received.some((m) => m.method === "_x/park")).toBe(false);
+    expect(lines.join("")).toMatch(/proxy "p0" sent an invalid message \(request id longer than 1024 characters\); dropped/);
+    expect(lines.join("")).toMatch(/proxy "p0" sent an invalid message: request id longer than 1024 characters; restarting it/);
   });
 });
