@@ -28,6 +28,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
+  MAX_ID_LENGTH,
   paramsObject,
 } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
@@ -522,7 +523,9 @@ export class Conductor {
       session: sessionOf(original.params),
       params: original.params ?? null,
     });
-    const sessionId = original.method === Methods.requestPermission ? (sessionOf(original.params) ?? undefined) : undefined;
+    // Kept while the request waits (session/cancel answers it); a session id is bounded like an id.
+    const session = original.method === Methods.requestPermission ? sessionOf(original.params) : null;
+    const sessionId = session !== null && session.length <= MAX_ID_LENGTH ? session : undefined;
     to.outgoing.set(idKey(id), {
       kind: "forward",
       from,
