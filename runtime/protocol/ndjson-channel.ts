@@ -124,11 +124,6 @@ export class NdjsonChannel {
     return new Promise((resolve) => this.output.write("", () => resolve()));
   }
 
-  /** Bytes written but not yet taken by the OS (the peer is not reading fast enough when this grows). */
-  get pendingOutputBytes(): number {
-    return this.output.writableLength + this.batch.length;
-  }
-
   pause(): void {
     this.input.pause();
   }
