@@ -30,6 +30,12 @@ const DRAIN_AFTER_EXIT_MS = 1000;
 /** The grace after EOF before SIGTERM, and after SIGTERM before SIGKILL. */
 const END_GRACE_MS = 1500;
 
+/** How long `close` waits, once the group is empty, for Node to reap the process it started. */
+const REAP_WAIT_MS = 1000;
+
+/** Whether the process was started at all (a failed spawn has no pid and never exits). */
+const spawnedOk = (child: ChildProcess): boolean => child.pid !== undefined;
+
 /** One spawned instance (a restarted proxy gets a new one). */
 interface Instance {
   child: ChildProcess;
@@ -139,6 +145,14 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
         signal: (signal) => (pgid !== undefined ? signalGroup(pgid, signal) : child.kill(signal)),
       });
       if (pgid !== undefined) unregisterGroup(pgid);
+      // The group is empty, but the process we started may not be reaped yet (the group check
+      // ignores zombies): "gone" means Node has seen its exit too. Bounded: it is only a reap away.
+      if (!instance.exited && spawnedOk(child)) {
+        await Promise.race([
+          new Promise((done) => child.once("exit", done)),
+          new Promise((done) => setTimeout(done, REAP_WAIT_MS).unref()),
+        ]);
+      }
       // A process outside the group (one that left it on purpose) may still hold the pipes: stop
       // reading them rather than wait; nothing in the group is left to write to them.
       setTimeout(() => {
