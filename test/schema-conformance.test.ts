@@ -52,7 +52,8 @@ async function lifecycle(proxies: string[], trace: string): Promise<void> {
   ];
   const child = spawn(NODE, args, {
     stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, CORDON_AGENT_STORE: store, CORDON_LOG: "warn" },
+    // Filters off: every proxy (and the bridge) sees and re-sends every message, so every hop is checked.
+    env: { ...process.env, CORDON_AGENT_STORE: store, CORDON_LOG: "warn", CORDON_INTEREST_FILTERS: "off" },
   });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
@@ -259,7 +260,8 @@ describe.each(["http", "stdio"])("a client's MCP server on the ACP SDK's McpOver
     const child = spawn(
       NODE,
       [CORDON, "run", "--trace", trace, "--proxy", proxyWasm("passthrough"), "--", NODE, CORDON, "reference-agent", "--mcp", mode],
-      { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, CORDON_LOG: "warn" } },
+      // Filters off: the pass-through proxy sees (and re-sends) every message, so its hops are checked too.
+      { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, CORDON_LOG: "warn", CORDON_INTEREST_FILTERS: "off" } },
     );
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));

@@ -17,9 +17,12 @@
  * - the host's messages (`_cordon/*`), `initialize` in every spelling, answers to the guest's own
  *   requests and cancellations of requests the guest holds always go to the guest.
  *
- * What passes is not handed back to the conductor here: the peer queues it in the sandbox's
- * ordered queue (`ProxySandbox.passThrough`), so it never overtakes output the guest still owes
- * for earlier messages, and it is held like a delivery while the sandbox is paused.
+ * Usually the filter is not even asked: while the guest owes no output, the conductor routes a
+ * message it does not watch straight past the proxy (`ignores`, `Peer.passes`) — no hop, no ids,
+ * and the answer waits for the proxy to be idle before it crosses back (`Peer.whenIdle`). Only
+ * while the guest still owes output does a message come here: the peer then queues what passes in
+ * the sandbox's ordered queue (`ProxySandbox.passThrough`), so it never overtakes that output,
+ * and it is held like a delivery while the sandbox is paused.
  *
  * The filter's ids are strings with a prefix (`FILTER_ID_PREFIX`); an SDK guest numbers its own.
  * A guest that mints colliding ids only confuses its own traffic: the conductor keeps every hop's
@@ -136,6 +139,15 @@ export class InterestFilter {
     if (isRequest(message)) return null; // a cancel sent as a request is odd: the guest answers it
     const cancel: JsonRpcNotification = { jsonrpc: "2.0", method: Methods.cancelRequest, params: { ...params, requestId: ours } };
     return toSuccessor ? wrap(cancel, "rfd") : cancel;
+  }
+
+  /**
+   * Whether the conductor may route `call` (unwrapped, either direction) past the proxy without
+   * asking the filter: the guest does not watch it and it is not a cancellation, which the filter
+   * or the guest must translate. What the conductor routes past never enters the filter's maps.
+   */
+  ignores(call: Call): boolean {
+    return call.method !== Methods.cancelRequest && !this.watches(call);
   }
 
   private watches(call: Call): boolean {

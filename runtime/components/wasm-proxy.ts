@@ -7,7 +7,7 @@
  */
 
 import { parseLevel } from "../log.js";
-import type { JsonRpcMessage } from "../protocol/json-rpc.js";
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
 import { attachRaw, serialize } from "../protocol/raw-json.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
@@ -38,6 +38,8 @@ export class WasmProxyPeer implements Peer {
   private filter: InterestFilter | null = null;
   private dead = false;
   private paused = false;
+  /** `whenIdle` callbacks waiting in the sandbox's queue; run when their turn comes, or when the guest fails. */
+  private readonly waiting = new Set<IdleMarker>();
 
   constructor(
     private readonly spec: WasmProxySpec,
@@ -78,6 +80,7 @@ export class WasmProxyPeer implements Peer {
       this.dead = true;
       void sandbox.stop();
       sink.closed(reason, { kind });
+      this.releaseWaiting();
     };
     await sandbox
       .start({
@@ -95,7 +98,9 @@ export class WasmProxyPeer implements Peer {
           }
         },
         passed: (message) => {
-          if (!this.dead) sink.message(message);
+          if (message instanceof IdleMarker) {
+            if (this.waiting.delete(message)) message.then();
+          } else if (!this.dead) sink.message(message);
         },
         congested: (congested) => sink.congested?.(congested),
         failed: (failure) =>
@@ -124,6 +129,34 @@ export class WasmProxyPeer implements Peer {
     sandbox.deliver(serialize(message));
   }
 
+  /**
+   * A message the guest does not watch, while its sandbox owes nothing: the conductor routes it
+   * past this proxy (its answer then never comes through here either). Otherwise `send` lets the
+   * filter pass it in its turn, behind the deliveries still queued.
+   */
+  passes(message: JsonRpcRequest | JsonRpcNotification): boolean {
+    const sandbox = this.sandbox;
+    return this.filter !== null && !this.dead && sandbox?.idle?.() === true && this.filter.ignores(message);
+  }
+
+  whenIdle(then: () => void): void {
+    const sandbox = this.sandbox;
+    if (this.dead || sandbox === null || sandbox.idle?.() !== false || !sandbox.passThrough) return then();
+    const marker = new IdleMarker(then);
+    this.waiting.add(marker);
+    sandbox.passThrough(marker);
+  }
+
+  /** The guest is gone: what waited behind it goes on now (from a microtask, never inside the router's call). */
+  private releaseWaiting(): void {
+    if (this.waiting.size === 0) return;
+    const markers = [...this.waiting];
+    this.waiting.clear();
+    queueMicrotask(() => {
+      for (const marker of markers) marker.then();
+    });
+  }
+
   /** Backpressure: the guest starts no further delivery until resumed (see `ProxySandbox.pause`). */
   pauseInput(): void {
     this.paused = true;
@@ -137,6 +170,12 @@ export class WasmProxyPeer implements Peer {
 
   async close(): Promise<void> {
     this.dead = true;
+    this.releaseWaiting();
     await this.sandbox?.stop();
   }
+}
+
+/** A place in the sandbox's queue: `then` runs when the guest has produced everything before it. */
+class IdleMarker {
+  constructor(readonly then: () => void) {}
 }

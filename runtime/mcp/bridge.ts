@@ -44,6 +44,7 @@ import {
   type JsonRpcError,
   type JsonRpcId,
   type JsonRpcMessage,
+  type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
   paramsObject,
@@ -92,6 +93,7 @@ export class McpBridgePeer implements Peer, EndpointHost {
   private readonly forwarded = new Map<string, { id: JsonRpcId; toSuccessor: boolean }>();
   /** Messages from upstream that wait: for the agent's `initialize` answer, or for the listener to start. */
   private held: Call[] | null = null;
+  /** Messages from the conductor, and `whenIdle` callbacks, in order. */
   private readonly inbox: unknown[] = [];
   private draining = false;
   private http: HttpEndpoint | null = null;
@@ -133,13 +135,43 @@ export class McpBridgePeer implements Peer, EndpointHost {
     queueMicrotask(() => {
       for (let m = this.inbox.shift(); m !== undefined; m = this.inbox.shift()) {
         try {
-          this.receive(m);
+          if (typeof m === "function") m();
+          else this.receive(m);
         } catch (error) {
           this.log.error(`MCP bridge: ${(error as Error).stack ?? String(error)}`);
         }
       }
       this.draining = false;
     });
+  }
+
+  /**
+   * What the bridge would forward untouched, while it has nothing queued or held: the conductor
+   * routes it straight past (so a chain without MCP-over-ACP servers pays no hop for the bridge).
+   * Inert (the agent speaks MCP-over-ACP, or no listener could start): everything. Bridging:
+   * everything from the agent, and everything toward it but session setup and teardown and
+   * `mcp/message` (which may belong to one of its links). Until the agent's `initialize` answer: nothing.
+   */
+  passes(message: JsonRpcRequest | JsonRpcNotification, fromSuccessor: boolean): boolean {
+    if (this.draining || this.held !== null) return false;
+    switch (this.mode) {
+      case "native":
+      case "off":
+        return true;
+      case "pending":
+        return false;
+      default: {
+        if (fromSuccessor) return true;
+        const { method } = message;
+        return !SETUP_METHODS.has(method) && !ENDING_METHODS.has(method) && method !== McpMethods.message;
+      }
+    }
+  }
+
+  /** Its output is emitted as each queued message is handled: idle once the inbox is drained. */
+  whenIdle(then: () => void): void {
+    if (this.draining) this.inbox.push(then);
+    else then();
   }
 
   async close(): Promise<void> {

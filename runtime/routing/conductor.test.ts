@@ -377,3 +377,97 @@ describe("ids and methods are bounded", () => {
     expect(lines.join("")).toMatch(/proxy "p0" sent an invalid message: request id longer than 1024 characters; restarting it/);
   });
 });
+
+describe("routing past a proxy that would only pass a message on (Peer.passes)", () => {
+  /** p0 passes everything but `_x/watched` while it owes nothing (`busy` false). */
+  async function passingChain() {
+    const c = await chain([passThrough]);
+    const proxy = c.proxies[0];
+    let busy = false;
+    const asked: string[] = [];
+    proxy.passes = (m, fromSuccessor) => {
+      asked.push(`${fromSuccessor ? "←" : "→"}${m.method}`);
+      return !busy && m.method !== "_x/watched";
+    };
+    return { ...c, proxy, asked, setBusy: (b: boolean) => (busy = b) };
+  }
+
+  it("a request and its answer skip the proxy; its update too; the proxy sees none of it", async () => {
+    const { proxy, agent, client, request, sessionId } = await passingChain();
+    const before = proxy.received.length;
+    const answer = await request("session/prompt", { sessionId, prompt: [] }, "p1");
+    expect(answer.result).toEqual({ stopReason: "end_turn" });
+    expect(proxy.received.length).toBe(before);
+    const prompt = agent.received.find((m) => m.method === "session/prompt")!;
+    expect(prompt.id).not.toBe("p1"); // the agent hop's own id, not the client's
+    expect(client.received.some((m) => m.method === "session/update")).toBe(true);
+  });
+
+  it("an answer routed past a proxy waits for the output the proxy owes: the turn's update still comes first", async () => {
+    const { proxy, client, sessionId } = await passingChain();
+    proxy.passes = (m) => m.method !== "session/update" && proxy.owed === 0; // watches updates only
+    proxy.delayMs = 30;
+    client.emit({ jsonrpc: "2.0", id: "turn", method: "session/prompt", params: { sessionId, prompt: [] } });
+    await client.waitFor((m) => m.id === "turn" && !("method" in m));
+    const order = client.received.filter((m) => m.method === "session/update" || m.id === "turn").map((m) => m.method ?? "answer");
+    expect(order).toEqual(["session/update", "answer"]);
+    expect(proxy.received.filter((m) => m.method === "proxy/successor")).toHaveLength(1); // the update only
+  });
+
+  it("an answer waiting behind a proxy that dies is still delivered", async () => {
+    const { proxy, client, sessionId } = await passingChain();
+    proxy.passes = (m) => m.method !== "session/update" && proxy.owed === 0;
+    proxy.delayMs = 60_000; // never gets to the update: owes its output until it dies
+    client.emit({ jsonrpc: "2.0", id: "turn", method: "session/prompt", params: { sessionId, prompt: [] } });
+    await proxy.waitFor((m) => m.method === "proxy/successor");
+    await settle();
+    expect(client.received.some((m) => m.id === "turn")).toBe(false);
+    proxy.die();
+    const answer = await client.waitFor((m) => m.id === "turn" && !("method" in m));
+    expect(answer.result).toEqual({ stopReason: "end_turn" });
+  });
+
+  it("a request-scoped elicitation/create follows its request's path: past the proxy, naming the client's id", async () => {
+    const { proxy, agent, client, sessionId } = await passingChain();
+    agent.script = (m, peer) => (m.method === "session/prompt" ? undefined : agentScript(m, peer));
+    client.emit({ jsonrpc: "2.0", id: "asking", method: "session/prompt", params: { sessionId, prompt: [] } });
+    const prompt = await agent.waitFor((m) => m.method === "session/prompt");
+    agent.emit({ jsonrpc: "2.0", id: "e1", method: "elicitation/create", params: { sessionId, requestId: prompt.id, message: "?" } });
+    const elicitation = await client.waitFor((m) => m.method === "elicitation/create");
+    expect(elicitation.params.requestId).toBe("asking");
+    expect(proxy.received.some((m) => m.params?.method === "elicitation/create")).toBe(false);
+  });
+
+  it("a cancel follows the request past the proxy, under the agent's id for it", async () => {
+    const { proxy, agent, client, sessionId } = await passingChain();
+    agent.script = (m, peer) => (m.method === "session/prompt" ? undefined : agentScript(m, peer)); // never answers
+    client.emit({ jsonrpc: "2.0", id: "slow", method: "session/prompt", params: { sessionId, prompt: [] } });
+    const prompt = await agent.waitFor((m) => m.method === "session/prompt");
+    client.emit({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: "slow" } });
+    const cancel = await agent.waitFor((m) => m.method === "$/cancel_request");
+    expect(cancel.params.requestId).toBe(prompt.id);
+    expect(proxy.received.some((m) => m.method === "$/cancel_request" || m.params?.method === "$/cancel_request")).toBe(false);
+  });
+
+  it("what the proxy watches, and everything while it owes output, is delivered to it", async () => {
+    const { proxy, agent, request, setBusy } = await passingChain();
+    await request("_x/watched", {}, "w1");
+    expect(proxy.received.some((m) => m.method === "_x/watched")).toBe(true);
+    setBusy(true);
+    await request("_x/other", {}, "o1");
+    expect(proxy.received.some((m) => m.method === "_x/other")).toBe(true);
+    expect(agent.received.filter((m) => m.method === "_x/other")).toHaveLength(1);
+  });
+
+  it("initialize and a request-scoped elicitation/create retrace the path; a failed proxy is not skipped", async () => {
+    const { proxy, asked, agent, client, request, sessionId } = await passingChain();
+    expect(proxy.received.some((m) => m.method === "proxy/initialize")).toBe(true);
+    expect(asked.some((a) => a.endsWith("initialize"))).toBe(false);
+    agent.emit({ jsonrpc: "2.0", id: "e1", method: "elicitation/create", params: { sessionId, requestId: 1, message: "?" } });
+    await proxy.waitFor((m) => m.method === "proxy/successor" && m.params.method === "elicitation/create");
+    proxy.die();
+    const failed = await request("_x/after", {}, "a1");
+    expect(failed.error.message).toMatch(/p0/);
+    expect(client.received.some((m) => m.method === "_x/after")).toBe(false);
+  });
+});

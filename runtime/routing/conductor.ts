@@ -374,7 +374,7 @@ export class Conductor {
     if (pos.role === "agent") {
       const refusal = check(Gates.fromAgent, message, hop);
       if (refusal) return this.refuseGated(message, refusal, hop);
-      if (method === Methods.elicitationCreate) message = this.scopeToHop(hop, message);
+      if (method === Methods.elicitationCreate) return this.elicitation(hop, message);
       return this.backward(hop, message, this.proxies.length - 1);
     }
     if (pos.role !== "proxy") return;
@@ -384,7 +384,7 @@ export class Conductor {
     if (!isProxySuccessor(method)) {
       const refusal = check(Gates.proxyToPredecessor, message, hop);
       if (refusal) return this.refuseGated(message, refusal, hop);
-      if (method === Methods.elicitationCreate) message = this.scopeToHop(hop, message);
+      if (method === Methods.elicitationCreate) return this.elicitation(hop, message);
       return this.backward(hop, message, pos.index - 1);
     }
     if (method === Methods.legacyProxySuccessor) hop.dialect = "rust";
@@ -436,7 +436,8 @@ export class Conductor {
 
   /** Left to right: to proxy `index` unwrapped, or to the agent when `index` is past the last proxy. */
   private toward(from: Hop, message: Call, index: number): void {
-    while (index < this.proxies.length && this.proxies[index].bypassed) index++;
+    const pass = mayPass(message);
+    while (index < this.proxies.length && (pass ? this.proxies[index].skips(message, false) : this.proxies[index].bypassed)) index++;
     const target = index < this.proxies.length ? this.proxies[index] : this.agent;
     if (message.method !== Methods.initialize || target === this.agent) return this.deliver(from, message, target, message, false);
     const send = () => {
@@ -450,7 +451,8 @@ export class Conductor {
 
   /** Right to left: to proxy `index` wrapped in `proxy/successor`, or to the client when `index` is -1. */
   private backward(from: Hop, message: Call, index: number): void {
-    while (index >= 0 && this.proxies[index].bypassed) index--;
+    const pass = mayPass(message);
+    while (index >= 0 && (pass ? this.proxies[index].skips(message, true) : this.proxies[index].bypassed)) index--;
     if (index < 0) return this.deliver(from, message, this.client, message, false);
     const target = this.proxies[index];
     if (grantFor(message.method)) target.forwardable.add(message.method, message.params);
@@ -590,21 +592,61 @@ export class Conductor {
       );
     }
     pending.from.incoming.delete(idKey(pending.fromId));
-    if (pending.from.alive) pending.from.peer.send(withMember(message, "id", pending.fromId));
+    const { from, fromGeneration } = pending;
+    const answer = withMember(message, "id", pending.fromId);
+    this.crossing(hop, from, () => {
+      if (from.alive && from.generation === fromGeneration) from.peer.send(answer);
+    });
+  }
+
+  /**
+   * Runs `deliver` (an answer travelling from `from` to `to`) once every proxy between them owes
+   * no output. Those are the proxies its request was routed past (`Hop.skips`); had the request
+   * gone through them, the answer would have come back through them, behind what they had yet to
+   * send — so it waits for that here, and a turn's updates still precede its answer.
+   */
+  private crossing(from: Hop, to: Hop, deliver: () => void): void {
+    const end = this.indexOf(to);
+    const step = end > this.indexOf(from) ? 1 : -1;
+    for (let i = this.indexOf(from) + step; i !== end; i += step) {
+      const hop = this.proxies[i];
+      if (hop.bypassed || !hop.alive || !hop.peer.whenIdle) continue;
+      let synchronous = true;
+      let ranAtOnce = false;
+      hop.peer.whenIdle(() => {
+        if (synchronous) return void (ranAtOnce = true);
+        try {
+          this.crossing(hop, to, deliver);
+        } catch (error) {
+          this.log.error(`internal error while routing an answer past ${hop.label}: ${sanitizeForLog(String(error), 2000)}`);
+        }
+      });
+      synchronous = false;
+      if (!ranAtOnce) return; // resumed from the callback, past this proxy
+    }
+    deliver();
+  }
+
+  /** Position in the chain: the client -1, proxies 0…n-1, the agent n. */
+  private indexOf(hop: Hop): number {
+    const position = hop.position;
+    return position.role === "proxy" ? position.index : position.role === "client" ? -1 : this.proxies.length;
   }
 
   /**
    * A request-scoped `elicitation/create` names, in `params.requestId`, a request its sender is
    * handling — by the id the sender knows it by, which is this hop's id. Going back, it must name
-   * the same request by the previous hop's id, like `$/cancel_request` going forward.
+   * the same request by the id of the hop that sent it, like `$/cancel_request` going forward —
+   * and go to that hop, past the proxies the request was routed past (`Hop.skips`), which never
+   * knew it. Not request-scoped (or naming no request of this hop's): toward the client as any call.
    */
-  private scopeToHop(hop: Hop, message: Call): Call {
+  private elicitation(hop: Hop, message: Call): void {
     const params = paramsObject(message.params);
     const requestId = params?.requestId;
-    if (typeof requestId !== "string" && typeof requestId !== "number") return message;
-    const pending = hop.outgoing.get(idKey(requestId));
-    if (pending?.kind !== "forward") return message;
-    return { ...message, params: { ...params, requestId: pending.fromId } };
+    const pending = typeof requestId === "string" || typeof requestId === "number" ? hop.outgoing.get(idKey(requestId)) : undefined;
+    const at = this.indexOf(hop);
+    if (pending?.kind !== "forward" || this.indexOf(pending.from) >= at) return this.backward(hop, message, at - 1);
+    this.backward(hop, { ...message, params: { ...params, requestId: pending.fromId } }, this.indexOf(pending.from));
   }
 
   /** `$/cancel_request` is hop-scoped: re-issue it toward wherever the request went, with that hop's id. */
@@ -787,6 +829,15 @@ export class Conductor {
 }
 
 /** The result-or-error part of a response. */
+/**
+ * Whether a message may be routed past a proxy that would pass it (`Hop.skips`). Not `initialize`
+ * (every proxy takes part), nor a request-scoped `elicitation/create`: it names its request by the
+ * id one hop knows it by, renamed hop by hop (`scopeToHop`), so it must retrace that request's path.
+ */
+function mayPass(message: Call): boolean {
+  return message.method !== Methods.initialize && message.method !== Methods.elicitationCreate;
+}
+
 function pick(message: JsonRpcResponse): { result: unknown } | { error: JsonRpcResponse["error"] } {
   return message.error !== undefined ? { error: message.error } : { result: message.result };
 }

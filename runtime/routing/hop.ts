@@ -11,6 +11,7 @@
  */
 import { idKey, type JsonRpcId, type JsonRpcResponse } from "../protocol/json-rpc.js";
 import { WindowBudget } from "../sandbox/budget.js";
+import type { Call } from "./envelope.js";
 import { Forwardable, type Grant } from "./grants.js";
 import type { Peer } from "./peer.js";
 
@@ -146,6 +147,16 @@ export class Hop {
     if (this.failure !== null) return false;
     this.failure = reason;
     return true;
+  }
+
+  /**
+   * Routing goes past this proxy for `message`: bypassed after a failure, or a live instance whose
+   * peer says the message would only pass through it (`Peer.passes`: an interest filter, an idle
+   * bridge). A restarting or dead proxy is never passed: the message meets its policy instead.
+   */
+  skips(message: Call, fromSuccessor: boolean): boolean {
+    if (this.bypassed) return true;
+    return this.failure === null && !this.restarting && this.peer.passes?.(message, fromSuccessor) === true;
   }
 
   /** Policy `bypass`: routing skips it from now on. */

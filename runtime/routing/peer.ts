@@ -3,7 +3,7 @@
  * this interface; how bytes move (stdio, a child process, a sandboxed guest) lives in
  * `components/`.
  */
-import type { JsonRpcMessage } from "../protocol/json-rpc.js";
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 
 export interface FailureDetail {
   kind?: string;
@@ -34,6 +34,20 @@ export interface Peer {
   /** Starts the peer; messages flow to `sink` from then on. Rejects if it cannot start. */
   open(sink: PeerSink): Promise<void>;
   send(message: JsonRpcMessage): void;
+  /**
+   * Whether the conductor may route this request or notification past the peer instead of
+   * delivering it: the peer would hand it on unchanged (its answer too), and it owes no earlier
+   * output the message could overtake. Asked at the moment of routing; `fromSuccessor`: the
+   * message travels toward the client. Absent: everything is delivered.
+   */
+  passes?(message: JsonRpcRequest | JsonRpcNotification, fromSuccessor: boolean): boolean;
+  /**
+   * With `passes`: runs `then` once the peer owes no output for what it was given so far — at once
+   * when it owes none. The answer to a request routed past the peer waits for this, so it never
+   * overtakes what the peer still sends (a turn's updates before its answer). `then` always runs,
+   * also when the peer fails meanwhile.
+   */
+  whenIdle?(then: () => void): void;
   /** Ends the peer politely (EOF, then signals); resolves when it is gone. */
   close(): Promise<void>;
   /** Stops / restarts reading the peer's input (backpressure). Peers without a stream ignore it. */

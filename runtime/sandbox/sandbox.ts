@@ -52,6 +52,11 @@ export interface ProxySandbox {
    * in its turn — never synchronously from this call.
    */
   passThrough?(message: object): void;
+  /**
+   * Nothing queued or running and no output owed: a message the conductor routes past the guest
+   * now cannot overtake anything the guest has yet to send (see `Peer.passes`).
+   */
+  idle?(): boolean;
   /** Ends the guest; pending deliveries are dropped. */
   stop(): Promise<void>;
   /**

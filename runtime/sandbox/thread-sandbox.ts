@@ -168,6 +168,11 @@ export class ThreadSandbox implements ProxySandbox {
     }
   }
 
+  /** Deliveries run in this thread and their output is handed over as each returns: idle once the queue is empty. */
+  idle(): boolean {
+    return this.head === this.queue.length;
+  }
+
   pause(): void {
     this.paused = true;
   }

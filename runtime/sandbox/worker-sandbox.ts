@@ -207,6 +207,11 @@ export class WorkerSandbox implements ProxySandbox {
     this.pumpSoon();
   }
 
+  /** Every delivery has come back from the worker with its output. */
+  idle(): boolean {
+    return this.inFlight === 0;
+  }
+
   pause(): void {
     this.paused = true;
   }

@@ -15,6 +15,8 @@ export class MemoryPeer implements Peer {
   private sink: PeerSink | null = null;
   paused = false;
   opens = 0;
+  /** Set to let the conductor route messages past this peer (`Peer.passes`). */
+  passes?: Peer["passes"];
   /** Throws from `send` for messages that pass this test (a peer whose transport breaks). */
   failSend: ((message: Json) => boolean) | null = null;
 
@@ -28,11 +30,31 @@ export class MemoryPeer implements Peer {
     this.opens++;
   }
 
+  /** Milliseconds the script waits before handling each message (a slow proxy). */
+  delayMs = 0;
+  /** Messages sent to it that its script has not handled yet: the output it still owes. */
+  owed = 0;
+  private readonly idleWaiters: (() => void)[] = [];
+
   send(message: JsonRpcMessage): void {
     const copy = JSON.parse(JSON.stringify(message)) as Json;
     if (this.failSend?.(copy)) throw new Error(`${this.label} transport broke`);
     this.received.push(copy);
-    queueMicrotask(() => this.script(copy, this));
+    this.owed++;
+    const run = () => {
+      try {
+        this.script(copy, this);
+      } finally {
+        if (--this.owed === 0) for (const then of this.idleWaiters.splice(0)) then();
+      }
+    };
+    if (this.delayMs > 0) setTimeout(run, this.delayMs);
+    else queueMicrotask(run);
+  }
+
+  whenIdle(then: () => void): void {
+    if (this.owed === 0) then();
+    else this.idleWaiters.push(then);
   }
 
   async close(): Promise<void> {}
@@ -50,9 +72,10 @@ export class MemoryPeer implements Peer {
     this.sink!.message(message);
   }
 
-  /** The peer dies. */
+  /** The peer dies (what waited for its output goes on, as `Peer.whenIdle` promises). */
   die(reason = "exited with code 1", detail?: { kind?: string; [more: string]: unknown }): void {
     this.sink!.closed(reason, detail);
+    for (const then of this.idleWaiters.splice(0)) then();
   }
 
   congested(congested: boolean): void {
