@@ -6,7 +6,7 @@
  * Peers are minimal raw NDJSON programs (`raw-agent.ts`, `raw-proxy.ts`) and the client is a raw
  * NDJSON writer, so what shows is the conductor's own cost.
  *
- *   P1  prompt round trip (request → one update → response) over BENCH_PROMPTS sequential prompts:
+ *   P1  prompt round trip (request → one update → response) over BENCH_PROMPTS sequential prompts after BENCH_WARMUP ones:
  *       direct; Cordon with 0, 1 and 3 pass-through WASM proxies under each isolation mode;
  *       `@thinkwell/conductor` 0.5.7 with 0 and 3 pass-through process proxies. Conductor RSS is
  *       the process tree without the agent (thinkwell's proxy processes included).
@@ -15,7 +15,7 @@
  *   P4  cold start to the first `initialize` answer with 3 proxies (warm compile cache) vs direct.
  *   P5  RSS per added proxy.
  *
- * Env: BENCH_PROMPTS (2000), BENCH_CHUNKS (100000), BENCH_STARTS (5), BENCH_P3 (300), BENCH_ABI=1
+ * Env: BENCH_PROMPTS (2000), BENCH_WARMUP (3000), BENCH_CHUNKS (100000), BENCH_STARTS (5), BENCH_P3 (300), BENCH_ABI=1
  * adds the canonical-host vs jco-glue table, BENCH_ONLY=P2,P4 runs only those parts (no goals table).
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -41,7 +41,13 @@ const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 2000);
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100_000);
 const STARTS = Number(process.env.BENCH_STARTS ?? 5);
 const P3_ROUNDS = Number(process.env.BENCH_P3 ?? 300);
-const WARMUP = Math.min(200, Math.ceil(PROMPTS / 10));
+/**
+ * Prompts before the measured ones. Every process on the path (client, conductor, proxies' code,
+ * agent) runs its JIT and grows its heap over the first few thousand messages — the first 200
+ * take 2–3× the steady state here — so P1 compares steady states; `first 200` shows the warm-up.
+ */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
+const FIRST = Math.min(200, WARMUP);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map((s) => s.trim().toUpperCase())) : null;
 const runs = (part: string) => ONLY === null || ONLY.has(part);
 // Each run gets its own compile cache (warmed by the first start), not the user's.
@@ -165,6 +171,8 @@ const configs: Config[] = [
 interface RttResult {
   config: Config;
   startMs: number;
+  /** Mean of the first prompts after start (cold). */
+  first: number;
   mean: number;
   p50: number;
   p95: number;
@@ -184,7 +192,12 @@ async function open(argv: string[], extraEnv?: Record<string, string>): Promise<
 
 async function rtt(config: Config): Promise<RttResult> {
   const { chain, startMs, session } = await open(config.argv, config.env);
-  for (let i = 0; i < WARMUP; i++) await chain.prompt(session, `warm ${i}`);
+  let firstMs = 0;
+  for (let i = 0; i < WARMUP; i++) {
+    const t = performance.now();
+    await chain.prompt(session, `warm ${i}`);
+    if (i < FIRST) firstMs += performance.now() - t;
+  }
   const before = chain.updates;
   const times: number[] = [];
   for (let i = 0; i < PROMPTS; i++) {
@@ -196,7 +209,7 @@ async function rtt(config: Config): Promise<RttResult> {
   const rssMiB = config.kind === "direct" ? treeRssMiB(chain.child.pid!) : treeRssMiB(chain.child.pid!, notAgent);
   await chain.close();
   times.sort((a, b) => a - b);
-  return { config, startMs, mean: mean(times), p50: quantile(times, 0.5), p95: quantile(times, 0.95), rssMiB };
+  return { config, startMs, first: firstMs / FIRST, mean: mean(times), p50: quantile(times, 0.5), p95: quantile(times, 0.95), rssMiB };
 }
 
 /**
@@ -322,17 +335,19 @@ async function main() {
 
   if (results.length > 0) {
     console.log(
-      `\nP1 — prompt round trip (ms) with one update, ${PROMPTS} sequential prompts; conductor RSS = process tree without the agent`,
+      `\nP1 — prompt round trip (ms) with one update, ${PROMPTS} sequential prompts after ${WARMUP} warm-up ones; conductor RSS = process tree without the agent`,
     );
     console.log(
       '("WASM proxies": pass-through proxies that see every message — interest filters off; "declared": the same proxies with their manifest\'s filter: they watch nothing)',
     );
-    console.log("| configuration | start (ms) | mean | p50 | p95 | mean vs direct | mean vs cordon 0 | mean vs thinkwell 3 | RSS (MiB) |");
-    console.log("|---|---|---|---|---|---|---|---|---|");
+    console.log(
+      `| configuration | start (ms) | first ${FIRST} mean | mean | p50 | p95 | mean vs direct | mean vs cordon 0 | mean vs thinkwell 3 | RSS (MiB) |`,
+    );
+    console.log("|---|---|---|---|---|---|---|---|---|---|");
     for (const r of results) {
       const rss = r.config.kind === "direct" ? `${f(r.rssMiB, 0)} (agent)` : f(r.rssMiB, 0);
       console.log(
-        `| ${r.config.name} | ${f(r.startMs, 0)} | ${f(r.mean)} | ${f(r.p50)} | ${f(r.p95)} | ${x(r.mean, results[0].mean)} | ${x(r.mean, cordon0.mean)} | ${x(r.mean, think3.mean)} | ${rss} |`,
+        `| ${r.config.name} | ${f(r.startMs, 0)} | ${f(r.first)} | ${f(r.mean)} | ${f(r.p50)} | ${f(r.p95)} | ${x(r.mean, results[0].mean)} | ${x(r.mean, cordon0.mean)} | ${x(r.mean, think3.mean)} | ${rss} |`,
       );
     }
   }

@@ -217,3 +217,22 @@ describe("signals to Cordon", () => {
     expect(survivors(procs)).toEqual([]);
   });
 });
+
+describe("the agent after -- starts while Cordon loads", () => {
+  it("a usage error found after it started (a missing config) exits 2 and ends it, stubborn as it is", async () => {
+    const pids = join(mkdtempSync(join(tmpdir(), "cordon-lifecycle-")), "pids");
+    // sh records its pid at once, then becomes a sleep that ignores SIGTERM (ignored signals survive exec).
+    const agent = ["/bin/sh", "-c", `echo "agent $$" >> "$LIFECYCLE_PIDS"; trap "" TERM; exec sleep 30`];
+    const client = new RawClient(NODE, [CORDON, "run", "--config", join(tmpdir(), "no-such-chain.json"), "--", ...agent], {
+      LIFECYCLE_PIDS: pids,
+    });
+    clients.push(client);
+    const exit = await timedExit(client);
+    expect(exit.code).toBe(2);
+    const procs = recorded(pids);
+    started.push(...procs);
+    expect(procs.map((p) => p.role)).toEqual(["agent"]);
+    await until(() => (survivors(procs).length === 0 ? true : undefined), BOUND_MS, "the agent to be ended").catch(() => undefined);
+    expect(survivors(procs)).toEqual([]);
+  });
+});

@@ -6,7 +6,7 @@
 
 import { constants as osConstants } from "node:os";
 import { basename, resolve } from "node:path";
-import { ChildProcessPeer } from "../components/child-process.js";
+import { ChildProcessPeer, type EarlyProcess } from "../components/child-process.js";
 import { INITIALIZE_TIMEOUT_ENV, InitializeWatch, initializeTimeoutMs } from "../components/initialize-watch.js";
 import { killAllGroups } from "../components/process-group.js";
 import { StdioClientPeer } from "../components/stdio-client.js";
@@ -35,6 +35,8 @@ export interface RunOptions {
   isolation?: Isolation;
   /** How long the agent has to answer `initialize` (ms; `--initialize-timeout`, `CORDON_INITIALIZE_TIMEOUT_MS`). */
   initializeTimeoutMs?: number;
+  /** The agent after `--`, already started (`EarlyProcess`): the agent peer adopts it. */
+  early?: EarlyProcess;
 }
 
 export async function run(options: RunOptions): Promise<number> {
@@ -70,7 +72,15 @@ export async function run(options: RunOptions): Promise<number> {
   const peers = buildProxies(proxies, log, options.isolation ?? defaultIsolation());
   // MCP-over-ACP: the bridge sits right before the agent (in proxy mode the outermost conductor bridges).
   if (options.mode === "agent") peers.push(new McpBridgePeer({ log }));
-  const agentPeer = agent && new ChildProcessPeer({ command: agent.command, args: agent.args, env: agent.env, cwd: agent.cwd }, "agent");
+  const agentPeer =
+    agent &&
+    new ChildProcessPeer(
+      { command: agent.command, args: agent.args, env: agent.env, cwd: agent.cwd },
+      "agent",
+      undefined,
+      undefined,
+      options.early,
+    );
   // Diagnostics (start-diagnostics.ts): a failed start never exits 0; an agent silent on initialize is reported; room for worker pipes.
   const startWatch = new StartWatch([...peers, agentPeer], startOrigins(proxies, peers, agent, agentPeer));
   allowWorkerPipes(peers.length);

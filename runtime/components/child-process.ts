@@ -46,6 +46,70 @@ interface Instance {
   ending: Promise<void> | null;
 }
 
+/** Spawns `spec` as Cordon runs every component: in its own process group (registered), stdio piped. */
+function spawnComponent(spec: ProcessSpec): { child: ChildProcess; pgid: number | undefined } {
+  const child = spawn(spec.command, spec.args, {
+    cwd: spec.cwd,
+    env: { ...process.env, ...spec.env },
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: PROCESS_GROUPS,
+  });
+  const pgid = PROCESS_GROUPS ? child.pid : undefined;
+  if (pgid !== undefined) registerGroup(pgid);
+  return { child, pgid };
+}
+
+type ChildEvent = "spawn" | "error" | "exit";
+// biome-ignore lint/suspicious/noExplicitAny: the listener types of ChildProcess's own `once` overloads
+type ChildListener = (...args: any[]) => void;
+
+/**
+ * A process started ahead of the rest of Cordon, until its peer adopts it: `cordon run` starts the
+ * agent before it loads the conductor and compiles the proxies, so the agent boots meanwhile
+ * instead of after. What happens to it before adoption (`spawn`, `error`, `exit`) is recorded and
+ * replayed to the peer; its output waits in its pipes, unread. Never adopted (Cordon stopped on a
+ * usage error), `discard` ends its group.
+ */
+export class EarlyProcess {
+  readonly child: ChildProcess;
+  readonly pgid: number | undefined;
+  private readonly seen = new Map<ChildEvent, unknown[]>();
+  private taken = false;
+
+  constructor(readonly spec: ProcessSpec) {
+    ({ child: this.child, pgid: this.pgid } = spawnComponent(spec));
+    for (const event of ["spawn", "error", "exit"] as const) this.child.once(event, (...args: unknown[]) => this.seen.set(event, args));
+  }
+
+  /** The process, once; `once` gives a listener the event at once if it already happened. */
+  adopt(): { child: ChildProcess; pgid: number | undefined; once: (event: ChildEvent, listener: ChildListener) => void } | null {
+    if (this.taken) return null;
+    this.taken = true;
+    const once = (event: ChildEvent, listener: ChildListener) => {
+      const args = this.seen.get(event);
+      if (args) listener(...args);
+      else this.child.once(event, listener);
+    };
+    return { child: this.child, pgid: this.pgid, once };
+  }
+
+  /** Ends it if no peer adopted it (EOF, then TERM and KILL to its group, briefly: it was never sent anything). */
+  async discard(): Promise<void> {
+    if (this.taken) return;
+    this.taken = true;
+    const { child, pgid } = this;
+    if (!spawnedOk(child)) return;
+    await endGroup({
+      graceMs: 200,
+      closeInput: () => child.stdin?.end(),
+      alive: () => (pgid !== undefined ? groupAlive(pgid) : !this.seen.has("exit")),
+      signal: (signal) => (pgid !== undefined ? signalGroup(pgid, signal) : child.kill(signal)),
+    });
+    if (pgid !== undefined) unregisterGroup(pgid);
+    for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+  }
+}
+
 export class ChildProcessPeer extends ChannelPeer implements Peer {
   readonly label: string;
   /** A native proxy's swimlane in traces: its name in the chain. */
@@ -58,6 +122,8 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
     role: string,
     private readonly passStderr: (chunk: Buffer) => void = (chunk) => process.stderr.write(chunk),
     name?: string,
+    /** Already started for this peer (`EarlyProcess`): its first `open` adopts it instead of spawning. */
+    private early?: EarlyProcess,
   ) {
     super();
     this.label = `${role} "${name ?? [spec.command, ...spec.args].join(" ")}"`;
@@ -71,14 +137,11 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
 
   open(sink: PeerSink): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn(this.spec.command, this.spec.args, {
-        cwd: this.spec.cwd,
-        env: { ...process.env, ...this.spec.env },
-        stdio: ["pipe", "pipe", "pipe"],
-        detached: PROCESS_GROUPS,
-      });
-      const instance: Instance = { child, pgid: PROCESS_GROUPS ? child.pid : undefined, channel: null, exited: false, ending: null };
-      if (instance.pgid !== undefined) registerGroup(instance.pgid);
+      const adopted = this.early?.adopt() ?? null;
+      this.early = undefined;
+      const { child, pgid } = adopted ?? spawnComponent(this.spec);
+      const once = adopted?.once ?? ((event: ChildEvent, listener: ChildListener) => child.once(event, listener));
+      const instance: Instance = { child, pgid, channel: null, exited: false, ending: null };
       this.current = instance;
       let spawned = false;
       let stdoutDone = false;
@@ -90,11 +153,11 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
         reported = true;
         sink.closed(exitInfo, this.stderrTail ? { stderr: this.stderrTail } : undefined);
       };
-      child.once("spawn", () => {
+      once("spawn", () => {
         spawned = true;
         resolve();
       });
-      child.once("error", (error: NodeJS.ErrnoException) => {
+      once("error", (error: NodeJS.ErrnoException) => {
         if (instance.pgid !== undefined) unregisterGroup(instance.pgid);
         if (!spawned) reject(new Error(`cannot start ${this.label}: ${error.code === "ENOENT" ? "command not found" : error.message}`));
       });
@@ -102,7 +165,7 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
         this.passStderr(chunk);
         this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
       });
-      child.once("exit", (code, signal) => {
+      once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
         instance.exited = true;
         exitInfo = signal ? `was killed by ${signal}` : `exited with code ${code}`;
         if (this.stderrTail.trim()) exitInfo += `; stderr: ${lastLines(this.stderrTail)}`;
