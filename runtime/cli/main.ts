@@ -178,13 +178,8 @@ async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<numb
       return 2;
     }
   }
-  // The agent boots while the conductor loads and the proxies compile, not after (see EarlyProcess).
-  // A config's agent is known only once the config is read; one after `--` replaces it, so start that now.
-  let early: import("../components/child-process.js").EarlyProcess | undefined;
-  if (mode === "agent" && agent.length > 0 && process.env.CORDON_EARLY_AGENT !== "off") {
-    const { EarlyProcess } = await import("../components/child-process.js");
-    early = new EarlyProcess({ command: agent[0], args: agent.slice(1), env: {} });
-  }
+  // The agent boots while the conductor loads and the proxies compile, not after (early-agent.ts).
+  const early = mode === "agent" ? (await import("./early-agent.js")).startAgentEarly(agent, parsed.values.config) : undefined;
   try {
     const { run } = await import("./run.js");
     const trace = parsed.values.trace === undefined ? undefined : resolve(parsed.values.trace); // errors name the resolved path

@@ -20,6 +20,7 @@ import { TraceFile } from "../routing/trace.js";
 import { defaultIsolation, type Isolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import type { AgentEntry, ProxyEntry } from "./chain-config.js";
 import { isNativeProxy } from "./chain-entries.js";
+import { sameProcess } from "./early-agent.js";
 import { allowWorkerPipes, StartWatch, startOrigins, ttyHint } from "./start-diagnostics.js";
 
 export interface RunOptions {
@@ -35,7 +36,7 @@ export interface RunOptions {
   isolation?: Isolation;
   /** How long the agent has to answer `initialize` (ms; `--initialize-timeout`, `CORDON_INITIALIZE_TIMEOUT_MS`). */
   initializeTimeoutMs?: number;
-  /** The agent after `--`, already started (`EarlyProcess`): the agent peer adopts it. */
+  /** The agent, already started (`early-agent.ts`): the agent peer adopts it if it is the one the chain names. */
   early?: EarlyProcess;
 }
 
@@ -72,15 +73,11 @@ export async function run(options: RunOptions): Promise<number> {
   const peers = buildProxies(proxies, log, options.isolation ?? defaultIsolation());
   // MCP-over-ACP: the bridge sits right before the agent (in proxy mode the outermost conductor bridges).
   if (options.mode === "agent") peers.push(new McpBridgePeer({ log }));
-  const agentPeer =
-    agent &&
-    new ChildProcessPeer(
-      { command: agent.command, args: agent.args, env: agent.env, cwd: agent.cwd },
-      "agent",
-      undefined,
-      undefined,
-      options.early,
-    );
+  const agentSpec = agent && { command: agent.command, args: agent.args, env: agent.env, cwd: agent.cwd };
+  // The agent started early is used only if it is the one the validated config (or `--`) names.
+  const early = options.early && agentSpec && sameProcess(options.early.spec, agentSpec) ? options.early : undefined;
+  if (options.early && !early) void options.early.discard();
+  const agentPeer = agentSpec && new ChildProcessPeer(agentSpec, "agent", undefined, undefined, early);
   // Diagnostics (start-diagnostics.ts): a failed start never exits 0; an agent silent on initialize is reported; room for worker pipes.
   const startWatch = new StartWatch([...peers, agentPeer], startOrigins(proxies, peers, agent, agentPeer));
   allowWorkerPipes(peers.length);
