@@ -527,3 +527,47 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     expect(await ghost.line()).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found: mcp/message" } });
   });
 });
+
+describe("routing past the bridge (Peer.passes, whenIdle)", () => {
+  const call = (method: string) => ({ jsonrpc: "2.0" as const, id: 9, method, params: {} });
+
+  it("passes nothing until the agent's initialize answer; then what it would forward untouched", async () => {
+    const { bridge, initialize } = await harness();
+    expect(bridge.passes(call("session/prompt"), false)).toBe(false); // pending
+    await initialize({ http: true });
+    expect(bridge.passes(call("session/prompt"), false)).toBe(true);
+    expect(bridge.passes(call("_vendor/thing"), false)).toBe(true);
+    expect(bridge.passes(call("session/update"), true)).toBe(true);
+    for (const method of [
+      "session/new",
+      "session/load",
+      "session/resume",
+      "session/fork",
+      "session/close",
+      "session/delete",
+      "mcp/message",
+    ]) {
+      expect(bridge.passes(call(method), false), method).toBe(false);
+    }
+  });
+
+  it("passes everything once the agent speaks MCP-over-ACP itself", async () => {
+    const { bridge, initialize } = await harness();
+    await initialize({ acp: true });
+    expect(bridge.passes(call("session/new"), false)).toBe(true);
+    expect(bridge.passes(call("mcp/message"), false)).toBe(true);
+  });
+
+  it("passes nothing and answers wait while it has messages queued", async () => {
+    const { bridge, initialize } = await harness();
+    await initialize({ acp: true });
+    bridge.send(call("session/prompt"));
+    expect(bridge.passes(call("session/prompt"), false)).toBe(false);
+    let ran = false;
+    bridge.whenIdle(() => (ran = true));
+    expect(ran).toBe(false);
+    await new Promise((r) => setImmediate(r));
+    expect(ran).toBe(true);
+    expect(bridge.passes(call("session/prompt"), false)).toBe(true);
+  });
+});
