@@ -162,6 +162,27 @@ describe("interest filter: a proxy that watches nothing", () => {
   });
 });
 
+describe("interest filter: what the conductor may route past the proxy (ignores)", () => {
+  const call = (m: Json) => msg({ jsonrpc: "2.0", ...m }) as Json;
+
+  it("what it does not watch, but never a cancellation, initialize or the host's messages", () => {
+    const filter = new InterestFilter(interestOf({ watches: { methods: ["session/prompt"], updates: ["plan"] } }, {})!);
+    expect(filter.ignores(call({ id: 1, method: "session/load", params: {} }))).toBe(true);
+    expect(filter.ignores(call({ method: "session/update", params: { update: { sessionUpdate: "agent_message_chunk" } } }))).toBe(true);
+    expect(filter.ignores(call({ method: "session/update", params: { update: { sessionUpdate: "plan" } } }))).toBe(false);
+    expect(filter.ignores(call({ id: 2, method: "session/prompt", params: {} }))).toBe(false);
+    expect(filter.ignores(call({ method: "$/cancel_request", params: { requestId: 1 } }))).toBe(false);
+    expect(filter.ignores(call({ id: 3, method: "initialize", params: {} }))).toBe(false);
+    expect(filter.ignores(call({ method: "_cordon/configure", params: {} }))).toBe(false);
+  });
+
+  it("no request past a proxy that watches elicitations: a scoped one would have to pass it unseen", () => {
+    const filter = new InterestFilter(interestOf({ watches: { methods: ["elicitation/create"] } }, {})!);
+    expect(filter.ignores(call({ id: 1, method: "session/prompt", params: {} }))).toBe(false);
+    expect(filter.ignores(call({ method: "session/update", params: { update: { sessionUpdate: "plan" } } }))).toBe(true);
+  });
+});
+
 describe("interest filter: order", () => {
   for (const isolation of ["thread", "worker"] as const) {
     it(`a message that passes never overtakes the guest's output for earlier messages (${isolation})`, async () => {

@@ -147,7 +147,10 @@ export class InterestFilter {
    * or the guest must translate. What the conductor routes past never enters the filter's maps.
    */
   ignores(call: Call): boolean {
-    return call.method !== Methods.cancelRequest && !this.watches(call);
+    if (call.method === Methods.cancelRequest || this.watches(call)) return false;
+    // A request-scoped elicitation retraces its request's path, past the proxies the request was
+    // routed past: a proxy that watches elicitations must see every request, or it would miss those.
+    return !(isRequest(call) && this.interest.methods.has(Methods.elicitationCreate));
   }
 
   private watches(call: Call): boolean {
