@@ -1,7 +1,8 @@
 /**
  * Routing fuzzer, in-process: every side (client, each proxy, the agent) throws mutated messages
  * at the conductor — nested envelopes, `_cordon/*` methods, deep nesting, prototype keys, forged
- * and reused ids — while proxies die and restart, and real prompts run between the storms.
+ * and reused ids — while proxies die and restart (two of them routed past for what they do not
+ * watch), and real prompts run between the storms.
  * Invariants: no routing bug is hit (the exception boundary never fires), the client never sees
  * a file, terminal or host-reserved message a peer had no right to send, and every real prompt is
  * answered exactly once, with its own answer.
@@ -29,6 +30,10 @@ describe("routing fuzzer", () => {
       if ("method" in m && "id" in m) peer.emit({ jsonrpc: "2.0", id: m.id, result: { ok: true } });
     };
     const proxies = [0, 1, 2].map((i) => new MemoryPeer(`proxy "p${i}"`, passThrough));
+    // Two of them let the conductor route past them while they owe nothing, as interest filters do:
+    // p1 watches only prompts, p2 everything but prompts.
+    proxies[1].passes = (m) => proxies[1].owed === 0 && m.method !== "session/prompt";
+    proxies[2].passes = (m) => proxies[2].owed === 0 && m.method === "session/prompt";
     const agent = new MemoryPeer('agent "memory"', agentScript);
     const lines: string[] = [];
     const conductor = new Conductor({
