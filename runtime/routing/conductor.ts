@@ -828,16 +828,16 @@ export class Conductor {
   }
 }
 
-/** The result-or-error part of a response. */
 /**
  * Whether a message may be routed past a proxy that would pass it (`Hop.skips`). Not `initialize`
- * (every proxy takes part), nor a request-scoped `elicitation/create`: it names its request by the
- * id one hop knows it by, renamed hop by hop (`scopeToHop`), so it must retrace that request's path.
+ * (every proxy takes part), nor `elicitation/create`: a request-scoped one names its request by
+ * the id one hop knows it by, so it retraces that request's path (`Conductor.elicitation`).
  */
 function mayPass(message: Call): boolean {
   return message.method !== Methods.initialize && message.method !== Methods.elicitationCreate;
 }
 
+/** The result-or-error part of a response. */
 function pick(message: JsonRpcResponse): { result: unknown } | { error: JsonRpcResponse["error"] } {
   return message.error !== undefined ? { error: message.error } : { result: message.result };
 }
