@@ -35,6 +35,8 @@ describe("the agent cordon run starts before the chain is built", () => {
     expect(earlyAgentSpec([], join(tmpdir(), "no-such-chain.json"))).toBeUndefined();
     expect(earlyAgentSpec([], config("{ not json"))).toBeUndefined();
     expect(earlyAgentSpec([], config({ proxies: [] }))).toBeUndefined();
+    expect(earlyAgentSpec([], "/dev/null")).toBeUndefined(); // not a regular file: never read synchronously
+    expect(earlyAgentSpec([], config({ agent: { command: "node" }, pad: "x".repeat(2 * 1024 * 1024) }))).toBeUndefined();
     for (const agent of [
       { command: "" },
       { command: 1 },

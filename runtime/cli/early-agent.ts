@@ -6,9 +6,12 @@
  * one is ended and the validated one started: validation stays the only judge of what runs.
  * `CORDON_EARLY_AGENT=off` starts the agent only once the chain is built.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { EarlyProcess, type ProcessSpec } from "../components/child-process.js";
+
+/** Larger configs are left to the real read (a chain config is a few KB). */
+const MAX_CONFIG_BYTES = 1024 * 1024;
 
 export function startAgentEarly(agentArgv: string[], configPath: string | undefined): EarlyProcess | undefined {
   if (process.env.CORDON_EARLY_AGENT === "off") return undefined;
@@ -26,6 +29,9 @@ export function earlyAgentSpec(agentArgv: string[], configPath: string | undefin
 function configAgent(path: string): ProcessSpec | undefined {
   let config: unknown;
   try {
+    // Synchronous, so only a regular file of config size (never a FIFO or a device that blocks or never ends).
+    const stat = statSync(path);
+    if (!stat.isFile() || stat.size > MAX_CONFIG_BYTES) return undefined;
     config = JSON.parse(readFileSync(path, "utf8"));
   } catch {
     return undefined; // the real read reports it
