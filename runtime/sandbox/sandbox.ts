@@ -38,7 +38,29 @@ export interface SandboxHandlers {
 
 /** Deliveries queued for one guest above which its inputs are paused, and below which they resume. */
 export const QUEUE_HIGH_WATER = 1024;
-export const QUEUE_LOW_WATER = 256;
+const QUEUE_LOW_WATER = 256;
+
+/**
+ * A guest queue's congestion, with hysteresis: reported once when the queue reaches
+ * `QUEUE_HIGH_WATER`, cleared once when it is back down to `QUEUE_LOW_WATER`. Each sandbox tells
+ * it the queue's length whenever that changes.
+ */
+export class QueueCongestion {
+  private congested = false;
+
+  constructor(private readonly report: (congested: boolean) => void) {}
+
+  /** The queue now holds `length` messages. */
+  update(length: number): void {
+    if (!this.congested && length >= QUEUE_HIGH_WATER) {
+      this.congested = true;
+      this.report(true);
+    } else if (this.congested && length <= QUEUE_LOW_WATER) {
+      this.congested = false;
+      this.report(false);
+    }
+  }
+}
 
 export interface ProxySandbox {
   /** Instantiates the guest (runs its start function). Rejects with the failure if that traps or times out. */

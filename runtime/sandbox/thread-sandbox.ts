@@ -31,14 +31,7 @@ import { CanonicalHost, describe, GuestFault, RECEIVE_EXPORT } from "./canonical
 import type { LoadedComponent } from "./component-loader.js";
 import { FuelUnsupported, instrumentFuel, isFuelTrap } from "./fuel.js";
 import { capModule } from "./module-caps.js";
-import {
-  type ProxySandbox,
-  QUEUE_HIGH_WATER,
-  QUEUE_LOW_WATER,
-  type SandboxFailure,
-  type SandboxHandlers,
-  type SandboxLimits,
-} from "./sandbox.js";
+import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
 
 /** Fuel units per millisecond of a limit (a tight wasm loop runs ~3–6 M/ms on the reference machine). */
 const FUEL_PER_MS = 5_000_000;
@@ -75,7 +68,7 @@ export class ThreadSandbox implements ProxySandbox {
   private paused = false;
   private head = 0;
   private scheduled = false;
-  private congested = false;
+  private readonly congestion = new QueueCongestion((congested) => this.handlers?.congested?.(congested));
   private dead = false;
   /** Milliseconds the guest has run in this thread (start and deliveries). */
   cpuMs = 0;
@@ -158,10 +151,7 @@ export class ThreadSandbox implements ProxySandbox {
   private enqueue(message: string | object): void {
     if (this.dead || !this.host) return;
     this.queue.push(message);
-    if (!this.congested && this.queue.length - this.head >= QUEUE_HIGH_WATER) {
-      this.congested = true;
-      this.handlers?.congested?.(true);
-    }
+    this.congestion.update(this.queue.length - this.head);
     if (!this.scheduled) {
       this.scheduled = true;
       queueMicrotask(this.drain);
@@ -203,10 +193,7 @@ export class ThreadSandbox implements ProxySandbox {
       }
       if (typeof message !== "string") {
         // Passes the guest by, in its turn.
-        if (this.congested && this.queue.length - this.head <= QUEUE_LOW_WATER) {
-          this.congested = false;
-          this.handlers?.congested?.(false);
-        }
+        this.congestion.update(this.queue.length - this.head);
         this.handlers?.passed?.(message);
         continue;
       }
@@ -224,10 +211,7 @@ export class ThreadSandbox implements ProxySandbox {
       this.cpuMs += now - t;
       const over = this.budget.charge({ guestMs: now - t, messages: output.length, units: host.lastOutputUnits });
       if (over) return this.fail({ kind: "budget", message: over.message });
-      if (this.congested && this.queue.length - this.head <= QUEUE_LOW_WATER) {
-        this.congested = false;
-        this.handlers?.congested?.(false);
-      }
+      this.congestion.update(this.queue.length - this.head);
       if (output.length > 0) this.handlers?.output(output);
       if (now >= until && this.head < this.queue.length && !this.dead) {
         this.scheduled = true;

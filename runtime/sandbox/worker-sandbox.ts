@@ -28,8 +28,7 @@ import { capModule } from "./module-caps.js";
 import {
   MAX_DELIVERED_UNITS,
   type ProxySandbox,
-  QUEUE_HIGH_WATER,
-  QUEUE_LOW_WATER,
+  QueueCongestion,
   type SandboxFailure,
   type SandboxHandlers,
   type SandboxLimits,
@@ -63,7 +62,7 @@ export class WorkerSandbox implements ProxySandbox {
   private pumpScheduled = false;
   private waitingHead = 0;
   private paused = false;
-  private congested = false;
+  private readonly congestion = new QueueCongestion((congested) => this.handlers?.congested?.(congested));
   private watchdog: NodeJS.Timeout | null = null;
   private dead = false;
   private readonly budget: GuestBudget;
@@ -187,22 +186,14 @@ export class WorkerSandbox implements ProxySandbox {
       queueMicrotask(() => this.fail(failure)); // not from inside the router's send
       return;
     }
-    this.inFlight++;
-    if (!this.congested && this.inFlight >= QUEUE_HIGH_WATER) {
-      this.congested = true;
-      this.handlers?.congested?.(true);
-    }
+    this.congestion.update(++this.inFlight);
     this.waiting.push(message);
     this.pump();
   }
 
   passThrough(message: object): void {
     if (this.dead || !this.worker) return;
-    this.inFlight++;
-    if (!this.congested && this.inFlight >= QUEUE_HIGH_WATER) {
-      this.congested = true;
-      this.handlers?.congested?.(true);
-    }
+    this.congestion.update(++this.inFlight);
     this.waiting.push(message);
     this.pumpSoon();
   }
@@ -235,11 +226,7 @@ export class WorkerSandbox implements ProxySandbox {
         if (this.posted > 0) return; // `done` of the last one pumps again
         if (fromRouter) return this.pumpSoon();
         this.take();
-        this.inFlight--;
-        if (this.congested && this.inFlight <= QUEUE_LOW_WATER) {
-          this.congested = false;
-          this.handlers?.congested?.(false);
-        }
+        this.congestion.update(--this.inFlight);
         this.handlers?.passed?.(item);
         continue;
       }
@@ -277,12 +264,8 @@ export class WorkerSandbox implements ProxySandbox {
   }
 
   private completed(): void {
-    this.inFlight--;
     this.posted--;
-    if (this.congested && this.inFlight <= QUEUE_LOW_WATER) {
-      this.congested = false;
-      this.handlers?.congested?.(false);
-    }
+    this.congestion.update(--this.inFlight);
     if (this.posted > 0) this.watchdog?.refresh();
     else this.disarm();
   }
