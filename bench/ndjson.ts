@@ -23,6 +23,19 @@ export function readLines(input: Readable, onLine: (line: string) => void): void
   });
 }
 
+/** Calls `onMessage` with every line of `input` that parses as JSON; other lines are skipped. */
+export function readMessages(input: Readable, onMessage: (message: any) => void): void {
+  readLines(input, (line) => {
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return;
+    }
+    onMessage(message);
+  });
+}
+
 /** Writes lines, batching what is written in one tick; `drained` resolves once the stream accepts more. */
 export class LineWriter {
   private buffer: string[] = [];

@@ -4,7 +4,7 @@
  * which answers with one `agent_message_chunk` update and then `end_turn` — or, for a prompt
  * `stream N`, N chunks first (written with backpressure). Everything else: method not found.
  */
-import { LineWriter, readLines } from "./ndjson.js";
+import { LineWriter, readMessages } from "./ndjson.js";
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -33,13 +33,7 @@ async function prompt(m: Json): Promise<void> {
   out.write({ jsonrpc: "2.0", id: m.id, result: { stopReason: "end_turn" } });
 }
 
-readLines(process.stdin, (line) => {
-  let m: Json;
-  try {
-    m = JSON.parse(line);
-  } catch {
-    return;
-  }
+readMessages(process.stdin, (m: Json) => {
   if (m.id === undefined || typeof m.method !== "string") return;
   switch (m.method) {
     case "initialize":

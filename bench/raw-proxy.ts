@@ -5,7 +5,7 @@
  * plain. Requests get the proxy's own ids each way; `initialize` is answered with
  * `_meta.proxy: true` (the conductor checks each proxy accepted the proxy role).
  */
-import { LineWriter, readLines } from "./ndjson.js";
+import { LineWriter, readMessages } from "./ndjson.js";
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -28,13 +28,7 @@ function forward(method: string, params: unknown, id: unknown, toSuccessor: bool
   );
 }
 
-readLines(process.stdin, (line) => {
-  let m: Json;
-  try {
-    m = JSON.parse(line);
-  } catch {
-    return;
-  }
+readMessages(process.stdin, (m: Json) => {
   if (typeof m.method !== "string") {
     const p = pending.get(m.id);
     if (!p) return;
