@@ -4,6 +4,7 @@
  */
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { socketLines } from "../../test/helpers/socket-lines.js";
 import { createLogger } from "../log.js";
 import { McpBridgePeer } from "./bridge.js";
 
@@ -221,17 +222,11 @@ describe("MCP bridge peer", () => {
     await h.send({ id: setup.id, result: { sessionId: "s1" } });
     const { args, env } = setup.params.params.mcpServers[0];
     const socket = connect({ host: "127.0.0.1", port: Number(args[3]) });
+    const reader = socketLines(socket);
     const lines: Json[] = [];
-    let buffer = "";
-    socket.setEncoding("utf8").on("data", (chunk: string) => {
-      buffer += chunk;
-      for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
-        lines.push(JSON.parse(buffer.slice(0, nl)));
-        buffer = buffer.slice(nl + 1);
-      }
-    });
+    /** The first `n` lines the bridge sent. */
     const line = async (n: number) => {
-      for (let i = 0; i < 400 && lines.length < n; i++) await new Promise((r) => setTimeout(r, 5));
+      while (lines.length < n) lines.push(await reader.next());
       return lines.slice(0, n);
     };
     socket.write(JSON.stringify({ cordonBridge: 1, endpoint: args[5], token: env[0].value }) + "\n");
@@ -332,24 +327,11 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     const { args, env } = setup.params.params.mcpServers[0];
     const open = async () => {
       const socket = connect({ host: "127.0.0.1", port: Number(args[3]) });
-      const lines: Json[] = [];
-      let buffer = "";
-      socket.setEncoding("utf8").on("data", (chunk: string) => {
-        buffer += chunk;
-        for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
-          lines.push(JSON.parse(buffer.slice(0, nl)));
-          buffer = buffer.slice(nl + 1);
-        }
-      });
+      const reader = socketLines(socket);
       const write = (m: Json) => socket.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
-      const line = async (): Promise<Json> => {
-        for (let i = 0; i < 400 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
-        if (lines.length === 0) throw new Error("no line from the bridge");
-        return lines.shift()!;
-      };
       socket.write(JSON.stringify({ cordonBridge: 1, endpoint: args[5], token: env[0].value }) + "\n");
-      expect(await line()).toEqual({ cordonBridge: "ok" });
-      return { socket, write, line, lines };
+      expect(await reader.next()).toEqual({ cordonBridge: "ok" });
+      return { socket, write, line: reader.next, unread: reader.unread };
     };
     return { ...(await open()), open };
   }
@@ -441,7 +423,7 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 5, error: { code: -32800, message: "Request cancelled" } });
     // Nothing else went upstream (no mcp/connect, no notification), nothing else reached the client.
     expect((await h.take()).filter((m) => m.method !== undefined)).toEqual([]);
-    expect(c.lines).toEqual([]);
+    expect(c.unread()).toEqual([]);
     // The connection closes: in-flight calls are withdrawn; no mcp/disconnect in this form.
     c.write({ id: 6, method: "tools/call", params: { name: "slow" } });
     const pending = await h.next((m) => m.method === "mcp/message");

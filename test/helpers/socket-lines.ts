@@ -11,6 +11,8 @@ export type { Json };
 
 export interface SocketLines {
   next(): Promise<Json>;
+  /** Messages received and not yet taken by `next`. */
+  unread(): Json[];
   closed: Promise<void>;
 }
 
@@ -31,5 +33,5 @@ export function socketLines(socket: Socket): SocketLines {
   socket.on("error", () => {});
   const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   const next = (): Promise<Json> => (got.length ? Promise.resolve(got.shift()!) : new Promise((resolve) => waiters.push(resolve)));
-  return { next, closed };
+  return { next, unread: () => [...got], closed };
 }
