@@ -59,6 +59,26 @@ function spawnComponent(spec: ProcessSpec): { child: ChildProcess; pgid: number 
   return { child, pgid };
 }
 
+/**
+ * Ends what Cordon started: EOF (`closeInput`), a grace, SIGTERM, a grace, SIGKILL — to the whole
+ * process group when it has one (else to the process, until `exited`) — then forgets the group.
+ */
+async function endProcess(
+  child: ChildProcess,
+  pgid: number | undefined,
+  graceMs: number,
+  closeInput: () => void,
+  exited: () => boolean,
+): Promise<void> {
+  await endGroup({
+    graceMs,
+    closeInput,
+    alive: () => (pgid !== undefined ? groupAlive(pgid) : !exited()),
+    signal: (signal) => (pgid !== undefined ? signalGroup(pgid, signal) : child.kill(signal)),
+  });
+  if (pgid !== undefined) unregisterGroup(pgid);
+}
+
 type ChildEvent = "spawn" | "error" | "exit";
 // biome-ignore lint/suspicious/noExplicitAny: the listener types of ChildProcess's own `once` overloads
 type ChildListener = (...args: any[]) => void;
@@ -99,13 +119,13 @@ export class EarlyProcess {
     this.taken = true;
     const { child, pgid } = this;
     if (!spawnedOk(child)) return;
-    await endGroup({
-      graceMs: 200,
-      closeInput: () => child.stdin?.end(),
-      alive: () => (pgid !== undefined ? groupAlive(pgid) : !this.seen.has("exit")),
-      signal: (signal) => (pgid !== undefined ? signalGroup(pgid, signal) : child.kill(signal)),
-    });
-    if (pgid !== undefined) unregisterGroup(pgid);
+    await endProcess(
+      child,
+      pgid,
+      200,
+      () => child.stdin?.end(),
+      () => this.seen.has("exit"),
+    );
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
   }
 }
@@ -201,13 +221,13 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
   private end(instance: Instance): Promise<void> {
     instance.ending ??= (async () => {
       const { child, pgid } = instance;
-      await endGroup({
-        graceMs: END_GRACE_MS,
-        closeInput: () => instance.channel?.closeOutput(),
-        alive: () => (pgid !== undefined ? groupAlive(pgid) : !instance.exited),
-        signal: (signal) => (pgid !== undefined ? signalGroup(pgid, signal) : child.kill(signal)),
-      });
-      if (pgid !== undefined) unregisterGroup(pgid);
+      await endProcess(
+        child,
+        pgid,
+        END_GRACE_MS,
+        () => instance.channel?.closeOutput(),
+        () => instance.exited,
+      );
       // The group is empty, but the process we started may not be reaped yet (the group check
       // ignores zombies): "gone" means Node has seen its exit too. Bounded: it is only a reap away.
       if (!instance.exited && spawnedOk(child)) {
