@@ -11,9 +11,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bigSender, bigTable, growingEcho, slowEcho, tableBomb } from "../../test/fixtures/hostile/sandbox-wat.js";
 import { echoComponent } from "../../test/fixtures/wat-components.js";
+import { watchSandbox } from "../../test/helpers/watched-sandbox.js";
 import { CanonicalHost } from "./canonical-host.js";
 import { loadComponentBytes } from "./component-loader.js";
-import { DEFAULT_LIMITS, type SandboxFailure, type SandboxLimits, workerHeapLimitMiB } from "./sandbox.js";
+import { DEFAULT_LIMITS, type SandboxLimits, workerHeapLimitMiB } from "./sandbox.js";
 import { WorkerSandbox } from "./worker-sandbox.js";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-bounds-"));
@@ -21,19 +22,7 @@ const Mi = 2 ** 20;
 
 async function sandboxFor(bytes: Uint8Array, limits: Partial<SandboxLimits> = {}) {
   const component = await loadComponentBytes("guest.wasm", bytes, { cacheDir });
-  const outputs: string[] = [];
-  let failure: SandboxFailure | null = null;
-  let failed: () => void = () => {};
-  const died = new Promise<void>((resolve) => (failed = resolve));
-  const sandbox = new WorkerSandbox(component, { ...DEFAULT_LIMITS, receiveTimeoutMs: 20_000, startTimeoutMs: 10_000, ...limits });
-  const started = sandbox.start({
-    output: (messages) => outputs.push(...messages),
-    failed: (f) => {
-      failure = f;
-      failed();
-    },
-  });
-  return { sandbox, outputs, started, died, failure: () => failure };
+  return watchSandbox(new WorkerSandbox(component, { ...DEFAULT_LIMITS, receiveTimeoutMs: 20_000, startTimeoutMs: 10_000, ...limits }));
 }
 
 const rssMiB = () => process.memoryUsage().rss / Mi;

@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
+import { watchSandbox } from "../../test/helpers/watched-sandbox.js";
 import { loadComponentBytes } from "./component-loader.js";
-import { DEFAULT_LIMITS, QUEUE_HIGH_WATER, type SandboxFailure } from "./sandbox.js";
+import { DEFAULT_LIMITS, QUEUE_HIGH_WATER } from "./sandbox.js";
 import { sandboxFactory } from "./sandbox-factory.js";
 import { ThreadSandbox } from "./thread-sandbox.js";
 import { WorkerSandbox } from "./worker-sandbox.js";
@@ -15,21 +16,7 @@ const IMPORT = `(import "cordon:proxy/channel@0.1.0" "send" (func $send (param i
 
 async function sandboxFor(bytes: Uint8Array, limits = {}) {
   const component = await loadComponentBytes("guest.wasm", bytes, { cacheDir });
-  const outputs: string[] = [];
-  const congestion: boolean[] = [];
-  let failure: SandboxFailure | null = null;
-  let failed: () => void = () => {};
-  const died = new Promise<void>((resolve) => (failed = resolve));
-  const sandbox = new ThreadSandbox(component, { ...DEFAULT_LIMITS, ...limits });
-  const started = sandbox.start({
-    output: (messages) => outputs.push(...messages),
-    congested: (c) => congestion.push(c),
-    failed: (f) => {
-      failure = f;
-      failed();
-    },
-  });
-  return { sandbox, outputs, congestion, started, died, failure: () => failure };
+  return watchSandbox(new ThreadSandbox(component, { ...DEFAULT_LIMITS, ...limits }));
 }
 
 const loopInReceive = () =>

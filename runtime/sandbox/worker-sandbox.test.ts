@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
+import { watchSandbox } from "../../test/helpers/watched-sandbox.js";
 import { loadComponentBytes } from "./component-loader.js";
-import { DEFAULT_LIMITS, MAX_DELIVERED_UNITS, type SandboxFailure } from "./sandbox.js";
+import { DEFAULT_LIMITS, MAX_DELIVERED_UNITS } from "./sandbox.js";
 import { WorkerSandbox } from "./worker-sandbox.js";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-worker-"));
@@ -13,20 +14,8 @@ const IMPORT = `(import "cordon:proxy/channel@0.1.0" "send" (func $send (param i
 
 async function sandboxFor(bytes: Uint8Array, limits = {}) {
   const component = await loadComponentBytes("guest.wasm", bytes, { cacheDir });
-  const outputs: string[] = [];
-  let failure: SandboxFailure | null = null;
-  let failed: () => void = () => {};
-  const died = new Promise<void>((resolve) => (failed = resolve));
   // Generous by default: a worker's first start on a loaded two-core machine can take a while.
-  const sandbox = new WorkerSandbox(component, { ...DEFAULT_LIMITS, receiveTimeoutMs: 5_000, startTimeoutMs: 10_000, ...limits });
-  const started = sandbox.start({
-    output: (messages) => outputs.push(...messages),
-    failed: (f) => {
-      failure = f;
-      failed();
-    },
-  });
-  return { sandbox, outputs, started, died, failure: () => failure };
+  return watchSandbox(new WorkerSandbox(component, { ...DEFAULT_LIMITS, receiveTimeoutMs: 5_000, startTimeoutMs: 10_000, ...limits }));
 }
 
 describe("WorkerSandbox", () => {
