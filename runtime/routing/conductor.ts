@@ -29,23 +29,23 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
-  MAX_ID_LENGTH,
   paramsObject,
 } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
 import { withMember } from "../protocol/raw-json.js";
 import { type Call, cancelRequest, isRequest, stripId, unwrap, withId, wrap } from "./envelope.js";
+import { debugObserver, dropWarnings, type RouteEvent, type RouteObserver, stallObserver, traceName, traceObserver } from "./events.js";
 import { type FailureData, failureData } from "./failure.js";
 import { type Refusal, successorInit } from "./gates/index.js";
 import type { Grant } from "./grants.js";
-import { type Dialect, type FailurePolicy, Hop, type Incoming, MAX_DROP_WARNINGS } from "./hop.js";
+import { type Dialect, type FailurePolicy, Hop, type Incoming } from "./hop.js";
 import { ParentSuccessorPeer } from "./parent-successor.js";
 import type { FailureDetail, Peer } from "./peer.js";
 import { decide, type RouteContext, type Rule, ruleTable } from "./rules/index.js";
 import { StallWatch } from "./stall-watch.js";
 import { Supervisor } from "./supervisor.js";
-import { sessionOf, type Tracer } from "./trace.js";
+import type { Tracer } from "./trace.js";
 
 export interface ConductorOptions {
   /** The client (agent mode) or the parent conductor (proxy mode). */
@@ -104,11 +104,9 @@ export class Conductor {
   private exiting = false;
 
   private readonly proxyMode: boolean;
-  private readonly trace: Tracer | null;
   private readonly supervisor: Supervisor;
-  private readonly stalls: StallWatch;
-  /** `CORDON_LOG=debug`: one line per routed message. */
-  private readonly debug: boolean;
+  /** Who hears what the router did (events.ts): drop warnings, the trace, the debug log, the stall watch. */
+  private readonly observers: RouteObserver[];
   /** The routing rules of each direction (rules/index.ts), and what they see of the chain. */
   private readonly rules = ruleTable();
   private readonly cx: RouteContext;
@@ -116,7 +114,6 @@ export class Conductor {
   constructor(private readonly options: ConductorOptions) {
     this.log = options.log;
     this.proxyMode = options.mode === "proxy";
-    this.trace = options.trace ?? null;
     this.client = new Hop(options.client, { role: "client" });
     this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }));
     options.failurePolicies?.forEach((policy, i) => {
@@ -135,22 +132,25 @@ export class Conductor {
       if (!options.agent) throw new Error("an agent is required outside proxy mode");
       this.agent = new Hop(options.agent, { role: "agent" });
     }
-    this.debug = this.log.enabled("debug");
-    this.stalls = new StallWatch(options.slowRequestMs ?? 5_000, ({ proxy, method, id, ms }) =>
+    const stalls = new StallWatch(options.slowRequestMs ?? 5_000, ({ proxy, method, id, ms }) =>
       this.log.warn(
         `${method} (id ${id}) has been inside ${proxy} for ${(ms / 1000).toFixed(1)} s: it has neither passed it on nor answered it`,
       ),
     );
+    this.observers = [dropWarnings(this.log), stallObserver(stalls)];
+    if (options.trace) this.observers.push(traceObserver(options.trace));
+    if (this.log.enabled("debug")) this.observers.push(debugObserver(this.log));
     this.cx = {
       client: this.client,
       agent: this.agent,
       proxies: this.proxies,
       indexOf: (hop) => this.indexOf(hop),
-      traceName: participant,
+      traceName,
       log: this.log,
-      trace: (event) => this.trace?.(event),
+      trace: (event) => this.options.trace?.(event),
       send: (hop, message: JsonRpcMessage) => hop.peer.send(message),
       notice: (level, hop, message) => this.notice(level, hop, message),
+      answerInstead: (hop, key, result) => this.answerInstead(hop, key, result),
       dropped: (hop, why, message) => this.dropped(hop, why, message),
     };
     this.supervisor = new Supervisor({
@@ -346,26 +346,7 @@ export class Conductor {
       return this.toward(this.client, withMember(message, "method", Methods.initialize), 0);
     }
     if (!this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, `expected "${expected}" before "${method}"`);
-    if (method === Methods.sessionCancel) this.cancelHeldPermissions(sessionOf(message.params));
     this.toward(this.client, message, 0);
-  }
-
-  /**
-   * `session/cancel`: every permission request of that session that the agent is still waiting on
-   * is answered `cancelled` now, wherever in the chain it is held; the hop holding it gets a
-   * `$/cancel_request` so the cancellation travels on toward the client, hop by hop.
-   */
-  private cancelHeldPermissions(sessionId: string | null): void {
-    if (sessionId === null) return;
-    for (const hop of [this.client, ...this.proxies]) {
-      for (const [key, pending] of hop.outgoing) {
-        if (pending.kind !== "forward" || pending.from !== this.agent || pending.sessionId !== sessionId) continue;
-        this.settleFor(hop, key);
-        this.agent.incoming.delete(idKey(pending.fromId));
-        this.agent.peer.send({ jsonrpc: "2.0", id: pending.fromId, result: { outcome: { outcome: "cancelled" } } });
-        this.sendCancel(this.agent, hop, cancelRequest(idFromKey(key)), hop !== this.client);
-      }
-    }
   }
 
   private malformed(hop: Hop, detail: string): void {
@@ -384,17 +365,15 @@ export class Conductor {
     if (pos.role === "agent") {
       const ruled = this.ruled(this.rules.fromAgent, message, hop);
       if (!ruled) return;
-      if (method === Methods.elicitationCreate) return this.elicitation(hop, ruled.call);
-      return this.backward(hop, ruled.call, ruled.to ?? this.proxies.length - 1, ruled.to !== undefined);
+      return this.backward(hop, ruled.call, ruled.to ?? this.proxies.length - 1, ruled.exact);
     }
     if (pos.role !== "proxy") return;
     if (isRequest(message))
-      this.stalls.passedOn(hop.label, isProxySuccessor(method) ? String(paramsObject(message.params)?.method) : method);
+      this.emit({ kind: "passedOn", hop, method: isProxySuccessor(method) ? String(paramsObject(message.params)?.method) : method });
     if (!isProxySuccessor(method)) {
       const ruled = this.ruled(this.rules.proxyToPredecessor, message, hop);
       if (!ruled) return;
-      if (method === Methods.elicitationCreate) return this.elicitation(hop, ruled.call);
-      return this.backward(hop, ruled.call, ruled.to ?? pos.index - 1, ruled.to !== undefined);
+      return this.backward(hop, ruled.call, ruled.to ?? pos.index - 1, ruled.exact);
     }
     if (method === Methods.legacyProxySuccessor) hop.dialect = "rust";
     const inner = unwrap(message);
@@ -432,14 +411,23 @@ export class Conductor {
     from: Hop,
     envelope: Call = call,
     replyTo: Hop = from,
-  ): { call: Call; to?: number } | null {
+  ): { call: Call; to?: number; exact?: boolean } | null {
     const verdict = decide(rules, this.cx, call, from);
-    if (verdict.kind === "pass") return { call: verdict.call ?? call, to: verdict.to };
+    if (verdict.kind === "pass") return { call: verdict.call ?? call, to: verdict.to, exact: verdict.exact };
     if (verdict.kind === "refuse") {
       if (verdict.plain) this.refuse(envelope, verdict.refusal.code, verdict.refusal.message, replyTo);
       else this.refuseGated(envelope, verdict.refusal, replyTo);
     }
     return null;
+  }
+
+  /** See `RouteContext.answerInstead`. */
+  private answerInstead(hop: Hop, key: string, result: unknown): void {
+    const pending = hop.outgoing.get(key);
+    if (pending?.kind !== "forward" || !this.settleFor(hop, key)) return;
+    pending.from.incoming.delete(idKey(pending.fromId));
+    if (pending.from.alive) pending.from.peer.send({ jsonrpc: "2.0", id: pending.fromId, result } as JsonRpcResponse);
+    this.sendCancel(pending.from, hop, cancelRequest(idFromKey(key)), hop !== this.client);
   }
 
   /** The router answered `hop`'s request `key` on its behalf: its late answer is dropped, and the rules forget it. */
@@ -511,21 +499,10 @@ export class Conductor {
       return;
     }
     if (!isRequest(original)) {
-      this.trace?.({
-        type: "notification",
-        protocol: "acp",
-        from: participant(from),
-        to: participant(to),
-        method: original.method,
-        session: sessionOf(original.params),
-        params: original.params ?? null,
-      });
-      if (this.debug) this.log.debug(`${participant(from)} → ${participant(to)}: ${original.method}`);
-      if (to.alive) {
-        for (const rule of this.rules.all) rule.forwarded?.(this.cx, { from, to, key: null, call: original });
-        to.peer.send(stripId(outgoing));
-      } else this.log.debug(`dropped ${original.method} notification for ${to.label}: ${to.failure}`);
-      return;
+      this.emit({ kind: "notified", from, to, call: original });
+      if (!to.alive) return;
+      for (const rule of this.rules.all) rule.forwarded?.(this.cx, { from, to, key: null, call: original });
+      return to.peer.send(stripId(outgoing));
     }
     if (!to.alive) {
       return this.refuse(
@@ -533,7 +510,7 @@ export class Conductor {
         ErrorCodes.internalError,
         `${to.label} is not running: it ${to.failure}`,
         from,
-        failureData(participant(to), "down"),
+        failureData(traceName(to), "down"),
       );
     }
     const fromKey = idKey(original.id);
@@ -555,34 +532,16 @@ export class Conductor {
       );
     }
     const id = to.issueId();
-    this.trace?.({
-      type: "request",
-      protocol: "acp",
-      from: participant(from),
-      to: participant(to),
-      id,
-      method: original.method,
-      session: sessionOf(original.params),
-      params: original.params ?? null,
-    });
-    // Kept while the request waits (session/cancel answers it); a session id is bounded like an id.
-    const session = original.method === Methods.requestPermission ? sessionOf(original.params) : null;
-    const sessionId = session !== null && session.length <= MAX_ID_LENGTH ? session : undefined;
+    this.emit({ kind: "delivered", from, to, call: original, id });
     to.outgoing.set(idKey(id), {
       kind: "forward",
       from,
       fromId: original.id,
       fromGeneration: from.generation,
       method: original.method,
-      sessionId,
       retry,
     });
     from.incoming.set(fromKey, { id: original.id, to, toId: id, enveloped });
-    if (this.debug)
-      this.log.debug(
-        `${participant(from)} → ${participant(to)}: ${original.method} (id ${JSON.stringify(original.id)} → ${JSON.stringify(id)})`,
-      );
-    if (to.position.role === "proxy") this.stalls.delivered(to.label, idKey(id), JSON.stringify(id), original.method);
     const record = { from, fromId: original.id, to, toId: id, key: idKey(id), call: original };
     for (const rule of this.rules.all) rule.forwarded?.(this.cx, record);
     to.peer.send(withId(outgoing, id) as JsonRpcRequest);
@@ -602,7 +561,6 @@ export class Conductor {
       return;
     }
     hop.outgoing.delete(key);
-    if (hop.position.role === "proxy") this.stalls.settled(hop.label, key);
     if (pending.kind === "own") return pending.answer(message);
     // Method-not-found means "I speak only _proxy/*" only if the proxy never passed the initialize
     // on: one that did understood it, and is relaying an error from further down the chain.
@@ -613,13 +571,16 @@ export class Conductor {
     }
     const answered = { answerer: hop, key, asker: pending.from, method: pending.method };
     for (const rule of this.rules.all) message = rule.answer?.(this.cx, message, answered) ?? message;
-    this.trace?.({
-      type: "response",
-      from: participant(hop),
-      to: participant(pending.from),
+    const stale = pending.fromGeneration !== pending.from.generation;
+    this.emit({
+      kind: "answered",
+      answerer: hop,
+      asker: pending.from,
       id: message.id!,
-      is_error: message.error !== undefined,
-      payload: message.error ?? message.result ?? null,
+      askerId: pending.fromId,
+      method: pending.method,
+      answer: message,
+      stale,
     });
     if (pending.method === Methods.initialize) {
       if (pending.from.position.role === "proxy") {
@@ -630,12 +591,7 @@ export class Conductor {
       }
     }
     // The instance that asked is gone: its successor instance may reuse the id for another request.
-    if (pending.fromGeneration !== pending.from.generation) return;
-    if (this.debug) {
-      this.log.debug(
-        `${participant(hop)} → ${participant(pending.from)}: ${message.error ? "error" : "result"} for ${pending.method} (id ${JSON.stringify(message.id)} → ${JSON.stringify(pending.fromId)})`,
-      );
-    }
+    if (stale) return;
     pending.from.incoming.delete(idKey(pending.fromId));
     const { from, fromGeneration } = pending;
     const answer = withMember(message, "id", pending.fromId);
@@ -678,22 +634,6 @@ export class Conductor {
     return position.role === "proxy" ? position.index : position.role === "client" ? -1 : this.proxies.length;
   }
 
-  /**
-   * A request-scoped `elicitation/create` names, in `params.requestId`, a request its sender is
-   * handling — by the id the sender knows it by, which is this hop's id. Going back, it must name
-   * the same request by the id of the hop that sent it, like `$/cancel_request` going forward —
-   * and go to that hop, past the proxies the request was routed past (`Hop.skips`), which never
-   * knew it. Not request-scoped (or naming no request of this hop's): toward the client as any call.
-   */
-  private elicitation(hop: Hop, message: Call): void {
-    const params = paramsObject(message.params);
-    const requestId = params?.requestId;
-    const pending = typeof requestId === "string" || typeof requestId === "number" ? hop.outgoing.get(idKey(requestId)) : undefined;
-    const at = this.indexOf(hop);
-    if (pending?.kind !== "forward" || this.indexOf(pending.from) >= at) return this.backward(hop, message, at - 1);
-    this.backward(hop, { ...message, params: { ...params, requestId: pending.fromId } }, this.indexOf(pending.from));
-  }
-
   /** `$/cancel_request` is hop-scoped: re-issue it toward wherever the request went, with that hop's id. */
   private cancel(from: Hop, params: unknown): void {
     const requestId = paramsObject(params)?.requestId;
@@ -705,15 +645,7 @@ export class Conductor {
 
   /** Sends `$/cancel_request` on `to`'s hop (in an envelope when the request went in one), and traces it. */
   private sendCancel(from: Hop, to: Hop, cancel: JsonRpcNotification, enveloped: boolean): void {
-    this.trace?.({
-      type: "notification",
-      protocol: "acp",
-      from: participant(from),
-      to: participant(to),
-      method: cancel.method,
-      session: null,
-      params: cancel.params,
-    });
+    this.emit({ kind: "cancelled", from, to, cancel });
     to.peer.send(enveloped ? wrap(cancel, to.dialect) : cancel);
   }
 
@@ -735,22 +667,11 @@ export class Conductor {
 
   /** A message Cordon did not forward: a warning for the operator, and a `trace` event with the message itself. */
   private dropped(hop: Hop, why: string, message?: unknown): void {
-    if (hop.dropWarnings.charge(1)) {
-      hop.dropWarningsMuted = false;
-      this.log.warn(why);
-    } else if (!hop.dropWarningsMuted) {
-      hop.dropWarningsMuted = true;
-      this.log.warn(
-        `${hop.label}: more than ${MAX_DROP_WARNINGS} dropped or refused messages in 10 s; not logging further ones for now (--trace records all)`,
-      );
-    }
-    this.trace?.({
-      type: "trace",
-      component: participant(hop),
-      level: "warn",
-      message: why,
-      ...(message === undefined ? {} : { dropped: message }),
-    });
+    this.emit({ kind: "dropped", hop, why, message });
+  }
+
+  private emit(event: RouteEvent): void {
+    for (const observe of this.observers) observe(event);
   }
 
   // ---- failure ---------------------------------------------------------------------------
@@ -762,7 +683,7 @@ export class Conductor {
    */
   private closed(hop: Hop, reason: string, detail?: FailureDetail): void {
     if (!hop.fail(reason)) return;
-    this.stalls.settled(hop.label);
+    this.emit({ kind: "gone", hop });
     for (const rule of this.rules.all) rule.closed?.(this.cx, hop);
     if (hop === this.client) {
       this.log.debug(`${this.proxyMode ? "parent conductor" : "client"} closed the connection`);
@@ -770,20 +691,14 @@ export class Conductor {
       return;
     }
     if (hop === this.agent && !this.exiting) this.log.error(`${hop.label} ${reason}`);
-    const data = failureData(participant(hop), hop.position.role === "proxy" ? "crash" : "exit", detail);
+    const data = failureData(traceName(hop), hop.position.role === "proxy" ? "crash" : "exit", detail);
     for (const [key, pending] of hop.outgoing) {
       hop.outgoing.delete(key);
       const error = errorResponse(null, ErrorCodes.internalError, `${hop.label} ${reason}`, data);
       if (pending.kind === "own") pending.answer(error);
       else if (pending.fromGeneration === pending.from.generation) {
-        this.trace?.({
-          type: "response",
-          from: participant(hop),
-          to: participant(pending.from),
-          id: idFromKey(key),
-          is_error: true,
-          payload: error.error,
-        });
+        const answered = { answerer: hop, asker: pending.from, id: idFromKey(key), askerId: pending.fromId, method: pending.method };
+        this.emit({ kind: "answered", ...answered, answer: error, stale: false });
         pending.from.incoming.delete(idKey(pending.fromId));
         if (pending.from.alive) pending.from.peer.send({ ...error, id: pending.fromId });
       }
@@ -878,11 +793,4 @@ function mayPass(message: Call): boolean {
 /** The result-or-error part of a response. */
 function pick(message: JsonRpcResponse): { result: unknown } | { error: JsonRpcResponse["error"] } {
   return message.error !== undefined ? { error: message.error } : { result: message.result };
-}
-
-/** Participant names as the reference conductor's trace viewer expects them. */
-function participant(hop: Hop): string {
-  const p = hop.position;
-  if (hop.peer.traceName) return hop.peer.traceName;
-  return p.role === "proxy" ? `proxy:${p.index}` : p.role;
 }

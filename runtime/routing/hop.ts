@@ -10,7 +10,6 @@
  * must be answered with an error.
  */
 import { idKey, type JsonRpcId, type JsonRpcResponse } from "../protocol/json-rpc.js";
-import { WindowBudget } from "../sandbox/budget.js";
 import type { Call } from "./envelope.js";
 import { Forwardable, type Grant } from "./grants.js";
 import type { Peer } from "./peer.js";
@@ -29,7 +28,6 @@ export type Outgoing =
       /** The instance of `from` that asked: an answer outliving it must not reach its successor instance. */
       fromGeneration: number;
       method: string;
-      sessionId?: string;
       retry?: () => void;
     }
   /** Sent by the conductor itself. */
@@ -64,7 +62,7 @@ export type SuccessorInitState =
   /** `generation`: the instance that last got this answer (the first, or a restarted one by replay). */
   | { kind: "answered"; answer: JsonRpcResponse; generation: number };
 
-/** Drop warnings logged per peer in any 10 s; beyond, one line says further ones are suppressed. */
+/** Drop warnings logged per peer in any 10 s; beyond, one line says further ones are suppressed (events.ts). */
 export const MAX_DROP_WARNINGS = 100;
 
 export class Hop {
@@ -80,13 +78,6 @@ export class Hop {
   policy: FailurePolicy = "fail-closed";
   /** Routing skips this proxy (policy `bypass`, after a failure). */
   bypassed = false;
-  /**
-   * Warnings about messages of this peer that Cordon dropped or refused, in the last 10 s: a peer
-   * that floods refused messages must not flood the operator's stderr too.
-   */
-  readonly dropWarnings = new WindowBudget(MAX_DROP_WARNINGS, 10_000);
-  /** Drop warnings are being suppressed (one line said so). */
-  dropWarningsMuted = false;
   /** The conductor stopped reading this peer (backpressure elsewhere). */
   paused = false;
   /** A restart is scheduled or under way. */

@@ -153,7 +153,7 @@ export function agentAuthority(): AgentAuthority {
     call(cx: RouteContext, call) {
       const owner = owned(call);
       if (!owner) return PASS;
-      return { kind: "pass", to: cx.indexOf(owner) };
+      return { kind: "pass", to: cx.indexOf(owner), exact: true };
     },
   };
 

@@ -4,11 +4,11 @@
  * `initialize` handshake, a proxy's successor `initialize`) runs before these; everything that
  * passes is forwarded. Every rule of every table hears of forwarded requests, answers and failures.
  *
- *   from the client (or a parent)  reserved-method, prompt-capabilities
+ *   from the client (or a parent)  reserved-method, prompt-capabilities, permission-cancel
  *   proxy → its successor (inner)  single-envelope, reserved-method, agent-authority, mcp-servers
- *   proxy → its predecessor        proxy-log, reserved-method, conductor-method, owned-sessions,
- *                                  grant (last: it consumes)
- *   from the agent                 reserved-method, conductor-method, owned-sessions
+ *   proxy → its predecessor        proxy-log, reserved-method, conductor-method, elicitation-scope,
+ *                                  owned-sessions, grant (last: it consumes)
+ *   from the agent                 reserved-method, conductor-method, elicitation-scope, owned-sessions
  *   answers                        permission-allow (and the bookkeeping of the rules above)
  *
  * A table is built per conductor: rules keep state about its hops.
@@ -17,10 +17,12 @@ import { conductorMethods } from "../gates/conductor-methods.js";
 import { reservedMethods } from "../gates/reserved-methods.js";
 import { singleEnvelope } from "../gates/single-envelope.js";
 import { agentAuthority } from "./agent-authority.js";
+import { elicitationScope } from "./elicitation-scope.js";
 import { fsGrant } from "./fs-grant.js";
 import { gateRule } from "./gate-rule.js";
 import { mcpServers } from "./mcp-servers.js";
 import { permissionAllow } from "./permission-allow.js";
+import { permissionCancel } from "./permission-cancel.js";
 import { promptCapabilities } from "./prompt-capabilities.js";
 import { proxyLog } from "./proxy-log.js";
 import type { Rule } from "./rule.js";
@@ -39,10 +41,10 @@ export function ruleTable(): RuleTable {
   const conductorOnly = gateRule("conductor-method", conductorMethods);
   const authority = agentAuthority();
   const table = {
-    fromClient: [reserved, promptCapabilities()],
+    fromClient: [reserved, promptCapabilities(), permissionCancel()],
     proxyToSuccessor: [gateRule("single-envelope", singleEnvelope), reserved, authority.toAgent, mcpServers()],
-    proxyToPredecessor: [proxyLog(), reserved, conductorOnly, authority.toClient, fsGrant],
-    fromAgent: [reserved, conductorOnly, authority.fromAgent],
+    proxyToPredecessor: [proxyLog(), reserved, conductorOnly, elicitationScope, authority.toClient, fsGrant],
+    fromAgent: [reserved, conductorOnly, elicitationScope, authority.fromAgent],
   };
   const all = [
     ...new Set([...table.fromClient, ...table.proxyToSuccessor, ...table.proxyToPredecessor, ...table.fromAgent, permissionAllow()]),

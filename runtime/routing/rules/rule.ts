@@ -24,8 +24,11 @@ import type { Hop } from "../hop.js";
 import type { TraceEvent } from "../trace.js";
 
 export type Verdict =
-  /** On its way; `call` replaces the message, `to` the target (a chain position: -1 client, 0…n-1 proxies, n agent). */
-  | { kind: "pass"; call?: Call; to?: number }
+  /**
+   * On its way; `call` replaces the message, `to` the target (a chain position: -1 client, 0…n-1
+   * proxies, n agent). `exact`: that very proxy gets it, even one that would only pass it on.
+   */
+  | { kind: "pass"; call?: Call; to?: number; exact?: boolean }
   /** `plain`: the sender's own mistake, not policy: a bare error, no routing data, no warning. */
   | { kind: "refuse"; refusal: Refusal; plain?: boolean }
   | { kind: "handled" };
@@ -65,6 +68,11 @@ export interface RouteContext {
   trace(event: TraceEvent): void;
   /** Sends a message to a hop's peer as it is (answers, errors). */
   send(hop: Hop, message: JsonRpcMessage): void;
+  /**
+   * Answers `hop`'s pending request `key` on its behalf with `result`, to whoever asked, and sends
+   * `hop` a `$/cancel_request` for it (its late answer is dropped).
+   */
+  answerInstead(hop: Hop, key: string, result: unknown): void;
   /** Tells the operator (stderr) and the client (`_cordon/notice`). */
   notice(level: "warn" | "error", hop: Hop, message: string): void;
   /** A warning about a message Cordon did not forward, rate-limited per peer, and traced. */
@@ -99,14 +107,15 @@ export interface NotifiedCall {
 export function decide(rules: readonly Rule[], cx: RouteContext, call: Call, from: Hop): Verdict {
   let current = call;
   let to: number | undefined;
+  let exact: boolean | undefined;
   for (const rule of rules) {
     if (!rule.call) continue;
     const verdict = rule.call(cx, current, from);
     if (verdict.kind !== "pass") return verdict;
     if (verdict.call) current = verdict.call;
-    if (verdict.to !== undefined) to = verdict.to;
+    if (verdict.to !== undefined) ({ to, exact } = verdict);
   }
-  return current === call && to === undefined ? PASS : { kind: "pass", call: current, to };
+  return current === call && to === undefined ? PASS : { kind: "pass", call: current, to, exact };
 }
 
 /** How a rule names a sender in its message: `proxy "redact"`, `the client`, `agent "x"`. */
