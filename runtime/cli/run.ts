@@ -144,17 +144,17 @@ export async function run(options: RunOptions): Promise<number> {
 }
 
 /** The conductor's per-proxy options for these entries (the same for `cordon run` and the embedding API). */
-export function proxyOptions(entries: ProxyEntry[]): Pick<ConductorOptions, "failurePolicies" | "grants" | "dialects" | "slowRequestMs"> {
+export function proxyOptions(entries: ProxyEntry[]): Pick<ConductorOptions, "proxySettings" | "slowRequestMs"> {
   const slow = Number(process.env.CORDON_SLOW_REQUEST_MS);
   return {
     // CORDON_SLOW_REQUEST_MS: report requests that sit inside a proxy longer than this (0: never).
     slowRequestMs: Number.isFinite(slow) && slow >= 0 && process.env.CORDON_SLOW_REQUEST_MS !== "" ? slow : undefined,
-    failurePolicies: entries.map((p) => p.onFailure ?? "fail-closed"),
-    // Native proxies are trusted: they run with the user's privileges anyway.
-    grants: entries.map((p) =>
-      isNativeProxy(p) ? [...GRANTS] : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)),
-    ),
-    dialects: entries.map((p) => (isNativeProxy(p) ? p.dialect : undefined)),
+    proxySettings: entries.map((p) => ({
+      policy: p.onFailure ?? "fail-closed",
+      // Native proxies are trusted: they run with the user's privileges anyway.
+      grants: isNativeProxy(p) ? GRANTS : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)),
+      dialect: isNativeProxy(p) ? p.dialect : undefined,
+    })),
   };
 }
 

@@ -39,7 +39,7 @@ import { debugObserver, dropWarnings, type RouteEvent, type RouteObserver, stall
 import { type FailureData, failureData } from "./failure.js";
 import { type Refusal, successorInit } from "./gates/index.js";
 import type { Grant } from "./grants.js";
-import { type Dialect, type FailurePolicy, Hop, type Incoming } from "./hop.js";
+import { type Dialect, type FailurePolicy, Hop, type Incoming, type ProxySettings } from "./hop.js";
 import { ParentSuccessorPeer } from "./parent-successor.js";
 import type { FailureDetail, Peer } from "./peer.js";
 import { decide, type RouteContext, type Rule, ruleTable } from "./rules/index.js";
@@ -64,16 +64,18 @@ export interface ConductorOptions {
   onExit(code: number): void;
   /** Receives every message at every hop (`--trace`). */
   trace?: Tracer;
-  /** Failure policy of each proxy, by position (default `fail-closed`). */
+  /** Each proxy's settings from its config entry (failure policy, grants, dialect), in chain order. */
+  proxySettings?: ProxySettings[];
+  /** Older form of `proxySettings`, one array per setting: failure policy of each proxy by position. */
   failurePolicies?: FailurePolicy[];
-  /** What each proxy may originate toward the client, by position (default nothing). */
+  /** Older form of `proxySettings`: what each proxy may originate, by position (default nothing). */
   grants?: Grant[][];
   /**
    * Report a request that sits inside a proxy — neither passed on nor answered — for longer than
    * this (ms; 0 turns it off; default 5 s).
    */
   slowRequestMs?: number;
-  /** Proxy-chain spelling each proxy speaks, by position (default `rfd`, switching to `rust` when it shows it only knows `_proxy/*`). */
+  /** Older form of `proxySettings`: the proxy-chain spelling each proxy speaks, by position. */
   dialects?: (Dialect | undefined)[];
 }
 
@@ -115,16 +117,7 @@ export class Conductor {
     this.log = options.log;
     this.proxyMode = options.mode === "proxy";
     this.client = new Hop(options.client, { role: "client" });
-    this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }));
-    options.failurePolicies?.forEach((policy, i) => {
-      if (this.proxies[i]) this.proxies[i].policy = policy;
-    });
-    options.grants?.forEach((grants, i) => {
-      if (this.proxies[i]) this.proxies[i].grants = new Set(grants);
-    });
-    options.dialects?.forEach((dialect, i) => {
-      if (dialect && this.proxies[i]) this.proxies[i].dialect = dialect;
-    });
+    this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }, undefined, settingsOf(options, index)));
     if (this.proxyMode) {
       // The parent is both our client and our successor: one connection, two hops, disjoint ids.
       this.agent = new Hop(new ParentSuccessorPeer(options.client, () => this.client.dialect), { role: "agent" }, "s");
@@ -211,8 +204,7 @@ export class Conductor {
     // A congested peer itself is still read: it may be blocked writing to us, and reading it is what unblocks it.
     for (const source of [this.client, this.agent, ...this.proxies]) {
       const pause = this.congested.size > 0 && !this.congested.has(source);
-      if (pause === source.paused) continue;
-      source.paused = pause;
+      if (!source.pause(pause)) continue;
       if (pause) source.peer.pauseInput?.();
       else source.peer.resumeInput?.();
     }
@@ -301,7 +293,7 @@ export class Conductor {
 
   /** Proxy mode: the parent delivers what our successor sent (agent side). */
   private fromParentSuccessor(envelope: Call): void {
-    if (envelope.method === Methods.legacyProxySuccessor) this.client.dialect = "rust";
+    if (envelope.method === Methods.legacyProxySuccessor) this.client.speaksRust();
     const inner = unwrap(envelope);
     if (typeof inner === "string") return this.refuse(envelope, ErrorCodes.invalidRequest, inner);
     if (!this.initialized) return this.refuse(envelope, ErrorCodes.invalidRequest, `expected "proxy/initialize" before "${inner.method}"`);
@@ -341,7 +333,7 @@ export class Conductor {
       if (this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, `${method} was already sent on this connection`);
       this.initialized = true;
       this.initParams = message.params;
-      if (method === Methods.legacyProxyInitialize) this.client.dialect = "rust";
+      if (method === Methods.legacyProxyInitialize) this.client.speaksRust();
       // Downstream, a proxy gets proxy/initialize and the agent (or our parent's successor) initialize.
       return this.toward(this.client, withMember(message, "method", Methods.initialize), 0);
     }
@@ -375,7 +367,7 @@ export class Conductor {
       if (!ruled) return;
       return this.backward(hop, ruled.call, ruled.to ?? pos.index - 1, ruled.exact);
     }
-    if (method === Methods.legacyProxySuccessor) hop.dialect = "rust";
+    if (method === Methods.legacyProxySuccessor) hop.speaksRust();
     const inner = unwrap(message);
     if (typeof inner === "string") return this.refuse(message, ErrorCodes.invalidRequest, inner, hop);
     if (inner.method === Methods.cancelRequest) return this.cancel(hop, inner.params);
@@ -391,12 +383,11 @@ export class Conductor {
       if (verdict.kind === "refuse") return this.refuseGated(message, verdict.refusal, hop);
       if (verdict.kind === "replay") {
         // A restarted proxy gets the answer its first instance got; the successor is not asked twice.
-        hop.successorInit = { ...hop.successorInit, generation: hop.generation } as typeof hop.successorInit;
+        hop.successorInitReplayed();
         if (isRequest(inner)) hop.peer.send({ ...verdict.answer, id: inner.id });
         return;
       }
-      if (isRequest(inner)) hop.successorInit = { kind: "pending" };
-      hop.passedInitializeOn = true;
+      hop.initializingSuccessor(isRequest(inner));
     }
     this.toward(hop, ruled.call, ruled.to ?? pos.index + 1);
   }
@@ -425,7 +416,7 @@ export class Conductor {
   private answerInstead(hop: Hop, key: string, result: unknown): void {
     const pending = hop.outgoing.get(key);
     if (pending?.kind !== "forward" || !this.settleFor(hop, key)) return;
-    pending.from.incoming.delete(idKey(pending.fromId));
+    pending.from.forget(idKey(pending.fromId));
     if (pending.from.alive) pending.from.peer.send({ jsonrpc: "2.0", id: pending.fromId, result } as JsonRpcResponse);
     this.sendCancel(pending.from, hop, cancelRequest(idFromKey(key)), hop !== this.client);
   }
@@ -448,7 +439,7 @@ export class Conductor {
     for (const [key, pending] of hop.outgoing) {
       if (pending.kind !== "forward" || pending.method !== Methods.initialize || !pending.retry) continue;
       this.settleFor(hop, key);
-      pending.from.incoming.delete(idKey(pending.fromId));
+      pending.from.forget(idKey(pending.fromId));
       this.log.info(`${hop.label} forwarded proxy/initialize instead of answering it: it speaks the Rust SDK's _proxy/* dialect; retrying`);
       pending.retry();
       return true;
@@ -467,7 +458,7 @@ export class Conductor {
     const send = () => {
       const method = target.dialect === "rust" ? Methods.legacyProxyInitialize : Methods.proxyInitialize;
       // A proxy that answers proxy/initialize with method-not-found may speak only the Rust SDK's spelling.
-      const retry = target.dialect === "rfd" ? () => ((target.dialect = "rust"), send()) : undefined;
+      const retry = target.dialect === "rfd" ? () => (target.speaksRust(), send()) : undefined;
       this.deliver(from, message, target, withMember(message, "method", method), false, retry);
     };
     send();
@@ -487,16 +478,13 @@ export class Conductor {
 
   private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean, retry?: () => void): void {
     if (to.restarting && to.policy === "restart") {
-      if (to.held.length >= MAX_HELD) {
-        return this.refuse(
-          original,
-          ErrorCodes.internalError,
-          `${to.label} is restarting and already holds ${MAX_HELD} messages; try again shortly`,
-          from,
-        );
-      }
-      to.held.push(() => this.deliver(from, original, to, outgoing, enveloped, retry));
-      return;
+      if (to.hold(() => this.deliver(from, original, to, outgoing, enveloped, retry), MAX_HELD)) return;
+      return this.refuse(
+        original,
+        ErrorCodes.internalError,
+        `${to.label} is restarting and already holds ${MAX_HELD} messages; try again shortly`,
+        from,
+      );
     }
     if (!isRequest(original)) {
       this.emit({ kind: "notified", from, to, call: original });
@@ -533,7 +521,7 @@ export class Conductor {
     }
     const id = to.issueId();
     this.emit({ kind: "delivered", from, to, call: original, id });
-    to.outgoing.set(idKey(id), {
+    to.sent(idKey(id), {
       kind: "forward",
       from,
       fromId: original.id,
@@ -541,7 +529,7 @@ export class Conductor {
       method: original.method,
       retry,
     });
-    from.incoming.set(fromKey, { id: original.id, to, toId: id, enveloped });
+    from.asked(fromKey, { id: original.id, to, toId: id, enveloped });
     const record = { from, fromId: original.id, to, toId: id, key: idKey(id), call: original };
     for (const rule of this.rules.all) rule.forwarded?.(this.cx, record);
     to.peer.send(withId(outgoing, id) as JsonRpcRequest);
@@ -551,7 +539,7 @@ export class Conductor {
     let message = received;
     const key = message.id === null ? null : idKey(message.id);
     const pending = key === null ? undefined : hop.outgoing.get(key);
-    if (key !== null && hop.settled.delete(key)) return; // already answered on its behalf
+    if (key !== null && hop.wasSettled(key)) return; // already answered on its behalf
     if (!pending || key === null) {
       this.dropped(
         hop,
@@ -560,12 +548,12 @@ export class Conductor {
       );
       return;
     }
-    hop.outgoing.delete(key);
+    hop.answered(key);
     if (pending.kind === "own") return pending.answer(message);
     // Method-not-found means "I speak only _proxy/*" only if the proxy never passed the initialize
     // on: one that did understood it, and is relaying an error from further down the chain.
     if (pending.retry && message.error?.code === ErrorCodes.methodNotFound && !hop.passedInitializeOn) {
-      pending.from.incoming.delete(idKey(pending.fromId)); // the retry forwards the same request again
+      pending.from.forget(idKey(pending.fromId)); // the retry forwards the same request again
       for (const rule of this.rules.all) rule.settled?.(this.cx, hop, key);
       return pending.retry();
     }
@@ -585,14 +573,12 @@ export class Conductor {
     if (pending.method === Methods.initialize) {
       if (pending.from.position.role === "proxy") {
         // An error answer lets the proxy try again; a result is replayed to its restarted instances.
-        pending.from.successorInit = message.error
-          ? { kind: "none" }
-          : { kind: "answered", answer: { jsonrpc: "2.0", id: null, ...pick(message) }, generation: pending.fromGeneration };
+        pending.from.successorInitialized(message.error ? null : { jsonrpc: "2.0", id: null, ...pick(message) }, pending.fromGeneration);
       }
     }
     // The instance that asked is gone: its successor instance may reuse the id for another request.
     if (stale) return;
-    pending.from.incoming.delete(idKey(pending.fromId));
+    pending.from.forget(idKey(pending.fromId));
     const { from, fromGeneration } = pending;
     const answer = withMember(message, "id", pending.fromId);
     this.crossing(hop, from, () => {
@@ -692,23 +678,20 @@ export class Conductor {
     }
     if (hop === this.agent && !this.exiting) this.log.error(`${hop.label} ${reason}`);
     const data = failureData(traceName(hop), hop.position.role === "proxy" ? "crash" : "exit", detail);
-    for (const [key, pending] of hop.outgoing) {
-      hop.outgoing.delete(key);
+    const { outgoing, incoming } = hop.drain();
+    for (const [key, pending] of outgoing) {
       const error = errorResponse(null, ErrorCodes.internalError, `${hop.label} ${reason}`, data);
       if (pending.kind === "own") pending.answer(error);
       else if (pending.fromGeneration === pending.from.generation) {
         const answered = { answerer: hop, asker: pending.from, id: idFromKey(key), askerId: pending.fromId, method: pending.method };
         this.emit({ kind: "answered", ...answered, answer: error, stale: false });
-        pending.from.incoming.delete(idKey(pending.fromId));
+        pending.from.forget(idKey(pending.fromId));
         if (pending.from.alive) pending.from.peer.send({ ...error, id: pending.fromId });
       }
     }
     // What it had asked of others is settled now: cancelled downstream, and a late answer is
     // dropped there instead of reaching a restarted instance that reuses the id.
-    for (const [key, record] of hop.incoming) {
-      hop.incoming.delete(key);
-      this.settle(hop, record);
-    }
+    for (const [, record] of incoming) this.settle(hop, record);
     if (hop === this.agent) this.afterAgentDeath(`${hop.label} ${reason}`, data);
     else if (hop.position.role === "proxy") this.supervisor.failed(hop, reason);
   }
@@ -719,10 +702,10 @@ export class Conductor {
     if (this.initialized) {
       const id = hop.issueId();
       const method = hop.dialect === "rust" ? Methods.legacyProxyInitialize : Methods.proxyInitialize;
-      hop.outgoing.set(idKey(id), {
+      hop.sent(idKey(id), {
         kind: "own",
         method: Methods.initialize,
-        answer: (response) => {
+        answer: (response: JsonRpcResponse) => {
           if (response.error)
             this.log.error(`${hop.label} restarted but refused initialization: ${sanitizeForLog(response.error.message)}`);
           else this.log.info(`${hop.label} restarted`);
@@ -730,7 +713,7 @@ export class Conductor {
       });
       hop.peer.send({ jsonrpc: "2.0", id, method, params: this.initParams } as JsonRpcRequest);
     }
-    for (const held of hop.held.splice(0)) held();
+    hop.release();
   }
 
   /** Tells the operator (stderr) and the client (`_cordon/notice`, which clients may ignore). */
@@ -752,8 +735,8 @@ export class Conductor {
         setTimeout(finish, 5);
         return;
       }
-      for (const [key, record] of this.client.incoming) {
-        this.client.incoming.delete(key);
+      for (const [key, record] of [...this.client.incoming]) {
+        this.client.forget(key);
         this.client.peer.send(errorResponse(record.id, ErrorCodes.internalError, reason, data));
       }
       this.exit(1);
@@ -793,4 +776,11 @@ function mayPass(message: Call): boolean {
 /** The result-or-error part of a response. */
 function pick(message: JsonRpcResponse): { result: unknown } | { error: JsonRpcResponse["error"] } {
   return message.error !== undefined ? { error: message.error } : { result: message.result };
+}
+
+/** A proxy's settings: its own object, or (older callers, tests) the arrays by position. */
+function settingsOf(options: ConductorOptions, index: number): ProxySettings {
+  const own = options.proxySettings?.[index];
+  if (own) return own;
+  return { policy: options.failurePolicies?.[index], grants: options.grants?.[index], dialect: options.dialects?.[index] };
 }

@@ -65,40 +65,41 @@ export type SuccessorInitState =
 /** Drop warnings logged per peer in any 10 s; beyond, one line says further ones are suppressed (events.ts). */
 export const MAX_DROP_WARNINGS = 100;
 
+/** What a proxy's chain-config entry says about it; travels with the proxy into its hop. */
+export interface ProxySettings {
+  /** Default `fail-closed`. */
+  policy?: FailurePolicy;
+  /** What it may originate (default nothing; see grants.ts). */
+  grants?: readonly Grant[];
+  /** The proxy-chain spelling it speaks (default `rfd`, switching to `rust` when it shows it only knows `_proxy/*`). */
+  dialect?: Dialect;
+}
+
+/**
+ * A hop owns its state: the router and the rules read it, and change it only through its methods.
+ */
 export class Hop {
-  readonly outgoing = new Map<string, Outgoing>();
-  readonly incoming = new Map<string, Incoming>();
+  private readonly sentTo = new Map<string, Outgoing>();
+  private readonly askedBy = new Map<string, Incoming>();
   /** Requests the conductor answered on the peer's behalf (e.g. cancelled): their late answers are dropped quietly. */
-  readonly settled = new Set<string>();
+  private readonly settledKeys = new Set<string>();
   private nextId = 1;
-  /** Why the peer is gone (set once); a dead hop receives nothing more. */
-  failure: string | null = null;
-  /** What this peer is sent; switched to "rust" when it shows it only speaks `_proxy/*`. */
-  dialect: Dialect = "rfd";
-  policy: FailurePolicy = "fail-closed";
-  /** Routing skips this proxy (policy `bypass`, after a failure). */
-  bypassed = false;
-  /** The conductor stopped reading this peer (backpressure elsewhere). */
-  paused = false;
-  /** A restart is scheduled or under way. */
-  restarting = false;
-  restarts = 0;
+  private failure_: string | null = null;
+  private dialect_: Dialect;
+  readonly policy: FailurePolicy;
+  private bypassed_ = false;
+  private paused_ = false;
+  private restarting_ = false;
+  private restarts_ = 0;
   /** Deliveries waiting for a restart to finish (policy `restart`). */
-  readonly held: (() => void)[] = [];
-  /** What this proxy may originate toward the client (fs, terminal). */
-  grants = new Set<Grant>();
+  private readonly held: (() => void)[] = [];
+  /** What this proxy may originate (see grants.ts). */
+  readonly grants: ReadonlySet<Grant>;
   /** Gated requests it was handed by its successor, which it may forward without a grant. */
   readonly forwardable = new Forwardable();
-  /** It has sent `initialize` on to its successor: it understood `proxy/initialize` (so keeps its dialect). */
-  passedInitializeOn = false;
-  /** Its `initialize` toward its successor: once per instance, replayed after a restart. */
-  successorInit: SuccessorInitState = { kind: "none" };
-  /**
-   * Which instance of the peer this is: bumped by `revive()`. Requests an instance sent are
-   * recorded with its generation, so an answer that outlives it is dropped instead of reaching
-   * the new instance's request that happens to reuse the same id.
-   */
-  generation = 0;
+  private passedInitializeOn_ = false;
+  private successorInit_: SuccessorInitState = { kind: "none" };
+  private generation_ = 0;
 
   /**
    * @param idPrefix when two hops share one connection (a nested conductor's parent is both its
@@ -108,21 +109,137 @@ export class Hop {
     readonly peer: Peer,
     readonly position: Position,
     private readonly idPrefix?: string,
-  ) {}
+    settings: ProxySettings = {},
+  ) {
+    this.policy = settings.policy ?? "fail-closed";
+    this.grants = new Set(settings.grants ?? []);
+    this.dialect_ = settings.dialect ?? "rfd";
+  }
+
+  /** Requests the conductor sent on this hop, by the id it chose → who gets the answer. */
+  get outgoing(): ReadonlyMap<string, Outgoing> {
+    return this.sentTo;
+  }
+  /** Requests the peer sent, by the peer's id → where the conductor forwarded them. */
+  get incoming(): ReadonlyMap<string, Incoming> {
+    return this.askedBy;
+  }
+  /** Why the peer is gone (set once); a dead hop receives nothing more. */
+  get failure(): string | null {
+    return this.failure_;
+  }
+  /** What this peer is sent; switched to "rust" when it shows it only speaks `_proxy/*`. */
+  get dialect(): Dialect {
+    return this.dialect_;
+  }
+  /** Routing skips this proxy (policy `bypass`, after a failure). */
+  get bypassed(): boolean {
+    return this.bypassed_;
+  }
+  /** The conductor stopped reading this peer (backpressure elsewhere). */
+  get paused(): boolean {
+    return this.paused_;
+  }
+  /** A restart is scheduled or under way. */
+  get restarting(): boolean {
+    return this.restarting_;
+  }
+  get restarts(): number {
+    return this.restarts_;
+  }
+  /** It has sent `initialize` on to its successor: it understood `proxy/initialize` (so keeps its dialect). */
+  get passedInitializeOn(): boolean {
+    return this.passedInitializeOn_;
+  }
+  /** Its `initialize` toward its successor: once per instance, replayed after a restart. */
+  get successorInit(): SuccessorInitState {
+    return this.successorInit_;
+  }
+  /**
+   * Which instance of the peer this is: bumped by `revive()`. Requests an instance sent are
+   * recorded with its generation, so an answer that outlives it is dropped instead of reaching
+   * the new instance's request that happens to reuse the same id.
+   */
+  get generation(): number {
+    return this.generation_;
+  }
+
+  /** The conductor sent this hop a request as `key`. */
+  sent(key: string, entry: Outgoing): void {
+    this.sentTo.set(key, entry);
+  }
+  /** The answer to `key` arrived (or is given up on): the entry leaves. */
+  answered(key: string): Outgoing | undefined {
+    const entry = this.sentTo.get(key);
+    this.sentTo.delete(key);
+    return entry;
+  }
+  /** A late answer to a request settled on its behalf: true once (it is then forgotten). */
+  wasSettled(key: string): boolean {
+    return this.settledKeys.delete(key);
+  }
+  /** The peer asked for something (its id's key), forwarded as `record`. */
+  asked(key: string, record: Incoming): void {
+    this.askedBy.set(key, record);
+  }
+  /** A request the peer asked is over (answered, or answered on its behalf). */
+  forget(key: string): void {
+    this.askedBy.delete(key);
+  }
+  /** Takes every entry of both maps (the hop died). */
+  drain(): { outgoing: [string, Outgoing][]; incoming: [string, Incoming][] } {
+    const drained = { outgoing: [...this.sentTo], incoming: [...this.askedBy] };
+    this.sentTo.clear();
+    this.askedBy.clear();
+    return drained;
+  }
+  /** Backpressure: whether this peer's input is paused; true when that changed. */
+  pause(paused: boolean): boolean {
+    if (paused === this.paused_) return false;
+    this.paused_ = paused;
+    return true;
+  }
+  /** The peer showed it speaks only the Rust SDK's `_proxy/*` spelling. */
+  speaksRust(): void {
+    this.dialect_ = "rust";
+  }
+  /** A delivery waits for the restart to finish; false when too many wait already. */
+  hold(delivery: () => void, max: number): boolean {
+    if (this.held.length >= max) return false;
+    this.held.push(delivery);
+    return true;
+  }
+  /** Runs the deliveries that waited for the restart. */
+  release(): void {
+    for (const held of this.held.splice(0)) held();
+  }
+  /** Its `initialize` toward its successor is on its way (a request: `pending` until answered). */
+  initializingSuccessor(request: boolean): void {
+    if (request) this.successorInit_ = { kind: "pending" };
+    this.passedInitializeOn_ = true;
+  }
+  /** Its successor answered that `initialize`: an error lets it try again, a result is replayed to restarted instances. */
+  successorInitialized(answer: JsonRpcResponse | null, generation: number): void {
+    this.successorInit_ = answer ? { kind: "answered", answer, generation } : { kind: "none" };
+  }
+  /** A restarted instance got the replayed answer. */
+  successorInitReplayed(): void {
+    if (this.successorInit_.kind === "answered") this.successorInit_ = { ...this.successorInit_, generation: this.generation_ };
+  }
 
   /**
    * Answers the request this hop was sent as `key` on its behalf: it leaves `outgoing`, and its
    * late answer, should one come, is dropped quietly. False when it was not pending.
    */
   settle(key: string): boolean {
-    if (!this.outgoing.delete(key)) return false;
-    this.settled.add(key);
+    if (!this.sentTo.delete(key)) return false;
+    this.settledKeys.add(key);
     return true;
   }
 
   /** Whether `id` is one this hop issued. */
   owns(id: JsonRpcId): boolean {
-    return this.outgoing.has(idKey(id));
+    return this.sentTo.has(idKey(id));
   }
 
   get label(): string {
@@ -130,13 +247,13 @@ export class Hop {
   }
 
   get alive(): boolean {
-    return this.failure === null;
+    return this.failure_ === null;
   }
 
   /** The peer is gone (first reason wins); returns false when it was gone already. */
   fail(reason: string): boolean {
-    if (this.failure !== null) return false;
-    this.failure = reason;
+    if (this.failure_ !== null) return false;
+    this.failure_ = reason;
     return true;
   }
 
@@ -146,34 +263,34 @@ export class Hop {
    * bridge). A restarting or dead proxy is never passed: the message meets its policy instead.
    */
   skips(message: Call, fromSuccessor: boolean): boolean {
-    if (this.bypassed) return true;
-    return this.failure === null && !this.restarting && this.peer.passes?.(message, fromSuccessor) === true;
+    if (this.bypassed_) return true;
+    return this.failure_ === null && !this.restarting_ && this.peer.passes?.(message, fromSuccessor) === true;
   }
 
   /** Policy `bypass`: routing skips it from now on. */
   bypass(): void {
-    this.bypassed = true;
+    this.bypassed_ = true;
   }
 
   /** A restart is scheduled; `failure` says so to whoever tries to reach it meanwhile. */
   scheduleRestart(failure: string): void {
-    this.restarts++;
-    this.restarting = true;
-    this.failure = failure;
+    this.restarts_++;
+    this.restarting_ = true;
+    this.failure_ = failure;
   }
 
   /** No more restarts: it stays down, and deliveries held for it are released (to fail). */
   giveUp(failure: string): void {
-    this.restarting = false;
-    this.failure = failure;
-    for (const held of this.held.splice(0)) held();
+    this.restarting_ = false;
+    this.failure_ = failure;
+    this.release();
   }
 
   /** A new instance of the peer is up: it starts with nothing forwardable and a new generation. */
   revive(): void {
-    this.failure = null;
-    this.restarting = false;
-    this.generation++;
+    this.failure_ = null;
+    this.restarting_ = false;
+    this.generation_++;
     this.forwardable.clear();
   }
 
