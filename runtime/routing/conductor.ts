@@ -37,7 +37,7 @@ import { withMember } from "../protocol/raw-json.js";
 import { type Call, cancelRequest, isRequest, stripId, unwrap, withId, wrap } from "./envelope.js";
 import { debugObserver, dropWarnings, type RouteEvent, type RouteObserver, stallObserver, traceName, traceObserver } from "./events.js";
 import { type FailureData, failureData } from "./failure.js";
-import { type Refusal, successorInit } from "./gates/index.js";
+import type { Refusal } from "./gates/gate.js";
 import type { Grant } from "./grants.js";
 import { type Dialect, type FailurePolicy, Hop, type Incoming, type ProxySettings } from "./hop.js";
 import { ParentSuccessorPeer } from "./parent-successor.js";
@@ -378,17 +378,6 @@ export class Conductor {
     }
     const ruled = this.ruled(this.rules.proxyToSuccessor, inner, hop, message);
     if (!ruled) return;
-    if (inner.method === Methods.initialize) {
-      const verdict = successorInit(hop);
-      if (verdict.kind === "refuse") return this.refuseGated(message, verdict.refusal, hop);
-      if (verdict.kind === "replay") {
-        // A restarted proxy gets the answer its first instance got; the successor is not asked twice.
-        hop.successorInitReplayed();
-        if (isRequest(inner)) hop.peer.send({ ...verdict.answer, id: inner.id });
-        return;
-      }
-      hop.initializingSuccessor(isRequest(inner));
-    }
     this.toward(hop, ruled.call, ruled.to ?? pos.index + 1);
   }
 
@@ -557,7 +546,7 @@ export class Conductor {
       for (const rule of this.rules.all) rule.settled?.(this.cx, hop, key);
       return pending.retry();
     }
-    const answered = { answerer: hop, key, asker: pending.from, method: pending.method };
+    const answered = { answerer: hop, key, asker: pending.from, askerGeneration: pending.fromGeneration, method: pending.method };
     for (const rule of this.rules.all) message = rule.answer?.(this.cx, message, answered) ?? message;
     const stale = pending.fromGeneration !== pending.from.generation;
     this.emit({
@@ -570,12 +559,6 @@ export class Conductor {
       answer: message,
       stale,
     });
-    if (pending.method === Methods.initialize) {
-      if (pending.from.position.role === "proxy") {
-        // An error answer lets the proxy try again; a result is replayed to its restarted instances.
-        pending.from.successorInitialized(message.error ? null : { jsonrpc: "2.0", id: null, ...pick(message) }, pending.fromGeneration);
-      }
-    }
     // The instance that asked is gone: its successor instance may reuse the id for another request.
     if (stale) return;
     pending.from.forget(idKey(pending.fromId));
@@ -771,11 +754,6 @@ export class Conductor {
  */
 function mayPass(message: Call): boolean {
   return message.method !== Methods.initialize && message.method !== Methods.elicitationCreate;
-}
-
-/** The result-or-error part of a response. */
-function pick(message: JsonRpcResponse): { result: unknown } | { error: JsonRpcResponse["error"] } {
-  return message.error !== undefined ? { error: message.error } : { result: message.result };
 }
 
 /** A proxy's settings: its own object, or (older callers, tests) the arrays by position. */

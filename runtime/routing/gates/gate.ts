@@ -1,7 +1,7 @@
 /**
- * Routing gates: small, named checks the conductor runs on a call before it forwards it. Each
- * direction has its ordered list (`index.ts`); the first gate that objects decides, and the call
- * is refused to its sender (a request gets a JSON-RPC error, a notification is dropped and logged).
+ * Routing gates: small, named checks on a call before it is forwarded, each a stateless rule
+ * (`rules/gate-rule.ts`) in the ordered tables of `rules/index.ts`; a gate that objects refuses
+ * the call to its sender (a request gets a JSON-RPC error, a notification is dropped and logged).
  *
  * A gate sees only the call and the hop it came from. It must not throw on any value a peer can
  * send: methods and params are the peer's, and are hostile until checked.
@@ -21,15 +21,6 @@ export interface Refusal {
 }
 
 export type Gate = (call: Call, from: Hop) => Refusal | null;
-
-/** The first refusal of `gates`, in order, or null when all let the call pass. */
-export function check(gates: readonly Gate[], call: Call, from: Hop): Refusal | null {
-  for (const gate of gates) {
-    const refusal = gate(call, from);
-    if (refusal) return refusal;
-  }
-  return null;
-}
 
 export const refusal = (gate: string, message: string, code: number = ErrorCodes.invalidRequest, grant?: string): Refusal =>
   grant === undefined ? { gate, code, message } : { gate, code, message, grant };

@@ -1,11 +1,12 @@
 /**
  * The ordered rules of each direction, read top to bottom: for a call, the first rule that does
  * not pass decides (rule.ts). Cordon's own bookkeeping (`$/cancel_request` translation, the
- * `initialize` handshake, a proxy's successor `initialize`) runs before these; everything that
+ * client's `initialize` handshake, the Rust-dialect retry) runs before these; everything that
  * passes is forwarded. Every rule of every table hears of forwarded requests, answers and failures.
  *
  *   from the client (or a parent)  reserved-method, prompt-capabilities, permission-cancel
- *   proxy → its successor (inner)  single-envelope, reserved-method, agent-authority, mcp-servers
+ *   proxy → its successor (inner)  single-envelope, reserved-method, agent-authority, mcp-servers,
+ *                                  successor-init (last: it records the initialize it lets through)
  *   proxy → its predecessor        proxy-log, reserved-method, conductor-method, elicitation-scope,
  *                                  owned-sessions, grant (last: it consumes)
  *   from the agent                 reserved-method, conductor-method, elicitation-scope, owned-sessions
@@ -26,6 +27,7 @@ import { permissionCancel } from "./permission-cancel.js";
 import { promptCapabilities } from "./prompt-capabilities.js";
 import { proxyLog } from "./proxy-log.js";
 import type { Rule } from "./rule.js";
+import { successorInit } from "./successor-init.js";
 
 export interface RuleTable {
   fromClient: readonly Rule[];
@@ -42,7 +44,7 @@ export function ruleTable(): RuleTable {
   const authority = agentAuthority();
   const table = {
     fromClient: [reserved, promptCapabilities(), permissionCancel()],
-    proxyToSuccessor: [gateRule("single-envelope", singleEnvelope), reserved, authority.toAgent, mcpServers()],
+    proxyToSuccessor: [gateRule("single-envelope", singleEnvelope), reserved, authority.toAgent, mcpServers(), successorInit],
     proxyToPredecessor: [proxyLog(), reserved, conductorOnly, elicitationScope, authority.toClient, fsGrant],
     fromAgent: [reserved, conductorOnly, elicitationScope, authority.fromAgent],
   };

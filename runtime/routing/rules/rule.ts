@@ -52,6 +52,8 @@ export interface Answered {
   answerer: Hop;
   key: string;
   asker: Hop;
+  /** The instance of the asker that asked (see `Hop.generation`). */
+  askerGeneration: number;
   method: string;
 }
 
