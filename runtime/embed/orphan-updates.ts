@@ -17,9 +17,9 @@
 import { approxJsonBytes } from "./json-size.js";
 
 /** Orphan updates held for pending setups, at most. */
-export const MAX_HELD_ORPHAN_UPDATES = 1024;
+const MAX_HELD_ORPHAN_UPDATES = 1024;
 /** What the held orphan updates may weigh together (as JSON). */
-export const MAX_HELD_ORPHAN_BYTES = 8 * 1024 * 1024;
+const MAX_HELD_ORPHAN_BYTES = 8 * 1024 * 1024;
 
 export interface OrphanLimits {
   maxUpdates?: number;

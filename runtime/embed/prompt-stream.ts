@@ -106,9 +106,9 @@ const isString = (v: unknown): v is string => typeof v === "string";
 const isContent = (v: unknown): v is acp.ContentBlock => isObject(v) && isString(v.type);
 
 /** Tool calls one tracker (one session) remembers; past it, the oldest finished call is forgotten (else the oldest). */
-export const MAX_TRACKED_TOOL_CALLS = 512;
+const MAX_TRACKED_TOOL_CALLS = 512;
 /** What the remembered calls may hold together (content, raw input and output, as JSON); past it, the oldest go as above. */
-export const MAX_TRACKED_TOOL_BYTES = 16 * 1024 * 1024;
+const MAX_TRACKED_TOOL_BYTES = 16 * 1024 * 1024;
 
 export interface ToolCallLimits {
   maxCalls?: number;
@@ -292,7 +292,7 @@ export type PromptResult = StopEvent;
 
 /** Events (or their weight, as JSON) a prompt run holds for its reader before it pushes back. */
 export const PROMPT_BUFFER_EVENTS = 1024;
-export const PROMPT_BUFFER_BYTES = 8 * 1024 * 1024;
+const PROMPT_BUFFER_BYTES = 8 * 1024 * 1024;
 /** How far past the buffer bound a run being read may go (events already in flight when the chain paused) before it errors. */
 const HARD_BOUND_FACTOR = 4;
 
