@@ -36,8 +36,11 @@ const cordon = await connect({
   baseDir: root, // relative wasm paths resolve here
   // Allow everything except edits; a real application would ask its user.
   permissions: ({ toolCall }) => (toolCall.kind === "edit" ? "deny" : "allow"),
-  // Declared to the agent because implemented: it reads files through us.
-  fs: { readTextFile: ({ path }) => ({ content: readFileSync(path, "utf8") }) },
+  // Declared to the agent because implemented: it reads and writes files only through us.
+  fs: {
+    readTextFile: ({ path }) => ({ content: readFileSync(path, "utf8") }),
+    writeTextFile: ({ path, content }) => writeFileSync(path, content),
+  },
 });
 console.log(`chain: ${cordon.components.join(" → ")}`);
 console.log(`agent: ${cordon.agentInfo?.name} ${cordon.agentInfo?.version}; supports fork: ${cordon.supports.forkSession}`);
