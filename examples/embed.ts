@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connect, type PromptEvent } from "cordon";
+import { connect, type PromptEvent } from "@cordon/cli";
 
 const root = fileURLToPath(new URL("../../", import.meta.url)); // the checkout (this file runs from dist/examples/)
 const workspace = mkdtempSync(join(tmpdir(), "cordon-embed-"));
