@@ -346,6 +346,33 @@ describe("bounded memory toward the application (issue 17)", () => {
     expect(listening.orphanStats.updates).toBe(0);
   });
 
+  it("updates the agent sends for the session it is creating, before its answer names it, start that session's history", async () => {
+    const early = [
+      { sessionUpdate: "available_commands_update", availableCommands: [{ name: "plan", description: "Plan" }] },
+      { sessionUpdate: "tool_call", toolCallId: "warmup", title: "Index", status: "in_progress" },
+    ];
+    const foreign: string[] = [];
+    const cordon = await connect({
+      chain: {
+        proxies: [{ wasm: proxyWasm("passthrough") }],
+        agent: {
+          command: NODE,
+          args: [`${ROOT}test/peers/scripted-agent.mjs`],
+          env: { SCRIPTED_CAPS: "{}", SCRIPTED_SETUP_UPDATES: JSON.stringify(early) },
+        },
+      },
+      log: "silent",
+      onUpdate: (sessionId) => void foreign.push(sessionId),
+    });
+    open.push(cordon);
+    const session = await cordon.newSession();
+    expect(session.history.map((e) => e.type)).toEqual(["commands", "tool_call"]);
+    expect(session.commands).toEqual([{ name: "plan", description: "Plan" }]);
+    expect(session.toolCalls).toMatchObject([{ toolCallId: "warmup", title: "Index", status: "in_progress" }]);
+    expect(foreign).toEqual([]); // they were this session's, not another's
+    expect(cordon.orphanStats).toEqual({ pendingSetups: 0, updates: 0, bytes: 0 });
+  });
+
   it("a reader that falls behind pauses the chain instead of buffering without bound, and loses nothing", async () => {
     const cordon = await start({});
     const session = await cordon.newSession();
