@@ -8,7 +8,7 @@
  *     { "name": "redact", "wasm": "proxies/dist/redact.wasm", "config": { ... } },
  *     { "name": "native", "command": "my-proxy", "args": [], "trusted": true }
  *   ],
- *   "agent": { "command": "npx", "args": ["cordon", "reference-agent"], "env": { "KEY": "v" } }
+ *   "agent": { "command": "cordon", "args": ["reference-agent"], "env": { "KEY": "v" } }
  * }
  */
 import { readFile } from "node:fs/promises";
