@@ -88,7 +88,7 @@ export async function checkProxyPackage(tgz: Uint8Array, expected: { name: strin
   try {
     component = await loadComponentBytes(`${what}/${wasmPath}`, wasm, { grants: WASI_GRANTS });
   } catch (error) {
-    if (error instanceof ComponentRejected) throw new PackageRefused("ECOMPONENT", error.message);
+    if (error instanceof ComponentRejected) throw new PackageRefused("ECOMPONENT", `${what}: ${error.message}`);
     throw error;
   }
   const manifest = component.manifest;
