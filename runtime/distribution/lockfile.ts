@@ -13,7 +13,7 @@ import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { writeFileAtomic } from "./atomic-write.js";
 
-export const LOCKFILE_VERSION = 1;
+const LOCKFILE_VERSION = 1;
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/, "expected 64 lowercase hex digits");
 

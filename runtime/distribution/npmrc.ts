@@ -11,7 +11,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse } from "ini";
 
-export const DEFAULT_REGISTRY = "https://registry.npmjs.org/";
+const DEFAULT_REGISTRY = "https://registry.npmjs.org/";
 
 export interface RegistrySettings {
   /** The default registry (trailing slash). */

@@ -35,17 +35,17 @@ const COPIED = ["name", "version", "description", "license", "author", "reposito
 const RUNTIME_DEPENDENCIES = ["dependencies", "optionalDependencies", "peerDependencies", "bundleDependencies", "bundledDependencies"];
 
 /** npm pack's file name: `@scope/name` → `scope-name-<version>.tgz`. */
-export const tarballName = (name: string, version: string) => `${name.replace(/^@/, "").replace("/", "-")}-${version}.tgz`;
+const tarballName = (name: string, version: string) => `${name.replace(/^@/, "").replace("/", "-")}-${version}.tgz`;
 
 /** The built component's path, as the project's package.json names it (`cordon.out`, else `dist/<entry>.wasm`). */
-export function builtComponent(dir: string, pkg: Record<string, unknown>): string {
+function builtComponent(dir: string, pkg: Record<string, unknown>): string {
   const cordon = pkg.cordon as { entry?: unknown; out?: unknown } | undefined;
   if (typeof cordon?.out === "string") return resolve(dir, cordon.out);
   if (typeof cordon?.entry === "string") return join(dir, "dist", `${basename(cordon.entry, ".ts")}.wasm`);
   throw new PackageRefused("EPACK", `${join(dir, "package.json")}: no "cordon": {"entry", "out"} (is this a project made by cordon new?)`);
 }
 
-export async function readProject(dir: string): Promise<Record<string, unknown>> {
+async function readProject(dir: string): Promise<Record<string, unknown>> {
   const file = join(dir, "package.json");
   try {
     const pkg = JSON.parse(await readFile(file, "utf8"));

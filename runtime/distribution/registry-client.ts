@@ -8,9 +8,9 @@ import { PackageRefused } from "./errors.js";
 import type { Registry } from "./npmrc.js";
 
 /** Largest packument read (the full document of a package with many versions is a few MiB). */
-export const MAX_PACKUMENT_BYTES = 16 * 2 ** 20;
+const MAX_PACKUMENT_BYTES = 16 * 2 ** 20;
 /** Largest tarball downloaded. */
-export const MAX_TARBALL_BYTES = 32 * 2 ** 20;
+const MAX_TARBALL_BYTES = 32 * 2 ** 20;
 const MAX_KEYS_BYTES = 1 * 2 ** 20;
 
 export interface PackumentVersion {

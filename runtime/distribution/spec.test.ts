@@ -38,6 +38,7 @@ describe("registry settings", () => {
     delete process.env.NPM_CONFIG_REGISTRY;
     writeFileSync(
       join(dir, ".npmrc"),
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: .npmrc's own ${ENV} syntax
       "registry=https://mirror.example/npm\n@acme:registry=https://acme.example/\n//acme.example/:_authToken=${MY_TOKEN}\n",
     );
     expect(registryFor("redact", registrySettings(dir))).toEqual({ url: "https://mirror.example/npm/" });

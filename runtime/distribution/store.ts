@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { writeFileAtomic } from "./atomic-write.js";
 import { sha256Hex } from "./digests.js";
 
-export function storeDir(): string {
+function storeDir(): string {
   if (process.env.CORDON_STORE) return process.env.CORDON_STORE;
   return join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "cordon", "store");
 }
