@@ -13,7 +13,7 @@
  *     { "name": "native", "command": "my-proxy", "args": [], "trusted": true },
  *     { "name": "guard", "package": "@acme/guard@^1.2", "grants": ["fs:read"] }
  *   ],
- *   "agent": { "command": "npx", "args": ["cordon", "reference-agent"], "env": { "KEY": "v" } }
+ *   "agent": { "command": "cordon", "args": ["reference-agent"], "env": { "KEY": "v" } }
  * }
  */
 import { readFile } from "node:fs/promises";

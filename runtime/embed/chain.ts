@@ -18,7 +18,7 @@ import {
 } from "../cli/chain-config.js";
 import { buildProxies, proxyOptions } from "../cli/run.js";
 import { ChildProcessPeer } from "../components/child-process.js";
-import { createLogger, type Level, type Logger, parseLevel } from "../log.js";
+import { createLogger, type Level, type Logger, parseLevel, writeStderr } from "../log.js";
 import { McpBridgePeer } from "../mcp/bridge.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { Conductor } from "../routing/conductor.js";
@@ -122,7 +122,7 @@ function loggerFor(option: LogOption | undefined): Logger {
   if (option === "silent") return createLogger("error", () => {});
   if (typeof option === "string") return createLogger(parseLevel(option, "warn"));
   const level = parseLevel(option?.level ?? process.env.CORDON_LOG, "warn");
-  return createLogger(level, option?.write ?? ((line) => process.stderr.write(line)));
+  return createLogger(level, option?.write ?? writeStderr);
 }
 
 /**
@@ -144,11 +144,7 @@ export async function startChain(options: ChainOptions & { onMessage(message: Js
   const agent = new ChildProcessPeer(
     { command: config.agent.command, args: config.agent.args, env: config.agent.env, cwd: config.agent.cwd },
     "agent",
-    stderr === "inherit"
-      ? (chunk) => process.stderr.write(chunk)
-      : stderr === "ignore"
-        ? () => {}
-        : (chunk) => stderr(chunk.toString("utf8")),
+    stderr === "inherit" ? writeStderr : stderr === "ignore" ? () => {} : (chunk) => stderr(chunk.toString("utf8")),
   );
 
   let resolveExit!: (exit: ChainExit) => void;
