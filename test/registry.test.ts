@@ -28,21 +28,33 @@ let root: string;
 const PASSTHROUGH = readFileSync(proxyWasm("passthrough"));
 
 /** The environment of every command: its own store and caches, no user .npmrc, not CI. */
-function envFor(cache: string): NodeJS.ProcessEnv {
+function envFor(cache: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: cache, HOME: join(root, "home"), CORDON_LOG: "warn" };
   for (const key of Object.keys(env)) if (/^(npm_config_|CI$|CORDON_STORE$|CORDON_CACHE_DIR$)/i.test(key)) delete env[key];
-  return env;
+  return { ...env, ...extra };
 }
 
 /** Runs a command without blocking this process (the registry runs in it). */
-function run(command: string, args: string[], cwd: string, cache = join(root, "cache-a")): Promise<Result> {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  cache = join(root, "cache-a"),
+  extra?: NodeJS.ProcessEnv,
+  input?: string,
+): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(command, args, { cwd, env: envFor(cache), timeout: 60_000 }, (error, stdout, stderr) => {
+    const child = execFile(command, args, { cwd, env: envFor(cache, extra), timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
+    if (input !== undefined) child.stdin!.end(input);
   });
 }
-const cordon = (args: string[], cwd: string, cache?: string) => run(NODE, [CORDON, ...args], cwd, cache);
+const cordon = (args: string[], cwd: string, cache?: string, extra?: NodeJS.ProcessEnv) => run(NODE, [CORDON, ...args], cwd, cache, extra);
+
+/** On a terminal (a pseudo-terminal from util-linux `script`), typing `answers`. */
+const onTerminal = (args: string[], cwd: string, answers: string) =>
+  run("script", ["-qec", [NODE, CORDON, ...args].map((w) => `'${w}'`).join(" "), "/dev/null"], cwd, join(root, "cache-tty"), {}, answers);
 
 /** A proxy project as `cordon new` makes it (dev dependencies, scripts, private), built; packed and published. */
 async function publish(version: string, grants: string[]): Promise<void> {
@@ -123,6 +135,10 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
 
   it("packs with cordon pack, publishes with npm publish, adds with cordon add, and runs a real chain", async () => {
     await publish("1.0.0", []);
+    const info = await cordon(["info", "@t/echo@^1", "--registry", registry.url], root);
+    expect(info.code, info.stderr).toBe(0);
+    expect(info.stdout).toMatch(/^@t\/echo 1\.0\.0 — Passes every message on\n/);
+    expect(info.stdout).toContain("versions 1.0.0");
     a = folder("a", "");
     const { rmSync } = await import("node:fs");
     rmSync(join(a, "chain.json")); // add creates it
@@ -161,6 +177,17 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     const frozen = await cordon(["install", "--frozen", "--registry", registry.url], c, join(root, "cache-c"));
     expect(frozen.code, frozen.stderr).toBe(0);
     expect(read(c, "chain.lock.json")).toBe(read(a, "chain.lock.json"));
+    // A config edited past its lock: frozen (by flag, or by CI) refuses, naming the disagreement.
+    const edited = folder("c2", read(a, "chain.json").replace('"@t/echo@^1"', '"@t/echo@~1.0"'), read(a, "chain.lock.json"));
+    for (const [args, extra] of [
+      [["install", "--frozen"], {}],
+      [["install"], { CI: "true" }],
+    ] as const) {
+      const refused = await cordon([...args, "--registry", registry.url], edited, join(root, "cache-c2"), extra);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('"echo" is @t/echo@~1.0 in the config but @t/echo@^1 in the lock');
+    }
+    expect(read(edited, "chain.lock.json")).toBe(read(a, "chain.lock.json"));
   });
 
   it("refuses a tarball tampered with in the registry's storage, writing nothing", async () => {
@@ -197,6 +224,23 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     expect(read(a, "chain.lock.json")).toBe(before.lock);
     expect((await loaded(a)).version).toBe("1.0.0");
     await converse(a);
+  });
+
+  it("adds a version that requests a grant only when it is given: --grant, or yes on a terminal", async () => {
+    const g = join(root, "g");
+    mkdirSync(g);
+    const refused = await cordon(["add", "@t/echo@1.1.0", "--registry", registry.url], g);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain("NOT ADDED: @t/echo@1.1.0 requests terminal, not granted.");
+    expect(refused.stderr).toContain("approve: cordon add @t/echo@1.1.0 --grant terminal");
+    expect(existsSync(join(g, "chain.json"))).toBe(false);
+    const no = await onTerminal(["add", "@t/echo@1.1.0", "--registry", registry.url], g, "n\n");
+    expect(no.code, no.stdout + no.stderr).toBe(3);
+    expect(existsSync(join(g, "chain.json"))).toBe(false);
+    const yes = await onTerminal(["add", "@t/echo@1.1.0", "--registry", registry.url], g, "y\n");
+    expect(yes.code, yes.stdout + yes.stderr).toBe(0);
+    expect(yes.stdout).toMatch(/\? terminal\s+may ask your editor to run commands in your workspace/);
+    expect(JSON.parse(read(g, "chain.json")).proxies).toEqual([{ name: "echo", package: "@t/echo@1.1.0", grants: ["terminal"] }]);
   });
 
   it("applies it once approved with --grant", async () => {
@@ -247,5 +291,9 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     expect(empty.stderr).toContain(`"echo" @t/echo@1.2.0 (sha256 ${lockOf(a).proxies.echo.wasm.sha256})`);
     const run = await cordon(["check", join(f, "chain.json")], f, join(root, "cache-empty"));
     expect(run.stderr).toMatch(/@t\/echo@1\.2\.0 is not in the local store .*: run `cordon install`/);
+    const removed = await cordon(["remove", "echo"], f);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(JSON.parse(read(f, "chain.json")).proxies).toEqual([]);
+    expect(lockOf(f).proxies).toEqual({});
   });
 });
