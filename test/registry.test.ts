@@ -57,7 +57,7 @@ const onTerminal = (args: string[], cwd: string, answers: string) =>
   run("script", ["-qec", [NODE, CORDON, ...args].map((w) => `'${w}'`).join(" "), "/dev/null"], cwd, join(root, "cache-tty"), {}, answers);
 
 /** A proxy project as `cordon new` makes it (dev dependencies, scripts, private), built; packed and published. */
-async function publish(version: string, grants: string[]): Promise<void> {
+async function publish(version: string, grants: string[], config?: object): Promise<void> {
   const dir = join(root, `project-${version}`);
   mkdirSync(join(dir, "dist"), { recursive: true });
   writeFileSync(
@@ -73,7 +73,13 @@ async function publish(version: string, grants: string[]): Promise<void> {
       devDependencies: { "@cordon/sdk-as": "file:vendor/sdk.tgz" },
     }),
   );
-  const manifest = { name: "echo", version, description: "Passes every message on", ...(grants.length ? { grants } : {}) };
+  const manifest = {
+    name: "echo",
+    version,
+    description: "Passes every message on",
+    ...(grants.length ? { grants } : {}),
+    ...(config ? { config } : {}),
+  };
   writeFileSync(join(dir, "dist", "echo.wasm"), withManifest(PASSTHROUGH, manifest));
   const packed = await cordon(["pack", dir, "--no-build", "--json"], dir);
   expect(packed.code, packed.stderr).toBe(0);
@@ -278,6 +284,17 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     expect(updated.stdout).toMatch(/- terminal .*\(revoked: 1\.2\.0 no longer requests it\)/);
     expect(JSON.parse(read(a, "chain.json")).proxies[0].grants).toEqual([]);
     expect(lockOf(a).proxies.echo).toMatchObject({ version: "1.2.0", requested: { grants: [], wasi: [] } });
+  });
+
+  it("does not apply a version whose config schema rejects the entry's config", async () => {
+    await publish("1.3.0", [], { type: "object", required: ["mask"], properties: { mask: { type: "string" } } });
+    const before = { config: read(a, "chain.json"), lock: read(a, "chain.lock.json") };
+    const updated = await cordon(["update", "--registry", registry.url], a);
+    expect(updated.code, updated.stderr).toBe(1);
+    expect(updated.stdout).toContain("echo  @t/echo 1.2.0 → @t/echo 1.3.0   NOT UPDATED: its config schema rejects this entry's config");
+    expect(updated.stdout).toMatch(/mask/);
+    expect(read(a, "chain.json")).toBe(before.config);
+    expect(read(a, "chain.lock.json")).toBe(before.lock);
   });
 
   it("installs offline from the store, and names what the store lacks", async () => {

@@ -6,6 +6,7 @@
  * config stay as they were, so the old version keeps running, and the difference is printed in
  * plain words with the command that approves it; the command exits 3. Grants the new version no
  * longer requests are revoked from the config, so asking for them again means asking the user again.
+ * A version whose config schema rejects the entry's `config` is not applied either (exit 1).
  * Entries are decided one by one; the applied ones are written together, each file atomically.
  */
 import { grantLines, missingGrants } from "../distribution/authority.js";
@@ -15,6 +16,7 @@ import { requestedAuthority } from "../distribution/package-contents.js";
 import { resolveSpec } from "../distribution/resolve.js";
 import { parseSpec } from "../distribution/spec.js";
 import { storeWasm } from "../distribution/store.js";
+import { configProblems } from "../sandbox/manifest.js";
 import { configFlag, openChain, packageEntries, registriesFor, saveChain } from "./chain-files.js";
 import { askGrants, EXIT, failure, grantFlags, interactive, parseCommand, UsageError } from "./distribution-command.js";
 
@@ -38,6 +40,7 @@ export async function update(argv: string[]): Promise<number> {
 
     const applied: { index: number; name: string; entry: LockEntry; grants: string[]; wasm: Uint8Array }[] = [];
     let blocked = false;
+    let failed = false;
     for (const e of chosen) {
       const spec = parseSpec(e.package);
       const fetched = await resolveSpec(spec, registryFor(spec.name, settings));
@@ -46,6 +49,18 @@ export async function update(argv: string[]): Promise<number> {
       const to = `${fetched.entry.package} ${fetched.entry.version}`;
       if (old && old.integrity === fetched.entry.integrity && old.spec === fetched.entry.spec) {
         process.stdout.write(`${e.name}  ${from}  up to date\n`);
+        continue;
+      }
+      const problems = await configProblems(fetched.pkg.manifest, e.config ?? {});
+      if (problems.length) {
+        failed = true;
+        process.stdout.write(
+          [
+            `${e.name}  ${from} → ${to}   NOT UPDATED: its config schema rejects this entry's config`,
+            ...problems.map((p) => `  ${p}`),
+            "",
+          ].join("\n"),
+        );
         continue;
       }
       const requested = requestedAuthority(fetched.entry.requested);
@@ -90,7 +105,7 @@ export async function update(argv: string[]): Promise<number> {
       }
       await saveChain(files);
     }
-    return blocked ? EXIT.approval : EXIT.ok;
+    return blocked ? EXIT.approval : failed ? EXIT.refused : EXIT.ok;
   } catch (error) {
     return failure("update", error);
   }
