@@ -36,7 +36,7 @@ beforeAll(async () => {
   echo = await echoComponent("utf8");
   key = generateKeyPairSync("ec", { namedCurve: "P-256" });
   server = createServer((req, res) => {
-    const path = decodeURIComponent(req.url ?? "");
+    const path = decodeURIComponent(req.url ?? "").replace(/^\/npm\//, "/"); // also served under a path, as many registries are
     const tarball = served.tarballs.get(path);
     if (path === "/@t/echo" && served.doc) res.end(JSON.stringify(served.doc));
     else if (path === "/-/npm/v1/keys" && served.keys) res.end(JSON.stringify(served.keys));
@@ -197,10 +197,20 @@ describe("integrity, origin and transport", () => {
     expect(error.code).toBe("ETRANSPORT");
   });
 
-  it("refuses a lock whose path leaves the registry", async () => {
-    publish(["1.0.0"]);
-    const { entry } = await resolveSpec(parseSpec("@t/echo@1.0.0"), { url });
-    const error = await refusal(fetchLocked({ ...entry, resolved: "../../elsewhere/x.tgz" }, { url }));
-    expect(error.message).toContain('the lock\'s "resolved" "../../elsewhere/x.tgz" is not a path under the registry');
+  it.each(["../../elsewhere/x.tgz", "%2e%2e/x.tgz", "a/%2E%2E/%2e%2e/x.tgz", "/x.tgz", "\\\\evil/x.tgz", "https://evil.example/x.tgz"])(
+    "refuses a lock whose path leaves the registry: %s",
+    async (resolved) => {
+      publish(["1.0.0"]);
+      const { entry } = await resolveSpec(parseSpec("@t/echo@1.0.0"), { url });
+      const error = await refusal(fetchLocked({ ...entry, resolved }, { url }));
+      expect(error.message).toContain(`the lock's "resolved" ${JSON.stringify(resolved)} is not a path under the registry`);
+    },
+  );
+
+  it("refuses a registry tarball URL that only looks like it is on the registry", async () => {
+    const doc = publish(["1.0.0"]);
+    doc.versions["1.0.0"].dist!.tarball = `${url}npm/@t/../../x/echo-1.0.0.tgz`;
+    const error = await refusal(resolveSpec(parseSpec("@t/echo@1.0.0"), { url: `${url}npm/` }));
+    expect(error.message).toContain("is not on the registry");
   });
 });

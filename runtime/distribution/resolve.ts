@@ -54,18 +54,31 @@ export function pickVersion(doc: Packument, spec: PackageSpec): string {
   return picked;
 }
 
+/** A URL as `fetch` will see it (dot segments, `%2e%2e` and backslashes resolved), or null. */
+function normalized(url: string): string | null {
+  try {
+    return new URL(url).href;
+  } catch {
+    return null;
+  }
+}
+
 /** The tarball URL as a path under the registry (what the lock records), or a refusal. */
 function registryRelative(tarball: string, registry: Registry, what: string): string {
-  if (tarball.startsWith(registry.url)) return tarball.slice(registry.url.length);
+  const base = normalized(registry.url) ?? registry.url;
+  const href = normalized(tarball);
+  if (href?.startsWith(base)) return href.slice(base.length);
   throw new PackageRefused("EREGISTRY", `${what}: its tarball ${tarball} is not on the registry ${registry.url} (refused)`);
 }
 
 /** The lock's relative path back to a URL on the configured registry (a mirror serves the same path). */
 function onRegistry(resolved: string, registry: Registry, what: string): string {
-  if (/^[a-z][a-z0-9+.-]*:|^\/|(^|\/)\.\.(\/|$)/i.test(resolved)) {
+  const base = normalized(registry.url) ?? registry.url;
+  const href = /^[a-z][a-z0-9+.-]*:|^[/\\]/i.test(resolved) ? null : normalized(base + resolved);
+  if (!href?.startsWith(base) || href.slice(base.length) !== resolved) {
     throw new PackageRefused("ELOCK", `${what}: the lock's "resolved" ${JSON.stringify(resolved)} is not a path under the registry`);
   }
-  return registry.url + resolved;
+  return href;
 }
 
 async function fetchVersion(doc: Packument, version: string, registry: Registry, spec: string, locked?: LockEntry): Promise<Fetched> {
