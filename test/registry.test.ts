@@ -125,6 +125,7 @@ async function loaded(dir: string): Promise<{ sha256: string; version: string }>
   const checked = await cordon(["check", join(dir, "chain.json"), "--json"], dir);
   expect(checked.code, checked.stderr).toBe(0);
   const [proxy] = JSON.parse(checked.stdout).proxies;
+  expect(proxy.package).toEqual({ spec: "@t/echo@^1", package: "@t/echo", version: proxy.manifest.version });
   return { sha256: proxy.sha256, version: proxy.manifest.version };
 }
 

@@ -125,7 +125,8 @@ export const ChainConfigSchema = z
 
 /** A config file as written (package entries not yet resolved). */
 export type ChainConfigFile = z.infer<typeof ChainConfigSchema>;
-export type WasmProxyEntry = z.infer<typeof wasmProxy>;
+/** `locked`: set on the entry a `package` entry runs as (what the lock pinned, for `cordon check`). */
+export type WasmProxyEntry = z.infer<typeof wasmProxy> & { locked?: { spec: string; package: string; version: string } };
 export type NativeProxyEntry = z.infer<typeof nativeProxy>;
 export type PackageProxyEntry = z.infer<typeof packageProxy>;
 /** What runs: package entries are turned into the locked `wasm` entries. */

@@ -49,7 +49,15 @@ describe("package entries at run time", () => {
     stored();
     const config = await readChainConfig(chain(["terminal"], { echo: locked() }));
     expect(config.proxies).toEqual([
-      { name: "echo", wasm: join(store, "sha256", `${sha256}.wasm`), sha256, grants: ["terminal"], config: { a: 1 }, onFailure: "restart" },
+      {
+        name: "echo",
+        wasm: join(store, "sha256", `${sha256}.wasm`),
+        sha256,
+        grants: ["terminal"],
+        config: { a: 1 },
+        onFailure: "restart",
+        locked: { spec: "@t/echo@^1", package: "@t/echo", version: "1.1.0" },
+      },
     ]);
   });
 

@@ -44,7 +44,8 @@ export async function lockedWasm(configPath: string, entries: (Positioned | null
           `${where}: ${locked.package}@${locked.version} is not in the local store (${path}): run \`cordon install\``,
         );
       }
-      return { ...rest, wasm: path, sha256: locked.wasm.sha256, grants: entry.grants } as WasmProxyEntry;
+      const pinned = { spec, package: locked.package, version: locked.version };
+      return { ...rest, wasm: path, sha256: locked.wasm.sha256, grants: entry.grants, locked: pinned } as WasmProxyEntry;
     }),
   );
 }
