@@ -37,4 +37,18 @@ describe("raw JSON members", () => {
     expect(serialize(withMember(noId, "id", 3))).toBe('{"jsonrpc":"2.0","method":"x","id":3}');
     expect(rawMember(parsed('{"params" : [1, 2.0]}'), "params")).toBe("[1, 2.0]");
   });
+
+  it("carries the text on the message itself, invisibly: copies never carry it stale", () => {
+    const text = '{"jsonrpc":"2.0", "id": 1, "method":"x"}';
+    const message = parsed(text);
+    // A spread or Object.assign copy (made to change a member) must not be written as the original's text.
+    const spread = { ...message, method: "y" };
+    expect(serialize(spread)).toBe('{"jsonrpc":"2.0","id":1,"method":"y"}');
+    expect(serialize(Object.assign({}, message, { id: 2 }))).toBe('{"jsonrpc":"2.0","id":2,"method":"x"}');
+    // Nothing to see for keys, stringify or deep equality; the text still serialises as it arrived.
+    expect(Object.keys(message)).toEqual(["jsonrpc", "id", "method"]);
+    expect(JSON.stringify(message)).toBe('{"jsonrpc":"2.0","id":1,"method":"x"}');
+    expect(message).toStrictEqual({ jsonrpc: "2.0", id: 1, method: "x" });
+    expect(serialize(message)).toBe(text);
+  });
 });

@@ -32,6 +32,7 @@ import type { LoadedComponent } from "./component-loader.js";
 import { FuelUnsupported, instrumentFuel, isFuelTrap } from "./fuel.js";
 import { capModule } from "./module-caps.js";
 import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
+import { WallClockExceeded, withinWallClock } from "./wall-clock.js";
 
 /** Fuel units per millisecond of a limit (a tight wasm loop runs ~3–6 M/ms on the reference machine). */
 const FUEL_PER_MS = 5_000_000;
@@ -43,6 +44,14 @@ export interface ThreadSandboxOptions {
   maxFuelPerDelivery?: bigint;
   /** Fuel for the start function; default `startTimeoutMs × FUEL_PER_MS`. */
   maxFuelAtStart?: bigint;
+}
+
+/** What one slice of the queue produced, handed to the conductor in order after it. */
+interface Slice {
+  events: { output?: string[]; passed?: object }[];
+  failure: SandboxFailure | null;
+  /** The slice ran out of time with deliveries left. */
+  more: boolean;
 }
 
 interface Prepared {
@@ -72,6 +81,8 @@ export class ThreadSandbox implements ProxySandbox {
   private dead = false;
   /** Milliseconds the guest has run in this thread (start and deliveries). */
   cpuMs = 0;
+  /** When the delivery in flight started. */
+  private deliveryStart = 0;
 
   /**
    * Meters and compiles the module now, so an unsupported one is known before anything starts:
@@ -123,17 +134,21 @@ export class ThreadSandbox implements ProxySandbox {
     const module = await this.prepared.module;
     if (this.dead) throw new Error("the sandbox was stopped");
     const t = performance.now();
+    const options = {
+      encodings: this.component.encodings,
+      maxMessageUnits: this.limits.maxMessageUnits,
+      maxOutputUnitsPerDelivery: this.limits.maxOutputUnitsPerDelivery,
+      maxSendsPerReceive: this.limits.maxSendsPerReceive,
+      grants: this.grants,
+    };
     try {
-      this.host = new CanonicalHost(module, {
-        encodings: this.component.encodings,
-        maxMessageUnits: this.limits.maxMessageUnits,
-        maxOutputUnitsPerDelivery: this.limits.maxOutputUnitsPerDelivery,
-        maxSendsPerReceive: this.limits.maxSendsPerReceive,
-        grants: this.grants,
-      });
+      this.host = withinWallClock(() => new CanonicalHost(module, options), this.limits.startTimeoutMs);
     } catch (error) {
       this.dead = true;
-      const failure = this.failureOf(error, "instantiation", this.startFuel, this.limits.startTimeoutMs, performance.now() - t);
+      const failure =
+        error instanceof WallClockExceeded
+          ? { message: `instantiation did not finish within ${this.limits.startTimeoutMs} ms (stopped by the wall-clock backstop)` }
+          : this.failureOf(error, "instantiation", this.startFuel, performance.now() - t);
       throw new Error(failure.message);
     } finally {
       this.cpuMs += performance.now() - t;
@@ -182,8 +197,42 @@ export class ThreadSandbox implements ProxySandbox {
     this.head = 0;
   }
 
+  /**
+   * Runs a slice of the queue under the wall-clock backstop, then hands its results over in order.
+   * Only guest calls and this sandbox's bookkeeping run under the backstop (an interruption
+   * unwinds without `finally`): outputs and pass-throughs are collected and given to the
+   * conductor after it, so the router never runs where it could be cut off halfway.
+   */
   private readonly drain = (): void => {
     this.scheduled = false;
+    if (this.dead || this.paused || this.head === this.queue.length) return;
+    const slice: Slice = { events: [], failure: null, more: false };
+    try {
+      // A delivery starts at most SLICE_MS into the slice, so each gets its full limit.
+      withinWallClock(() => this.runSlice(slice), this.limits.receiveTimeoutMs + SLICE_MS);
+    } catch (error) {
+      if (!(error instanceof WallClockExceeded)) throw error;
+      this.cpuMs += performance.now() - this.deliveryStart;
+      slice.failure = {
+        kind: "timeout",
+        message: `receive did not return within ${this.limits.receiveTimeoutMs} ms (stopped by the wall-clock backstop)`,
+      };
+    }
+    for (const event of slice.events) {
+      if (this.dead) return;
+      if (event.passed) this.handlers?.passed?.(event.passed);
+      else if (event.output) this.handlers?.output(event.output);
+    }
+    if (slice.failure) return this.fail(slice.failure);
+    this.congestion.update(this.queue.length - this.head);
+    if (slice.more && !this.scheduled && !this.dead && this.head < this.queue.length) {
+      this.scheduled = true;
+      setImmediate(this.drain);
+    }
+  };
+
+  /** Delivers queued messages until the queue is empty, the guest fails, or SLICE_MS is up. */
+  private runSlice(slice: Slice): void {
     const until = performance.now() + SLICE_MS;
     while (!this.dead && !this.paused && this.head < this.queue.length) {
       const message = this.queue[this.head++];
@@ -192,40 +241,40 @@ export class ThreadSandbox implements ProxySandbox {
         this.head = 0;
       }
       if (typeof message !== "string") {
-        // Passes the guest by, in its turn.
-        this.congestion.update(this.queue.length - this.head);
-        this.handlers?.passed?.(message);
+        slice.events.push({ passed: message }); // passes the guest by, in its turn
         continue;
       }
       const host = this.host!;
-      const t = performance.now();
+      const t = (this.deliveryStart = performance.now());
       let output: string[];
       try {
         output = host.receive(message);
       } catch (error) {
         const now = performance.now();
         this.cpuMs += now - t;
-        return this.fail(this.failureOf(error, "receive", this.deliveryFuel, this.limits.receiveTimeoutMs, now - t));
+        slice.failure = this.failureOf(error, "receive", this.deliveryFuel, now - t);
+        return;
       }
       const now = performance.now();
       this.cpuMs += now - t;
       const over = this.budget.charge({ guestMs: now - t, messages: output.length, units: host.lastOutputUnits });
-      if (over) return this.fail({ kind: "budget", message: over.message });
-      this.congestion.update(this.queue.length - this.head);
-      if (output.length > 0) this.handlers?.output(output);
-      if (now >= until && this.head < this.queue.length && !this.dead) {
-        this.scheduled = true;
-        setImmediate(this.drain);
+      if (over) {
+        slice.failure = { kind: "budget", message: over.message };
+        return;
+      }
+      if (output.length > 0) slice.events.push({ output });
+      if (now >= until) {
+        slice.more = true;
         return;
       }
     }
-  };
+  }
 
-  private failureOf(error: unknown, what: string, fuel: bigint, limitMs: number, ranMs: number): SandboxFailure {
+  private failureOf(error: unknown, what: string, fuel: bigint, ranMs: number): SandboxFailure {
     if (isFuelTrap(error, this.prepared.outOfFuel)) {
       return {
         kind: "timeout",
-        message: `${what} used its fuel budget of ${fuel} units${what === "receive" ? " on one message" : ""} (≈ ${limitMs} ms of work; it ran ${Math.round(ranMs)} ms)`,
+        message: `${what} used its fuel budget of ${fuel} units${what === "receive" ? " on one message" : ""} (≈ ${Math.round(Number(fuel) / FUEL_PER_MS)} ms of work; it ran ${Math.round(ranMs)} ms)`,
       };
     }
     return { kind: error instanceof GuestFault ? "fault" : "trap", message: describe(error) };
