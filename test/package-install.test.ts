@@ -27,7 +27,9 @@ const home = mkdtempSync(join(tmpdir(), "cordon-author-"));
 const cordon = join(prefix, "bin", "cordon");
 const installed = join(prefix, "lib", "node_modules", "@cordon", "cli");
 const PATH = `${join(prefix, "bin")}:${process.env.PATH}`;
-const env = { ...process.env, PATH };
+/** A fresh component cache, so every load here is a first load by the installed loader. */
+const CORDON_CACHE_DIR = join(work, "component-cache");
+const env = { ...process.env, PATH, CORDON_CACHE_DIR };
 const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
 
 function run(command: string, args: string[], options: SpawnSyncOptions = {}) {
@@ -60,7 +62,7 @@ afterEach(async () => {
 
 /** The official ACP client on `cordon run <args>`, started from the author's folder with the installed cordon first on PATH. */
 function client(args: string[], cwd = home): SpawnedAgent {
-  const agent = new SpawnedAgent({ command: cordon, args: ["run", ...args], cwd, env: { PATH } });
+  const agent = new SpawnedAgent({ command: cordon, args: ["run", ...args], cwd, env: { PATH, CORDON_CACHE_DIR } });
   open.push(agent);
   return agent;
 }
@@ -99,6 +101,12 @@ describe("@cordon/cli, the runtime, installed alone from its tarball", () => {
   it("runs the example chain from the install for the official ACP client; its agent is the installed cordon reference-agent", async () => {
     const chain = JSON.parse(readFileSync(join(installed, "examples", "demo-chain.json"), "utf8"));
     expect(chain.agent).toEqual({ command: "cordon", args: ["reference-agent"] });
+    // The loader at work without the toolchain: inspect and check read every example component.
+    const inspected = run(cordon, ["inspect", join(installed, "proxies", "dist", "redact.wasm")], { cwd: home });
+    expect(inspected.status, inspected.out).toBe(0);
+    expect(inspected.out).toContain("cordon:proxy/channel@0.1.0");
+    const checked = run(cordon, ["check", join(installed, "examples", "demo-chain.json")], { cwd: home });
+    expect(checked.status, checked.out).toBe(0);
     const agent = client(["--config", join(installed, "examples", "demo-chain.json")]);
     const init = await agent.initialize();
     expect(init.agentInfo, agent.stderr).toMatchObject({ name: "cordon-reference-agent", version });

@@ -14,7 +14,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { findPackageRoot, PACKAGE_NAME } from "../package-root.js";
 
-export const SDK_PACKAGE = "@cordon/sdk-as";
+const SDK_PACKAGE = "@cordon/sdk-as";
 
 /** A tool's command-line entry: `main(argv, command)` → exit code. */
 type ToolMain = (argv: string[], command: string) => Promise<number>;

@@ -19,6 +19,7 @@
  */
 
 import { type Logger, sanitizeForLog } from "../log.js";
+import { iJsonViolationOf } from "../protocol/i-json.js";
 import {
   classify,
   ErrorCodes,
@@ -222,6 +223,9 @@ export class Conductor {
       if (nestsDeeperThan(value)) return this.tooDeep(hop, value);
       if (hop === this.client) return this.fromClient(value);
       if (!hop.alive) return;
+      // A proxy's text must read alike to every reader: the gates read JSON.parse's reading of it (i-json.ts).
+      const ambiguous = hop.position.role === "proxy" ? iJsonViolationOf(value) : null;
+      if (ambiguous) return this.refuseWhole(hop, value, `breaks I-JSON (RFC 7493): ${ambiguous.detail}`, "i-json");
       this.fromComponent(hop, value);
     } catch (error) {
       this.internalFault(hop, value, error);
@@ -230,16 +234,25 @@ export class Conductor {
 
   /** A message nesting deeper than the limit is refused whole; an answer becomes an error answer. */
   private tooDeep(hop: Hop, value: unknown): void {
+    this.refuseWhole(hop, value, `nests deeper than ${MAX_NESTING_DEPTH} levels (Cordon's limit for any message)`);
+  }
+
+  /**
+   * Refuses a message whole, before it is classified: a request gets an error, a notification is
+   * dropped (both logged, rate-bounded); an answer still answers its request, with an error saying why.
+   * `gate` names the rule in the error's data (a refusal, as the gates' are).
+   */
+  private refuseWhole(hop: Hop, value: unknown, why: string, gate?: string): void {
     const msg = value as Record<string, unknown>;
     const id = typeof msg.id === "string" || typeof msg.id === "number" ? msg.id : null;
-    const why = `nests deeper than ${MAX_NESTING_DEPTH} levels (Cordon's limit for any message)`;
     if (typeof msg.method === "string" || id === null) {
       const method = typeof msg.method === "string" ? sanitizeForLog(msg.method, 80) : "message";
-      this.dropped(hop, `${hop.label} sent a ${method} that ${why}; refused`, { id, method });
-      if (id !== null) hop.peer.send(errorResponse(id, ErrorCodes.invalidRequest, `Invalid request: the message ${why}`));
+      this.dropped(hop, `${hop.label} sent a ${method} that ${sanitizeForLog(why)}; refused`, { id, method });
+      const data = gate === undefined ? undefined : failureData("cordon", "refused", { gate });
+      if (id !== null) hop.peer.send(errorResponse(id, ErrorCodes.invalidRequest, `Invalid request: the message ${why}`, data));
       return;
     }
-    // An answer too deep to forward still answers its request: with an error saying why.
+    this.dropped(hop, `${hop.label} answered with a message that ${sanitizeForLog(why)}; its requester gets an error`, { id });
     this.receive(hop, errorResponse(id, ErrorCodes.internalError, `${hop.label} answered with a result that ${why}`));
   }
 
