@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { CORDON, NODE, ROOT } from "./helpers/paths.js";
+import { CORDON, NODE, proxyWasm, ROOT } from "./helpers/paths.js";
 import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const exec = promisify(execFile);
@@ -32,11 +32,11 @@ afterEach(async () => {
 });
 
 /** `cordon run` with the deputy (these grants, this config) in front of the reference agent; initialized. */
-async function chain(grants: string[], config: Json = {}): Promise<RawClient> {
+async function chain(grants: string[], config: Json = {}, proxy: Json = { name: "deputy", wasm: DEPUTY }): Promise<RawClient> {
   const dir = mkdtempSync(join(tmpdir(), "cordon-authority-"));
   const file = join(dir, "chain.json");
   const agent = { command: NODE, args: [CORDON, "reference-agent", "--mcp", "http"] };
-  writeFileSync(file, JSON.stringify({ proxies: [{ name: "deputy", wasm: DEPUTY, grants, config }], agent }));
+  writeFileSync(file, JSON.stringify({ proxies: [{ ...proxy, grants, config }], agent }));
   const client = new RawClient(NODE, [CORDON, "run", "--config", file], { CORDON_LOG: "info" });
   open.push(client);
   const init = await client.request("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true } } });
@@ -45,7 +45,8 @@ async function chain(grants: string[], config: Json = {}): Promise<RawClient> {
 }
 
 async function prompt(client: RawClient, text: string): Promise<Json> {
-  const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+  const setup = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+  const result = setup.result ?? expect.unreachable(`session/new failed: ${JSON.stringify(setup)}`);
   return client.request("session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text }] });
 }
 
@@ -153,5 +154,25 @@ describe("the agent as deputy: a proxy's own session cannot read the user's file
     serveReads(client, secret);
     await prompt(client, `own-read ${path}`);
     await expect.poll(() => client.stderr, { timeout: 10_000 }).toContain(secret);
+  });
+});
+
+describe("a proxy that needs agent authority works with its grant", () => {
+  const persona = { name: "persona", wasm: proxyWasm("persona") };
+  const embodiment = { embodiment: "echo I am Sparkle", name: "Sparkle" };
+  const said = (client: RawClient) =>
+    client.received.filter((m) => m.params?.update?.sessionUpdate === "agent_message_chunk").map((m) => m.params.update.content.text);
+
+  it("persona with agent:prompt embodies the agent before the user's first prompt", async () => {
+    const client = await chain(["agent:prompt"], embodiment, persona);
+    expect((await prompt(client, "echo hi")).result).toEqual({ stopReason: "end_turn" });
+    expect(said(client)).toEqual(["echo: I am Sparkle\n", "echo: hi\n"]);
+  });
+
+  it("without it the refusal names the grant (its own prompt is one too many)", async () => {
+    const client = await chain([], embodiment, persona);
+    const answer = await prompt(client, "echo hi");
+    expect(answer.error?.data?.cordon, JSON.stringify(answer)).toMatchObject({ gate: "agent-authority", grant: "agent:prompt" });
+    expect(client.stderr).toMatch(/persona" asks for agent:prompt, which the chain config does not grant/);
   });
 });

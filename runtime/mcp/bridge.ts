@@ -83,6 +83,8 @@ export interface McpBridgeOptions {
 export class McpBridgePeer implements Peer, EndpointHost {
   readonly label = "MCP bridge";
   readonly traceName = "mcp-bridge";
+  /** It declares its own endpoint to the agent in place of each acp server it bridges (routing/rules/mcp-servers.ts). */
+  readonly ownGrants = ["agent:mcp"] as const;
   readonly log: Logger;
   private sink: PeerSink | null = null;
   private mode: Mode = "pending";

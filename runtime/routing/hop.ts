@@ -112,7 +112,7 @@ export class Hop {
     settings: ProxySettings = {},
   ) {
     this.policy = settings.policy ?? "fail-closed";
-    this.grants = new Set(settings.grants ?? []);
+    this.grants = new Set([...(settings.grants ?? []), ...(peer.ownGrants ?? [])]);
     this.dialect_ = settings.dialect ?? "rfd";
   }
 

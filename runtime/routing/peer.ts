@@ -4,6 +4,7 @@
  * `components/`.
  */
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
+import type { Grant } from "./grants.js";
 
 export interface FailureDetail {
   kind?: string;
@@ -31,6 +32,11 @@ export interface Peer {
   readonly label: string;
   /** Its swimlane in `--trace` when not the positional `proxy:N` (Cordon's own components). */
   readonly traceName?: string;
+  /**
+   * Authority a component Cordon itself runs needs whatever the chain config says (the MCP bridge
+   * declares its own endpoint to the agent for each acp server it bridges). Never set for a proxy.
+   */
+  readonly ownGrants?: readonly Grant[];
   /** Starts the peer; messages flow to `sink` from then on. Rejects if it cannot start. */
   open(sink: PeerSink): Promise<void>;
   send(message: JsonRpcMessage): void;
