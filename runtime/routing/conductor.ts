@@ -43,7 +43,7 @@ import type { Grant } from "./grants.js";
 import { type Dialect, type FailurePolicy, Hop, type Incoming, type ProxySettings } from "./hop.js";
 import { ParentSuccessorPeer } from "./parent-successor.js";
 import type { FailureDetail, Peer } from "./peer.js";
-import { decide, type RouteContext, type Rule, ruleTable } from "./rules/index.js";
+import { decide, type RouteContext, type Rule, type RuleTable, ruleTable } from "./rules/index.js";
 import { StallWatch } from "./stall-watch.js";
 import { Supervisor } from "./supervisor.js";
 import type { Tracer } from "./trace.js";
@@ -101,9 +101,6 @@ export class Conductor {
   private ready = false;
   private startFailure: string | null = null;
   private backlog: unknown[] = [];
-  private initialized = false;
-  /** The client's `initialize` params, replayed to a proxy that restarts. */
-  private initParams: unknown = undefined;
   private exiting = false;
 
   private readonly proxyMode: boolean;
@@ -111,12 +108,13 @@ export class Conductor {
   /** Who hears what the router did (events.ts): drop warnings, the trace, the debug log, the stall watch. */
   private readonly observers: RouteObserver[];
   /** The routing rules of each direction (rules/index.ts), and what they see of the chain. */
-  private readonly rules = ruleTable();
+  private readonly rules: RuleTable;
   private readonly cx: RouteContext;
 
   constructor(private readonly options: ConductorOptions) {
     this.log = options.log;
     this.proxyMode = options.mode === "proxy";
+    this.rules = ruleTable(this.proxyMode ? "proxy" : "agent");
     this.client = new Hop(options.client, { role: "client" });
     this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }, undefined, settingsOf(options, index)));
     if (this.proxyMode) {
@@ -145,6 +143,12 @@ export class Conductor {
       send: (hop, message: JsonRpcMessage) => hop.peer.send(message),
       notice: (level, hop, message) => this.notice(level, hop, message),
       answerInstead: (hop, key, result) => this.answerInstead(hop, key, result),
+      request: (hop, method, params, answer) => {
+        // Its answer, like every answer, comes back through `response` (an `own` entry).
+        const id = hop.issueId();
+        hop.sent(idKey(id), { kind: "own", method, answer });
+        hop.peer.send({ jsonrpc: "2.0", id, method, params } as JsonRpcRequest);
+      },
       dropped: (hop, why, message) => this.dropped(hop, why, message),
     };
     this.supervisor = new Supervisor({
@@ -309,7 +313,8 @@ export class Conductor {
     if (envelope.method === Methods.legacyProxySuccessor) this.client.speaksRust();
     const inner = unwrap(envelope);
     if (typeof inner === "string") return this.refuse(envelope, ErrorCodes.invalidRequest, inner);
-    if (!this.initialized) return this.refuse(envelope, ErrorCodes.invalidRequest, `expected "proxy/initialize" before "${inner.method}"`);
+    if (!this.rules.handshake.done)
+      return this.refuse(envelope, ErrorCodes.invalidRequest, `expected "proxy/initialize" before "${inner.method}"`);
     const ruled = this.ruled(this.rules.fromAgent, inner, this.agent, envelope, this.client);
     if (ruled) this.call(this.agent, ruled.call);
   }
@@ -334,24 +339,8 @@ export class Conductor {
       return;
     }
     if (method === Methods.cancelRequest) return this.cancel(this.client, message.params);
-    const expected = this.proxyMode ? Methods.proxyInitialize : Methods.initialize;
-    const isInit = this.proxyMode ? isProxyInitialize(method) : method === Methods.initialize;
-    if (!isInit && (isProxyInitialize(method) || isProxySuccessor(method) || method === Methods.initialize)) {
-      const why = this.proxyMode
-        ? `${method} cannot be sent to a conductor in proxy mode; it expects "proxy/initialize" from its parent`
-        : `${method} is only sent by a conductor to its proxies`;
-      return this.refuse(message, ErrorCodes.invalidRequest, why);
-    }
-    if (isInit) {
-      if (this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, `${method} was already sent on this connection`);
-      this.initialized = true;
-      this.initParams = message.params;
-      if (method === Methods.legacyProxyInitialize) this.client.speaksRust();
-      // Downstream, a proxy gets proxy/initialize and the agent (or our parent's successor) initialize.
-      return this.toward(this.client, withMember(message, "method", Methods.initialize), 0);
-    }
-    if (!this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, `expected "${expected}" before "${method}"`);
-    this.toward(this.client, message, 0);
+    const initialized = this.ruled([this.rules.handshake], message, this.client);
+    if (initialized) this.toward(this.client, initialized.call, 0);
   }
 
   private malformed(hop: Hop, detail: string): void {
@@ -695,20 +684,6 @@ export class Conductor {
   /** A restarted proxy is up: replay its initialization (its successor is not re-initialized), release held deliveries. */
   private restarted(hop: Hop): void {
     for (const rule of this.rules.all) rule.restarted?.(this.cx, hop);
-    if (this.initialized) {
-      const id = hop.issueId();
-      const method = hop.dialect === "rust" ? Methods.legacyProxyInitialize : Methods.proxyInitialize;
-      hop.sent(idKey(id), {
-        kind: "own",
-        method: Methods.initialize,
-        answer: (response: JsonRpcResponse) => {
-          if (response.error)
-            this.log.error(`${hop.label} restarted but refused initialization: ${sanitizeForLog(response.error.message)}`);
-          else this.log.info(`${hop.label} restarted`);
-        },
-      });
-      hop.peer.send({ jsonrpc: "2.0", id, method, params: this.initParams } as JsonRpcRequest);
-    }
     hop.release();
   }
 

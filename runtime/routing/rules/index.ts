@@ -10,6 +10,7 @@
  *   proxy → its predecessor        proxy-log, reserved-method, conductor-method, elicitation-scope,
  *                                  owned-sessions, grant (last: it consumes)
  *   from the agent                 reserved-method, conductor-method, elicitation-scope, owned-sessions
+ *   then, from the client          initialize (the handshake, once the chain is up)
  *   answers                        permission-allow (and the bookkeeping of the rules above)
  *
  * A table is built per conductor: rules keep state about its hops.
@@ -21,6 +22,7 @@ import { agentAuthority } from "./agent-authority.js";
 import { elicitationScope } from "./elicitation-scope.js";
 import { fsGrant } from "./fs-grant.js";
 import { gateRule } from "./gate-rule.js";
+import { type Handshake, handshake } from "./initialize.js";
 import { mcpServers } from "./mcp-servers.js";
 import { permissionAllow } from "./permission-allow.js";
 import { permissionCancel } from "./permission-cancel.js";
@@ -34,11 +36,14 @@ export interface RuleTable {
   proxyToSuccessor: readonly Rule[];
   proxyToPredecessor: readonly Rule[];
   fromAgent: readonly Rule[];
+  /** The client's handshake, run once the chain is up (after its start failure is answered). */
+  handshake: Handshake;
   /** Every rule once: they hear of forwarded requests, answers and failures. */
   all: readonly Rule[];
 }
 
-export function ruleTable(): RuleTable {
+export function ruleTable(mode: "agent" | "proxy" = "agent"): RuleTable {
+  const init = handshake(mode);
   const reserved = gateRule("reserved-method", reservedMethods);
   const conductorOnly = gateRule("conductor-method", conductorMethods);
   const authority = agentAuthority();
@@ -49,9 +54,9 @@ export function ruleTable(): RuleTable {
     fromAgent: [reserved, conductorOnly, elicitationScope, authority.fromAgent],
   };
   const all = [
-    ...new Set([...table.fromClient, ...table.proxyToSuccessor, ...table.proxyToPredecessor, ...table.fromAgent, permissionAllow()]),
+    ...new Set([...table.fromClient, ...table.proxyToSuccessor, ...table.proxyToPredecessor, ...table.fromAgent, permissionAllow(), init]),
   ];
-  return { ...table, all };
+  return { ...table, handshake: init, all };
 }
 
 export { decide, type RouteContext, type Rule, type Verdict } from "./rule.js";

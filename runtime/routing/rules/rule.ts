@@ -75,6 +75,8 @@ export interface RouteContext {
    * `hop` a `$/cancel_request` for it (its late answer is dropped).
    */
   answerInstead(hop: Hop, key: string, result: unknown): void;
+  /** Sends the conductor's own request to `hop` (its id issued there); `answer` gets the answer. */
+  request(hop: Hop, method: string, params: unknown, answer: (response: JsonRpcResponse) => void): void;
   /** Tells the operator (stderr) and the client (`_cordon/notice`). */
   notice(level: "warn" | "error", hop: Hop, message: string): void;
   /** A warning about a message Cordon did not forward, rate-limited per peer, and traced. */
