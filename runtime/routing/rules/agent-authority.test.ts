@@ -111,4 +111,31 @@ describe("owned-sessions: a session a proxy opened itself is that proxy's", () =
     agent.emit({ jsonrpc: "2.0", id: "read-2", method: "fs/read_text_file", params: { sessionId: mine, path: "/b" } });
     expect((await agent.waitFor((m) => m.id === "read-2" && !("method" in m))).result).toEqual({ content: "text" });
   });
+
+  it("the agent's permission request for it goes to that proxy, and its own allow still needs permission:allow", async () => {
+    const approveOwn: Script = (m, peer) => {
+      if (/^_?proxy\/successor$/.test(m.method) && m.params.method === "session/request_permission") {
+        return peer.emit({ jsonrpc: "2.0", id: m.id, result: { outcome: { outcome: "selected", optionId: "yes" } } });
+      }
+      passKeepingOwn(m, peer);
+    };
+    const { client, proxies, agent } = await memoryChain([passThrough, approveOwn], [[], ["agent:sessions"]]);
+    own(proxies[1], "own-s", "session/new", { cwd: "/", mcpServers: [] });
+    const s = (await answerTo(proxies[1], "own-s")).result.sessionId;
+    const options = [
+      { optionId: "yes", name: "Allow", kind: "allow_once" },
+      { optionId: "no", name: "Reject", kind: "reject_once" },
+    ];
+    agent.emit({
+      jsonrpc: "2.0",
+      id: "perm",
+      method: "session/request_permission",
+      params: { sessionId: s, toolCall: { toolCallId: "t" }, options },
+    });
+    expect((await agent.waitFor((m) => m.id === "perm" && !("method" in m))).result).toEqual({
+      outcome: { outcome: "selected", optionId: "no" },
+    });
+    expect(proxies[0].received.some((m) => m.params?.method === "session/request_permission")).toBe(false);
+    expect(client.received.some((m) => m.method === "session/request_permission")).toBe(false);
+  });
 });
