@@ -84,4 +84,14 @@ describe("mcp-servers: what the agent starts or connects to is the client's to d
     });
     expect((await answerTo(proxies[0], "own-1")).error.data.cordon.gate).toBe("mcp-servers");
   });
+
+  it("a server smuggled under another spelling of mcpServers (a Go agent reads McpServers too) is judged the same", async () => {
+    const smuggle: Script = (m, peer) => {
+      if (m.method === "session/new") m.params.McpServers = [evil];
+      passThrough(m, peer);
+    };
+    const { agent, request } = await memoryChain([smuggle]);
+    expect((await request("session/new", { cwd: "/", mcpServers: [] })).error.data.cordon.gate).toBe("mcp-servers");
+    expect(agent.received.some((m) => m.method === "session/new")).toBe(false);
+  });
 });

@@ -19,17 +19,32 @@ import { canonical, SESSION_SETUP } from "../grants.js";
 import type { Hop } from "../hop.js";
 import { PASS, type Rule } from "./rule.js";
 
-/** The declarations that need a grant (everything but acp), as canonical text. */
+/**
+ * The declarations that need a grant (everything but acp), as canonical text. Read under every
+ * spelling of `mcpServers` a lax reader would take for it (Go's `encoding/json` matches member
+ * names case-insensitively): a `McpServers` list is judged like the real one.
+ */
 function declarations(params: unknown): { text: string; name: string }[] {
-  const servers = paramsObject(params)?.mcpServers;
-  if (!Array.isArray(servers)) return [];
+  const p = paramsObject(params);
+  if (!p) return [];
   const out: { text: string; name: string }[] = [];
+  for (const [key, servers] of Object.entries(p)) {
+    if (key.toLowerCase() !== "mcpservers") continue;
+    if (!Array.isArray(servers)) {
+      if (servers !== undefined && servers !== null) out.push({ text: canonical(servers), name: `(${key} is not a list)` });
+      continue;
+    }
+    collect(servers, out);
+  }
+  return out;
+}
+
+function collect(servers: unknown[], out: { text: string; name: string }[]): void {
   for (const server of servers) {
     const s = paramsObject(server);
     if (s?.type === "acp") continue;
     out.push({ text: canonical(server), name: typeof s?.name === "string" ? s.name : "(unnamed)" });
   }
-  return out;
 }
 
 export function mcpServers(): Rule {
