@@ -50,10 +50,21 @@ function asked(params: unknown): Asked {
   };
 }
 
-/** The option an answer selects, or null (an error, `cancelled`, anything malformed). */
-function selected(answer: JsonRpcResponse): string | null {
-  const outcome = paramsObject(paramsObject(answer.result)?.outcome);
-  return outcome?.outcome === "selected" && typeof outcome.optionId === "string" ? outcome.optionId : null;
+/** Members of `value` whose names equal `name` but for case (what a case-insensitive reader takes for it). */
+function membersLike(value: unknown, name: string): unknown[] {
+  const o = paramsObject(value);
+  return o ? Object.entries(o).flatMap(([k, v]) => (k.toLowerCase() === name ? [v] : [])) : [];
+}
+
+/**
+ * The options an answer may be read to select: every `optionId` under every `outcome`, in any
+ * spelling a lax reader accepts (Go's `encoding/json` matches names case-insensitively, so
+ * `{"optionId":"reject","OptionID":"allow"}` reads as allow there). The strictest reading counts.
+ */
+function selected(answer: JsonRpcResponse): string[] {
+  return membersLike(answer.result, "outcome")
+    .flatMap((outcome) => membersLike(outcome, "optionid"))
+    .filter((id): id is string => typeof id === "string");
 }
 
 export function permissionAllow(): Rule {
@@ -80,9 +91,9 @@ export function permissionAllow(): Rule {
       const a = open.get(answerer)?.get(key);
       if (!a) return undefined;
       open.get(answerer)!.delete(key);
-      const optionId = selected(answer);
-      const kind = optionId === null ? undefined : a.options.get(optionId);
-      if (optionId === null || kind === undefined || !ALLOW.has(kind)) return undefined;
+      const optionId = selected(answer).find((id) => ALLOW.has(a.options.get(id) ?? ""));
+      const kind = optionId === undefined ? undefined : a.options.get(optionId);
+      if (optionId === undefined || kind === undefined) return undefined;
       const t = tag(a, optionId, kind);
       if (answerer.position.role === "proxy" && !answerer.grants.has("permission:allow")) {
         const relays = given.get(answerer);
