@@ -9,10 +9,10 @@
  * packed tarballs and the npm cache (`--prefer-offline`), else the registry.
  */
 import { type SpawnSyncOptions, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SpawnedAgent } from "../runtime/client/spawned-agent.js";
 import { ROOT } from "./helpers/paths.js";
 
@@ -58,6 +58,10 @@ beforeAll(() => {
 const open: SpawnedAgent[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()));
+});
+afterAll(() => {
+  // ~250 MB per run: the runtime install and the author's project with its toolchain.
+  for (const dir of [work, home]) rmSync(dir, { recursive: true, force: true });
 });
 
 /** The official ACP client on `cordon run <args>`, started from the author's folder with the installed cordon first on PATH. */
