@@ -144,6 +144,11 @@ describe("the author's route: the SDK installed into a project made by cordon ne
     // The same two commands on Cordon's command line, with the project's SDK.
     expect(run(cordon, ["build"], { cwd: project }).out).toMatch(/up to date +hello/);
     expect(run(cordon, ["test", "dist/hello.wasm", "test/hello.jsonl"], { cwd: project }).status).toBe(0);
+    // Without --sdk, outside a checkout, the project asks the registry for the SDK matching this Cordon.
+    expect(run(cordon, ["new", "plain", "--no-install"], { cwd: home }).status).toBe(0);
+    expect(JSON.parse(readFileSync(join(home, "plain", "package.json"), "utf8")).devDependencies).toEqual({
+      "@cordon/sdk-as": `^${version}`,
+    });
     expect(run(cordon, ["new", "hello"], { cwd: home }).status).toBe(1); // exists: refused
     expect(run(cordon, ["new", "Bad_Name"], { cwd: home }).status).toBe(2);
   }, 300_000);
