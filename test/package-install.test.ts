@@ -144,6 +144,10 @@ describe("the author's route: the SDK installed into a project made by cordon ne
     // The same two commands on Cordon's command line, with the project's SDK.
     expect(run(cordon, ["build"], { cwd: project }).out).toMatch(/up to date +hello/);
     expect(run(cordon, ["test", "dist/hello.wasm", "test/hello.jsonl"], { cwd: project }).status).toBe(0);
+    // cordon pack builds through the same path (the project's SDK) and writes the publishable tarball.
+    const packed = run(cordon, ["pack"], { cwd: project });
+    expect(packed.status, packed.out).toBe(0);
+    expect(existsSync(join(project, "hello-0.1.0.tgz")), packed.out).toBe(true);
     // Without --sdk, outside a checkout, the project asks the registry for the SDK matching this Cordon.
     expect(run(cordon, ["new", "plain", "--no-install"], { cwd: home }).status).toBe(0);
     expect(JSON.parse(readFileSync(join(home, "plain", "package.json"), "utf8")).devDependencies).toEqual({
