@@ -6,7 +6,7 @@
  * leaves either both old, or a new lock the old config still agrees with where it matters (the
  * lock only ever gains entries the config then names).
  */
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { writeFileAtomic } from "../distribution/atomic-write.js";
 import { type Lockfile, lockPathFor, readLockfile, serializeLockfile } from "../distribution/lockfile.js";
@@ -36,6 +36,15 @@ export async function openChain(configPath: string | undefined, { create = false
     if ((error as NodeJS.ErrnoException).code !== "ENOENT" || !create) {
       throw new ConfigError(`cannot read chain config ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
+  }
+  if (
+    text === null &&
+    !(await stat(dirname(path)).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  ) {
+    throw new ConfigError(`cannot create chain config ${path}: its folder does not exist`);
   }
   if (text !== null) parseChainConfigFile(text, path); // the same errors as cordon run
   const raw = text === null ? { proxies: [] } : JSON.parse(text);
