@@ -298,7 +298,7 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     expect(read(a, "chain.lock.json")).toBe(before.lock);
   });
 
-  it("reads a scope's registry and its auth token (with \${ENV} expanded) from .npmrc", async () => {
+  it("reads a scope's registry and its auth token (an environment variable) from .npmrc", async () => {
     await publish("1.0.0", [], undefined, "@private/echo");
     const h = join(root, "h");
     mkdirSync(h);
