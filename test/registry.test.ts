@@ -280,6 +280,12 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
 
   it("revokes the grant when a version no longer requests it", async () => {
     await publish("1.2.0", []);
+    const before = { config: read(a, "chain.json"), lock: read(a, "chain.lock.json") };
+    const dry = await cordon(["update", "--dry-run", "--registry", registry.url], a);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain("echo  @t/echo 1.1.0 → @t/echo 1.2.0   updated");
+    expect(dry.stdout).toContain("(--dry-run: nothing written)");
+    expect({ config: read(a, "chain.json"), lock: read(a, "chain.lock.json") }).toEqual(before);
     const updated = await cordon(["update", "--registry", registry.url], a);
     expect(updated.code, updated.stderr).toBe(0);
     expect(updated.stdout).toMatch(/- terminal .*\(revoked: 1\.2\.0 no longer requests it\)/);

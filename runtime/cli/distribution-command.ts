@@ -27,6 +27,7 @@ const OPTIONS = {
   frozen: { type: "boolean" },
   json: { type: "boolean" },
   "no-build": { type: "boolean" },
+  "dry-run": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 

@@ -7,7 +7,8 @@
  * plain words with the command that approves it; the command exits 3. Grants the new version no
  * longer requests are revoked from the config, so asking for them again means asking the user again.
  * A version whose config schema rejects the entry's `config` is not applied either (exit 1).
- * Entries are decided one by one; the applied ones are written together, each file atomically.
+ * Entries are decided one by one; the applied ones are written together, each file atomically
+ * (`--dry-run`: decided and printed, nothing written).
  */
 import { grantLines, missingGrants } from "../distribution/authority.js";
 import type { LockEntry } from "../distribution/lockfile.js";
@@ -20,11 +21,11 @@ import { configProblems } from "../sandbox/manifest.js";
 import { configFlag, openChain, packageEntries, registriesFor, saveChain } from "./chain-files.js";
 import { askGrants, EXIT, failure, grantFlags, interactive, parseCommand, UsageError } from "./distribution-command.js";
 
-const USAGE = "usage: cordon update [<name>...] [--grant <grant>]... [--config chain.json] [--registry <url>]\n";
+const USAGE = "usage: cordon update [<name>...] [--grant <grant>]... [--dry-run] [--config chain.json] [--registry <url>]\n";
 
 export async function update(argv: string[]): Promise<number> {
   try {
-    const { values, positionals } = parseCommand("update", argv, ["config", "registry", "grant"]);
+    const { values, positionals } = parseCommand("update", argv, ["config", "registry", "grant", "dry-run"]);
     if (values.help) {
       process.stdout.write(USAGE);
       return EXIT.ok;
@@ -97,7 +98,8 @@ export async function update(argv: string[]): Promise<number> {
       );
       applied.push({ index: e.index, name: e.name, entry: fetched.entry, grants: kept, wasm: fetched.pkg.wasm });
     }
-    if (applied.length) {
+    if (applied.length && values["dry-run"]) process.stdout.write("(--dry-run: nothing written)\n");
+    else if (applied.length) {
       for (const a of applied) {
         await storeWasm(a.wasm);
         files.lock.proxies[a.name] = a.entry;
