@@ -14,7 +14,6 @@
  * edited to ask for more is refused. Everything is fetched and checked before anything is written.
  */
 import { missingGrants } from "../distribution/authority.js";
-import { PackageRefused } from "../distribution/errors.js";
 import type { LockEntry } from "../distribution/lockfile.js";
 import { registryFor } from "../distribution/npmrc.js";
 import { fetchLocked, resolveSpec } from "../distribution/resolve.js";
@@ -121,7 +120,6 @@ export async function install(argv: string[]): Promise<number> {
     );
     return EXIT.ok;
   } catch (error) {
-    if (error instanceof PackageRefused) process.stderr.write("cordon install: nothing was written\n");
-    return failure("install", error);
+    return failure("install", error); // thrown before anything was written
   }
 }
