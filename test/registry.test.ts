@@ -302,6 +302,12 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     expect(updated.stdout).toMatch(/mask/);
     expect(read(a, "chain.json")).toBe(before.config);
     expect(read(a, "chain.lock.json")).toBe(before.lock);
+    // Added fresh, it is added, with a note that it needs a config before it runs.
+    const i = join(root, "i");
+    mkdirSync(i);
+    const added = await cordon(["add", "@t/echo@1.3.0", "--registry", registry.url], i);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stderr).toMatch(/cordon add: note: "echo" needs a "config" in \S+chain\.json before it runs \(mask: /);
   });
 
   it("reads a scope's registry and its auth token (an environment variable) from .npmrc", async () => {

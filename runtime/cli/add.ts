@@ -14,6 +14,7 @@ import { requestedAuthority } from "../distribution/package-contents.js";
 import { resolveSpec } from "../distribution/resolve.js";
 import { baseName, parseSpec } from "../distribution/spec.js";
 import { storeWasm } from "../distribution/store.js";
+import { configProblems } from "../sandbox/manifest.js";
 import { configFlag, openChain, registriesFor, saveChain } from "./chain-files.js";
 import { askGrants, describeFetched, EXIT, failure, grantFlags, interactive, parseCommand, UsageError } from "./distribution-command.js";
 
@@ -66,6 +67,10 @@ export async function add(argv: string[]): Promise<number> {
     process.stdout.write(
       `added "${name}" (${fetched.entry.package}@${fetched.entry.version}) to ${files.configPath}${files.existed ? "" : " (created)"}\n`,
     );
+    const problems = await configProblems(fetched.pkg.manifest, {});
+    if (problems.length) {
+      process.stderr.write(`cordon add: note: "${name}" needs a "config" in ${files.configPath} before it runs (${problems.join("; ")})\n`);
+    }
     return EXIT.ok;
   } catch (error) {
     return failure("add", error);
