@@ -66,7 +66,7 @@ export function failure(command: string, error: unknown): number {
   }
   if (error instanceof PackageRefused) {
     process.stderr.write(`cordon ${command}: ${error.message}\n`);
-    return EXIT.refused;
+    return error.code === "ESPEC" ? EXIT.usage : EXIT.refused; // a spec Cordon does not take is a usage error
   }
   throw error;
 }
