@@ -15,12 +15,13 @@ import { resolveSpec } from "../distribution/resolve.js";
 import { baseName, parseSpec } from "../distribution/spec.js";
 import { storeWasm } from "../distribution/store.js";
 import { configProblems } from "../sandbox/manifest.js";
-import { configFlag, openChain, registriesFor, saveChain } from "./chain-files.js";
+import { type ChainFiles, configFlag, openChain, registriesFor, saveChain } from "./chain-files.js";
 import { askGrants, describeFetched, EXIT, failure, grantFlags, interactive, parseCommand, UsageError } from "./distribution-command.js";
 
 const USAGE = "usage: cordon add <spec> [--name <name>] [--grant <grant>]... [--config chain.json] [--registry <url>]\n";
 
 export async function add(argv: string[]): Promise<number> {
+  let files: ChainFiles | undefined;
   try {
     const { values, positionals } = parseCommand("add", argv, ["config", "registry", "grant", "name"]);
     if (values.help) {
@@ -31,7 +32,7 @@ export async function add(argv: string[]): Promise<number> {
     const given = grantFlags(values.grant);
     const spec = parseSpec(positionals[0]);
     const name = values.name ?? baseName(spec.name);
-    const files = await openChain(values.config, { create: true });
+    files = await openChain(values.config, { create: true });
     const proxies = (files.raw.proxies ??= []);
     if (proxies.some((p) => p.name === name)) {
       throw new UsageError(
@@ -74,5 +75,7 @@ export async function add(argv: string[]): Promise<number> {
     return EXIT.ok;
   } catch (error) {
     return failure("add", error);
+  } finally {
+    await files?.release();
   }
 }

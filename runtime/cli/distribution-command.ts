@@ -13,6 +13,7 @@ import { LockfileError } from "../distribution/lockfile.js";
 import { requestedAuthority } from "../distribution/package-contents.js";
 import type { Fetched } from "../distribution/resolve.js";
 import { ConfigError } from "./chain-config.js";
+import { ChainBusy } from "./chain-lock.js";
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, approval: 3 } as const;
 
@@ -63,6 +64,10 @@ export function failure(command: string, error: unknown): number {
   if (error instanceof ConfigError || error instanceof LockfileError) {
     process.stderr.write(`cordon ${command}: ${error.message}\n`);
     return EXIT.usage;
+  }
+  if (error instanceof ChainBusy) {
+    process.stderr.write(`cordon ${command}: ${error.message}\n`);
+    return EXIT.refused;
   }
   if (error instanceof PackageRefused) {
     process.stderr.write(`cordon ${command}: ${error.message}\n`);

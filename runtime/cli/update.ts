@@ -18,12 +18,13 @@ import { resolveSpec } from "../distribution/resolve.js";
 import { parseSpec } from "../distribution/spec.js";
 import { storeWasm } from "../distribution/store.js";
 import { configProblems } from "../sandbox/manifest.js";
-import { configFlag, openChain, packageEntries, registriesFor, saveChain } from "./chain-files.js";
+import { type ChainFiles, configFlag, openChain, packageEntries, registriesFor, saveChain } from "./chain-files.js";
 import { askGrants, EXIT, failure, grantFlags, interactive, parseCommand, UsageError } from "./distribution-command.js";
 
 const USAGE = "usage: cordon update [<name>...] [--grant <grant>]... [--dry-run] [--config chain.json] [--registry <url>]\n";
 
 export async function update(argv: string[]): Promise<number> {
+  let files: ChainFiles | undefined;
   try {
     const { values, positionals } = parseCommand("update", argv, ["config", "registry", "grant", "dry-run"]);
     if (values.help) {
@@ -31,7 +32,7 @@ export async function update(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     const given = grantFlags(values.grant);
-    const files = await openChain(values.config);
+    files = await openChain(values.config);
     const all = packageEntries(files);
     const unknown = positionals.filter((n) => !all.some((e) => e.name === n));
     if (unknown.length)
@@ -110,5 +111,7 @@ export async function update(argv: string[]): Promise<number> {
     return blocked ? EXIT.approval : failed ? EXIT.refused : EXIT.ok;
   } catch (error) {
     return failure("update", error);
+  } finally {
+    await files?.release();
   }
 }
