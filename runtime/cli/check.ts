@@ -17,6 +17,7 @@ import { type LoadedComponent, loadComponent } from "../sandbox/component-loader
 import { DEFAULT_LIMITS, type SandboxLimits } from "../sandbox/sandbox.js";
 import { defaultIsolation, type Isolation, isIsolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { type AgentEntry, isNativeProxy, type ProxyEntry, readChainConfig } from "./chain-config.js";
+import { grantLines } from "./grant-words.js";
 import { proxyNames } from "./proxy-names.js";
 import { findCommand, whereLooked } from "./start-diagnostics.js";
 
@@ -223,6 +224,7 @@ function describe(r: CheckReport): string {
       lines.push(
         `       grants     ${p.grants.length ? p.grants.join(", ") : "none"}${p.manifest?.grants?.length ? ` (asks for ${p.manifest.grants.join(", ")})` : ""}`,
       );
+      lines.push(...grantLines(p.grants, "                  "));
       const set = new Set(p.limitsSet);
       const limits = Object.entries(p.limits ?? {})
         .filter(([k]) => MAIN_LIMITS.includes(k) || set.has(k))

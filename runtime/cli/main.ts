@@ -28,6 +28,7 @@ Usage:
       Build a proxy into a component (no entry: the project's, from package.json "cordon").
   cordon test [<proxy.wasm> <transcript.jsonl>...]
       Replay golden transcripts against a built proxy; in a project: build, transcripts, node --test.
+      build and test run the proxy SDK's tools: the project's @cordon/sdk-as (cordon new adds it).
   cordon inspect <proxy.wasm> [--json]
       Show a proxy's manifest, imports, exports, string encoding, memory and SHA-256.
   cordon check <chain.json> [--isolation thread|worker] [--json]

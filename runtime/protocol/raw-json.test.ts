@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attachRaw, objectMembers, rawMember, serialize, withMember } from "./raw-json.js";
+import { attachRaw, memberRange, objectMembers, rawMember, serialize, withMember } from "./raw-json.js";
 
 const parsed = (text: string) => attachRaw(JSON.parse(text) as Record<string, unknown>, text);
 
@@ -14,6 +14,19 @@ describe("raw JSON members", () => {
     expect(slice("e")).toBe("null");
     expect(slice("key")).toBe("true");
     expect(objectMembers("[1]")).toBeNull();
+  });
+
+  it("finds one member where it lies, by its decoded name, the last of repeated ones", () => {
+    const text = ` { "a" : "x\\"}]{[" , "params":[1], "b":{"params":2}, "p\\u0061rams" : {"c":"]"} }`;
+    const range = (key: string, start?: number) => {
+      const r = memberRange(text, key, start);
+      return r && text.slice(...r);
+    };
+    expect(range("params")).toBe('{"c":"]"}'); // the escaped spelling comes last
+    expect(range("b")).toBe('{"params":2}');
+    expect(range("params", text.indexOf('{"params":2}'))).toBe("2");
+    expect(range("nope")).toBeUndefined();
+    expect(memberRange("[1]", "a")).toBeUndefined();
   });
 
   it("a string ending in escaped backslashes ends where it should", () => {

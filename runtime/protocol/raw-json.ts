@@ -134,6 +134,36 @@ export function objectMembers(text: string, start = 0): Map<string, Range> | nul
   return members;
 }
 
+function hasBackslash(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (text.charCodeAt(i) === 0x5c) return true;
+  return false;
+}
+
+/**
+ * `[start, end)` of member `key`'s value in the object whose `{` is the first non-blank character
+ * at or after `start` (the last one for a repeated key, as with `JSON.parse`); undefined when there
+ * is no object there or no such member. The same walk as `objectMembers`, without its Map or a
+ * string per key: each name is compared where it lies (a name with an escape is decoded first).
+ * Routing looks up one member per hop (`params`, `id`), so this is the hop's form.
+ */
+export function memberRange(text: string, key: string, start = 0): Range | undefined {
+  let pos = skipWs(text, start);
+  if (text.charCodeAt(pos) !== 0x7b) return undefined;
+  let found: Range | undefined;
+  pos = skipWs(text, pos + 1);
+  while (pos < text.length && text.charCodeAt(pos) !== 0x7d) {
+    const keyEnd = stringEnd(text, pos);
+    const plain = keyEnd - pos - 2 === key.length && text.startsWith(key, pos + 1);
+    const named = plain || (hasBackslash(text, pos + 1, keyEnd - 1) && JSON.parse(text.slice(pos, keyEnd)) === key);
+    pos = skipWs(text, skipWs(text, keyEnd) + 1); // past the colon
+    const end = valueEnd(text, pos);
+    if (named) found = [pos, end];
+    pos = skipWs(text, end);
+    if (text.charCodeAt(pos) === 0x2c) pos = skipWs(text, pos + 1);
+  }
+  return found;
+}
+
 /**
  * A shallow copy of `message` with `key` set to `value`, its text the original's with only that
  * member's value replaced — in place, so key order is kept. When the original has no text, or no
@@ -145,7 +175,7 @@ export function withMember<T extends object>(message: T, key: string, value: unk
   // Spliced when the copy's text is first read: most copies are written, but not all.
   setRaw(copy, () => {
     const text = rawOf(message)!;
-    const range = objectMembers(text)?.get(key);
+    const range = memberRange(text, key);
     return range ? text.slice(0, range[0]) + JSON.stringify(value) + text.slice(range[1]) : JSON.stringify(copy);
   });
   return copy;
@@ -154,6 +184,6 @@ export function withMember<T extends object>(message: T, key: string, value: unk
 /** The text of member `key` of `message` as it arrived, if the message has text and the member. */
 export function rawMember(message: object, key: string): string | undefined {
   const text = rawOf(message);
-  const range = text === undefined ? undefined : objectMembers(text)?.get(key);
+  const range = text === undefined ? undefined : memberRange(text, key);
   return range && text!.slice(range[0], range[1]);
 }

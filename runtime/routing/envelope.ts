@@ -6,7 +6,7 @@
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { paramsObject } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
-import { attachLazyRaw, attachRaw, hasRaw, objectMembers, rawMember, rawOf, withMember } from "../protocol/raw-json.js";
+import { attachLazyRaw, attachRaw, hasRaw, memberRange, rawMember, rawOf, withMember } from "../protocol/raw-json.js";
 import type { Dialect } from "./hop.js";
 
 export type Call = JsonRpcRequest | JsonRpcNotification;
@@ -70,8 +70,8 @@ export function unwrap(envelope: Call): Call | string {
   const inner: Call = isRequest(envelope) ? { jsonrpc: "2.0", id: envelope.id, method: p.method } : { jsonrpc: "2.0", method: p.method };
   if (p.params !== undefined) inner.params = p.params;
   const text = rawOf(envelope);
-  const outer = text === undefined ? undefined : objectMembers(text)?.get("params");
-  const range = outer && p.params !== undefined ? objectMembers(text!, outer[0])?.get("params") : undefined;
+  const outer = text === undefined ? undefined : memberRange(text, "params");
+  const range = outer && p.params !== undefined ? memberRange(text!, "params", outer[0]) : undefined;
   if (range)
     attachRaw(
       inner,
