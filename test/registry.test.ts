@@ -225,7 +225,7 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     const updated = await cordon(["update", "--registry", registry.url], a);
     expect(updated.code, updated.stderr).toBe(3);
     expect(updated.stdout).toContain("echo  @t/echo 1.0.0 → @t/echo 1.1.0   NOT UPDATED: asks for more");
-    expect(updated.stdout).toMatch(/\+ terminal\s+may ask your editor to run commands in your workspace/);
+    expect(updated.stdout).toMatch(/\+ terminal\s+it may run commands in a terminal the client opens/);
     expect(updated.stdout).toContain("approve: cordon update echo --grant terminal");
     expect(read(a, "chain.json")).toBe(before.config);
     expect(read(a, "chain.lock.json")).toBe(before.lock);
@@ -246,7 +246,7 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     expect(existsSync(join(g, "chain.json"))).toBe(false);
     const yes = await onTerminal(["add", "@t/echo@1.1.0", "--registry", registry.url], g, "y\n");
     expect(yes.code, yes.stdout + yes.stderr).toBe(0);
-    expect(yes.stdout).toMatch(/\? terminal\s+may ask your editor to run commands in your workspace/);
+    expect(yes.stdout).toMatch(/\? terminal\s+it may run commands in a terminal the client opens/);
     expect(JSON.parse(read(g, "chain.json")).proxies).toEqual([{ name: "echo", package: "@t/echo@1.1.0", grants: ["terminal"] }]);
   });
 
