@@ -229,6 +229,20 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     expect(updated.stdout).toContain("approve: cordon update echo --grant terminal");
     expect(read(a, "chain.json")).toBe(before.config);
     expect(read(a, "chain.lock.json")).toBe(before.lock);
+    const json = await cordon(["update", "--json", "--registry", registry.url], a);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout)).toEqual([
+      {
+        name: "echo",
+        from: { package: "@t/echo", version: "1.0.0" },
+        to: { package: "@t/echo", version: "1.1.0" },
+        status: "needs-approval",
+        newGrants: ["terminal"],
+        revoked: [],
+        approve: "cordon update echo --grant terminal",
+      },
+    ]);
+    expect(read(a, "chain.lock.json")).toBe(before.lock);
     expect((await loaded(a)).version).toBe("1.0.0");
     await converse(a);
   });
