@@ -9,7 +9,7 @@ const WASI_MEANINGS: Record<string, string> = {
   "wasi:random": "get random numbers",
 };
 
-function grantMeaning(grant: string): string {
+export function grantMeaning(grant: string): string {
   return GRANT_MEANINGS[grant as Grant] ?? WASI_MEANINGS[grant] ?? "(a grant Cordon does not know)";
 }
 
