@@ -161,7 +161,9 @@ describe("routing fuzzer", () => {
     };
 
     const real: Promise<Json>[] = [];
-    const asked: [id: string, method: string, at: number][] = [];
+    let permissions = 0;
+    /** Permission requests of the agent's that offer the option "allow" (allow_once): only these can be approved. */
+    const offersAllow = new Set<string>();
     const senders = [client, ...proxies, agent];
     // What may legitimately reach the client: the agent's own fs/terminal calls, and p1's reads (it holds fs:read).
     const legitimate = new Set<string>();
@@ -177,9 +179,11 @@ describe("routing fuzzer", () => {
         const from = pick(senders);
         const m = message(proxies.includes(from), from.label.replace(/\W/g, "")) as Json;
         if (from === agent || (from === proxies[1] && m?.method === "fs/read_text_file")) legitimate.add(key(m));
-        // The agent's requests, by id (an id in flight cannot be reused, so an answer is for the last one sent).
-        if (from === agent && typeof m?.method === "string" && "id" in m)
-          asked.push([JSON.stringify(m.id), m.method, agent.received.length]);
+        // The agent's permission requests get ids of their own, so the answers to them can be told apart.
+        if (from === agent && m?.method === "session/request_permission" && "id" in m) {
+          m.id = `perm-${permissions++}`;
+          if (m.params?.options?.some((o: Json) => o.optionId === "allow" && o.kind === "allow_once")) offersAllow.add(m.id);
+        }
         from.emit(m);
       }
       if (round % 10 === 5) pick(proxies).die("failed (trap): fuzzed to death");
@@ -210,9 +214,9 @@ describe("routing fuzzer", () => {
     const declared = setups.flatMap((m) => m.params.mcpServers.filter((x: Json) => x?.type !== "acp").map((x: Json) => JSON.stringify(x)));
     expect(declared.filter((d) => /fuzz-proxyp\d/.test(d))).toEqual([]);
     expect(declared.some((d) => d.includes("fuzz-client"))).toBe(true); // the rule was exercised with real traffic
-    const answeredAs = (m: Json, at: number) => asked.filter(([id, , when]) => id === JSON.stringify(m.id) && when <= at).at(-1)?.[1];
-    const allows = agent.received.filter((m) => !("method" in m) && m.result?.outcome?.optionId === "allow");
-    expect(allows.filter((m) => answeredAs(m, agent.received.indexOf(m)) === "session/request_permission")).toEqual([]);
+    const answered = agent.received.filter((m) => !("method" in m) && offersAllow.has(m.id));
+    expect(answered.filter((m) => m.result?.outcome?.optionId === "allow")).toEqual([]);
+    expect(answered.length).toBeGreaterThan(0); // permission requests that offered an allow were answered
     for (const rule of ["mcp-servers", "agent-authority"]) expect(refusedBy.has(rule), `${rule} refused nothing`).toBe(true);
     expect(
       lines.some((l) => l.includes("permission-allow:")),
