@@ -35,6 +35,7 @@ import {
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
 import { withMember } from "../protocol/raw-json.js";
+import { afterAgentDeath, answerHeld } from "./aftermath.js";
 import { type Call, cancelRequest, isRequest, stripId, unwrap, withId, wrap } from "./envelope.js";
 import { debugObserver, dropWarnings, type RouteEvent, type RouteObserver, stallObserver, traceName, traceObserver } from "./events.js";
 import { type FailureData, failureData } from "./failure.js";
@@ -80,8 +81,6 @@ export interface ConductorOptions {
   dialects?: (Dialect | undefined)[];
 }
 
-/** How long proxies get to relay the agent's death to the client before the conductor answers for them. */
-const AGENT_DEATH_GRACE_MS = 250;
 /**
  * Requests one peer may have waiting inside the chain at once. A proxy can mint requests ten
  * thousand per delivery; each costs a pending entry on two hops until answered, so the count is
@@ -664,20 +663,11 @@ export class Conductor {
     if (hop === this.agent && !this.exiting) this.log.error(`${hop.label} ${reason}`);
     const data = failureData(traceName(hop), hop.position.role === "proxy" ? "crash" : "exit", detail);
     const { outgoing, incoming } = hop.drain();
-    for (const [key, pending] of outgoing) {
-      const error = errorResponse(null, ErrorCodes.internalError, `${hop.label} ${reason}`, data);
-      if (pending.kind === "own") pending.answer(error);
-      else if (pending.fromGeneration === pending.from.generation) {
-        const answered = { answerer: hop, asker: pending.from, id: idFromKey(key), askerId: pending.fromId, method: pending.method };
-        this.emit({ kind: "answered", ...answered, answer: error, stale: false });
-        pending.from.forget(idKey(pending.fromId));
-        if (pending.from.alive) pending.from.peer.send({ ...error, id: pending.fromId });
-      }
-    }
+    answerHeld(hop, outgoing, errorResponse(null, ErrorCodes.internalError, `${hop.label} ${reason}`, data), (e) => this.emit(e));
     // What it had asked of others is settled now: cancelled downstream, and a late answer is
     // dropped there instead of reaching a restarted instance that reuses the id.
     for (const [, record] of incoming) this.settle(hop, record);
-    if (hop === this.agent) this.afterAgentDeath(`${hop.label} ${reason}`, data);
+    if (hop === this.agent) afterAgentDeath(this.client, `${hop.label} ${reason}`, data, () => this.exit(1));
     else if (hop.position.role === "proxy") this.supervisor.failed(hop, reason);
   }
 
@@ -693,26 +683,6 @@ export class Conductor {
     if (this.client.alive) {
       this.client.peer.send({ jsonrpc: "2.0", method: Methods.cordonNotice, params: { level, component: hop.label, message } });
     }
-  }
-
-  /**
-   * The agent's errors travel back through the proxies like any answer; give them a moment, then
-   * answer whatever the client still waits for directly, and end.
-   */
-  private afterAgentDeath(reason: string, data: FailureData): void {
-    const deadline = Date.now() + AGENT_DEATH_GRACE_MS;
-    const finish = () => {
-      if (this.client.incoming.size > 0 && Date.now() < deadline) {
-        setTimeout(finish, 5);
-        return;
-      }
-      for (const [key, record] of [...this.client.incoming]) {
-        this.client.forget(key);
-        this.client.peer.send(errorResponse(record.id, ErrorCodes.internalError, reason, data));
-      }
-      this.exit(1);
-    };
-    finish();
   }
 
   /** A request whose asker died: nobody waits for its answer any more, so cancel it where it is. */
