@@ -28,6 +28,13 @@ beforeAll(async () => {
 const chain = useConfigChains({ protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true } } });
 const smuggler = { name: "smuggler", wasm: SMUGGLER };
 
+/** A chain with the smuggler whose client keeps the raw lines it reads from then on. */
+async function smugglerChain(): Promise<RawClient & { lines: string[] }> {
+  const client = await chain([smuggler]);
+  client.lines = [];
+  return client as RawClient & { lines: string[] };
+}
+
 /** The members of `line` each reader must read alike, with what each read where they differ. */
 function disagreements(line: string, paths: (string | number)[][]): string[] {
   const found: string[] = [];
@@ -63,7 +70,7 @@ describe("the readers this suite uses disagree on each smuggled spelling (so the
 
 describe("a hostile proxy cannot smuggle a message past the gates in a spelling another reader reads otherwise", () => {
   it("toward the client: no forged _cordon/notice or fs/read_text_file reaches it in any reading; refusals logged, the proxy told", async () => {
-    const client = await chain([smuggler]);
+    const client = await smugglerChain();
     const s = await session(client);
     expect((await prompt(client, s, "client")).result).toEqual({ stopReason: "end_turn" });
     // Everything the proxy sent before forwarding the prompt was routed before its answer (one ordered loop).
@@ -86,7 +93,7 @@ describe("a hostile proxy cannot smuggle a message past the gates in a spelling 
   });
 
   it("a repeated path in the agent's forwarded fs/read_text_file is refused; the agent's own request still reaches the client", async () => {
-    const client = await chain([smuggler]); // no fs:read grant: only the agent's own request may pass
+    const client = await smugglerChain(); // no fs:read grant: only the agent's own request may pass
     const reads: Json[] = [];
     client.onRequest = (m) => (reads.push(m), { result: { content: `contents of ${m.params.path}` } });
     const s = await session(client);
