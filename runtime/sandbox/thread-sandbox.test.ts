@@ -7,17 +7,20 @@ import { watchSandbox } from "../../test/helpers/watched-sandbox.js";
 import { loadComponentBytes } from "./component-loader.js";
 import { DEFAULT_LIMITS, QUEUE_HIGH_WATER } from "./sandbox.js";
 import { sandboxFactory } from "./sandbox-factory.js";
-import { ThreadSandbox } from "./thread-sandbox.js";
+import { ThreadSandbox, type ThreadSandboxOptions } from "./thread-sandbox.js";
 import { WorkerSandbox } from "./worker-sandbox.js";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-thread-"));
 const WORLD = `world guest { import cordon:proxy/channel@0.1.0; export cordon:proxy/handler@0.1.0; }`;
 const IMPORT = `(import "cordon:proxy/channel@0.1.0" "send" (func $send (param i32 i32)))`;
 
-async function sandboxFor(bytes: Uint8Array, limits = {}) {
+async function sandboxFor(bytes: Uint8Array, limits = {}, options: ThreadSandboxOptions = {}) {
   const component = await loadComponentBytes("guest.wasm", bytes, { cacheDir });
-  return watchSandbox(new ThreadSandbox(component, { ...DEFAULT_LIMITS, ...limits }));
+  return watchSandbox(new ThreadSandbox(component, { ...DEFAULT_LIMITS, ...limits }, [], options));
 }
+
+/** Fuel for ~200 s of work: only the wall-clock backstop can stop a guest within these tests. */
+const UNMETERED = { maxFuelPerDelivery: 10n ** 15n, maxFuelAtStart: 10n ** 15n };
 
 const loopInReceive = () =>
   buildComponent({
@@ -54,7 +57,8 @@ describe("ThreadSandbox", () => {
   });
 
   it("stops a guest that loops forever in receive with its fuel, reported as a timeout", async () => {
-    const s = await sandboxFor(await loopInReceive(), { receiveTimeoutMs: 300 });
+    // Fuel for ~10 ms of work, long before the 2 s backstop.
+    const s = await sandboxFor(await loopInReceive(), {}, { maxFuelPerDelivery: 50_000_000n });
     await s.started;
     const t = Date.now();
     s.sandbox.deliver("{}");
@@ -63,7 +67,7 @@ describe("ThreadSandbox", () => {
     expect(Date.now() - t).toBeLessThan(5_000);
     expect(s.failure()?.kind).toBe("timeout");
     expect(s.failure()?.message).toMatch(
-      /^receive used its fuel budget of 1500000000 units on one message \(≈ 300 ms of work; it ran \d+ ms\)$/,
+      /^receive used its fuel budget of 50000000 units on one message \(≈ 10 ms of work; it ran \d+ ms\)$/,
     );
   });
 
@@ -72,8 +76,66 @@ describe("ThreadSandbox", () => {
       wat: `(module ${IMPORT} ${ECHO_BODY} (func $start (loop $spin (br $spin))) (start $start))`,
       wit: WORLD,
     });
-    const s = await sandboxFor(loop, { startTimeoutMs: 200 });
-    await expect(s.started).rejects.toThrow(/^instantiation used its fuel budget of 1000000000 units/);
+    const s = await sandboxFor(loop, {}, { maxFuelAtStart: 50_000_000n });
+    await expect(s.started).rejects.toThrow(/^instantiation used its fuel budget of 50000000 units/);
+  });
+
+  it("the wall-clock backstop stops a receive that fuel does not (its limit plus a slice); the bystander's output arrives first", async () => {
+    const s = await sandboxFor(await loopInReceive(), { receiveTimeoutMs: 300 }, UNMETERED);
+    await s.started;
+    const t = Date.now();
+    s.sandbox.deliver("{}");
+    await s.died;
+    expect(Date.now() - t).toBeLessThan(5_000);
+    expect(s.failure()).toEqual({ kind: "timeout", message: "receive did not return within 300 ms (stopped by the wall-clock backstop)" });
+    // Later work in this thread goes on: another guest still answers.
+    const echo = await sandboxFor(await echoComponent("utf8"));
+    await echo.started;
+    echo.sandbox.deliver(`{"after":1}`);
+    await expect.poll(() => echo.outputs).toEqual([`{"after":1}`]);
+  });
+
+  it("output of deliveries before the one stopped by the backstop is handed over, in order", async () => {
+    const marked = await buildComponent({
+      wat: `(module ${IMPORT} ${ECHO_BODY.replace(
+        "(global.set $next (i32.const 1024))",
+        "(global.set $next (i32.const 1024)) (if (i32.eq (i32.load8_u (local.get $ptr)) (i32.const 0x21)) (then (loop $spin (br $spin))))",
+      )})`,
+      wit: WORLD,
+    });
+    const s = await sandboxFor(marked, { receiveTimeoutMs: 300 }, UNMETERED);
+    await s.started;
+    s.sandbox.deliver(`"a"`);
+    s.sandbox.deliver(`!`);
+    s.sandbox.deliver(`"b"`);
+    await s.died;
+    expect(s.outputs).toEqual([`"a"`]);
+    expect(s.failure()?.message).toMatch(/wall-clock backstop/);
+  });
+
+  it("the wall-clock backstop stops a start function that fuel does not", async () => {
+    const loop = await buildComponent({
+      wat: `(module ${IMPORT} ${ECHO_BODY} (func $start (loop $spin (br $spin))) (start $start))`,
+      wit: WORLD,
+    });
+    const s = await sandboxFor(loop, { startTimeoutMs: 300 }, UNMETERED);
+    await expect(s.started).rejects.toThrow(/^instantiation did not finish within 300 ms \(stopped by the wall-clock backstop\)$/);
+  });
+
+  it("random bytes in a loop (wasi:random granted) are charged by length; the shim's allocations through cabi_realloc do not refill", async () => {
+    const random = await buildComponent({
+      wat: `(module ${IMPORT}
+        (import "wasi:random/random@0.2.0" "get-random-bytes" (func $bytes (param i64 i32)))
+        ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "(loop $l (global.set $next (i32.const 1024)) (call $bytes (i64.const 65536) (i32.const 16)) (br $l))")})`,
+      wit: `package wasi:random@0.2.0 { interface random { get-random-bytes: func(len: u64) -> list<u8>; } }
+        world guest { import wasi:random/random@0.2.0; import cordon:proxy/channel@0.1.0; export cordon:proxy/handler@0.1.0; }`,
+    });
+    const component = await loadComponentBytes("random.wasm", random, { cacheDir, grants: ["wasi:random"] });
+    const s = watchSandbox(new ThreadSandbox(component, DEFAULT_LIMITS, ["wasi:random"], { maxFuelPerDelivery: 50_000_000n }));
+    await s.started;
+    s.sandbox.deliver("{}");
+    await s.died;
+    expect(s.failure()?.message).toMatch(/^receive used its fuel budget of 50000000 units on one message/);
   });
 
   it("reports a trap as a trap (not a timeout), once", async () => {

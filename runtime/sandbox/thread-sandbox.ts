@@ -1,37 +1,44 @@
 /**
  * Runs a proxy guest in the conductor's own thread: no worker, no extra V8 isolate, no
- * `postMessage` hop per message. What makes this safe is fuel (`fuel.ts`): the guest's code is
- * rewritten at load so that it traps when it has run its budget, so a guest that never returns
- * stops itself in the same thread. Memory is capped by the same module rewrite as in a worker.
+ * `postMessage` hop per message. Two things stop a guest that would hold the thread: fuel
+ * (`fuel.ts`: the code is rewritten at load to charge its work to a counter and trap when it is
+ * spent), and a wall-clock backstop (`wall-clock.ts`) for whatever fuel misprices. Memory is
+ * capped by the same module rewrite as in a worker.
  *
  * Budgets: memory and tables are capped by rewriting the module (`module-caps.ts`), sends per
  * message and per delivery by `CanonicalHost`, guest time and output over a window by
  * `GuestBudget` (charged after each delivery with the time measured around `receive`, exact here
  * since it runs in this thread; a guest over it fails with kind `budget`).
  *
- * Fuel: `receiveTimeoutMs` and `startTimeoutMs` are turned into fuel at `FUEL_PER_MS` units
- * per millisecond — about the rate of a tight loop on a 2-core development machine, so ordinary
- * code gets at least the time the worker watchdog would give it (slower, memory-heavy code gets
- * more wall time for the same fuel). Each delivery starts with a full budget; the start function
- * has the start budget. A guest that uses it up is reported as a `timeout` failure.
+ * Fuel: `receiveTimeoutMs` and `startTimeoutMs` are turned into fuel at `FUEL_PER_MS` units per
+ * millisecond — about the rate of a tight loop on a 2-core development machine. This sandbox sets
+ * the counter before each delivery and before the (deferred) start function, and nothing else
+ * does; a guest that spends it is reported as a `timeout` failure naming its fuel.
  *
- * Order and re-entry: `deliver` only queues; the queue is drained from a microtask, one delivery
- * at a time, and each delivery's output is handed to the conductor after `receive` returns —
- * so the router is never re-entered synchronously and output keeps delivery order, as with the
- * worker. A drain yields to the event loop (`setImmediate`) after `SLICE_MS`, so I/O goes on while
- * a slow guest works through its queue and the queue's high/low-water marks apply as before.
+ * Backstop: each drain runs a slice of deliveries (at most `SLICE_MS` of them, then one more) under
+ * `receiveTimeoutMs + SLICE_MS` of wall time, and instantiation under `startTimeoutMs`: a guest
+ * still running then is interrupted (V8 TerminateExecution) and reported as a `timeout`. The
+ * backstop costs a watchdog thread per slice, not per delivery.
+ *
+ * Order and re-entry: `deliver` only queues; the queue is drained from a microtask, and a slice's
+ * outputs and pass-throughs are handed to the conductor in order after the slice — so the router is
+ * never re-entered synchronously, never runs under the backstop, and output keeps delivery order,
+ * as with the worker. A drain yields to the event loop (`setImmediate`) after `SLICE_MS`, so I/O
+ * goes on while a slow guest works through its queue and the queue's high/low-water marks apply.
+ * A `pause` from an output handler takes effect at the next slice (a slice is at most `SLICE_MS`).
  *
  * The trade: a guest's `receive` runs on the conductor's thread, so while it runs (at most its
- * fuel budget) nothing else is routed. The worker sandbox does not have that cost and stays
+ * budget) nothing else is routed. The worker sandbox does not have that cost and stays
  * selectable per proxy (`"isolation": "worker"`).
  */
 
 import { GuestBudget } from "./budget.js";
-import { CanonicalHost, describe, GuestFault, RECEIVE_EXPORT } from "./canonical-host.js";
+import { CanonicalHost, describe, GuestFault } from "./canonical-host.js";
 import type { LoadedComponent } from "./component-loader.js";
-import { FuelUnsupported, instrumentFuel, isFuelTrap } from "./fuel.js";
+import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isOutOfFuel, START_EXPORT } from "./fuel.js";
 import { capModule } from "./module-caps.js";
 import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
+import { WallClockExceeded, withinWallClock } from "./wall-clock.js";
 
 /** Fuel units per millisecond of a limit (a tight wasm loop runs ~3–6 M/ms on the reference machine). */
 const FUEL_PER_MS = 5_000_000;
@@ -45,10 +52,17 @@ export interface ThreadSandboxOptions {
   maxFuelAtStart?: bigint;
 }
 
+/** What one slice of the queue produced, handed to the conductor in order after it. */
+interface Slice {
+  events: { output?: string[]; passed?: object }[];
+  failure: SandboxFailure | null;
+  /** The slice ran out of time with deliveries left. */
+  more: boolean;
+}
+
 interface Prepared {
   /** Compiled off the main thread (`WebAssembly.compile`), so several proxies and the agent start in parallel. */
   module: Promise<WebAssembly.Module>;
-  outOfFuel: number;
 }
 
 /** Metered, capped, compiled modules by component hash and budgets: a restart reuses its module. */
@@ -61,6 +75,8 @@ export class ThreadSandbox implements ProxySandbox {
   private readonly deliveryFuel: bigint;
   private readonly startFuel: bigint;
   private host: CanonicalHost | null = null;
+  /** The guest's fuel counter (`fuel.ts`): set here before each metered call, read after a trap. */
+  private fuel: WebAssembly.Global | null = null;
   private handlers: SandboxHandlers | null = null;
   /** Deliveries (texts for the guest) and pass-through messages (objects), in order. */
   private readonly queue: (string | object)[] = [];
@@ -72,6 +88,8 @@ export class ThreadSandbox implements ProxySandbox {
   private dead = false;
   /** Milliseconds the guest has run in this thread (start and deliveries). */
   cpuMs = 0;
+  /** When the delivery in flight started. */
+  private deliveryStart = 0;
 
   /**
    * Meters and compiles the module now, so an unsupported one is known before anything starts:
@@ -95,19 +113,15 @@ export class ThreadSandbox implements ProxySandbox {
       } catch (error) {
         // Reported by start(), as the worker sandbox does.
         this.startError = error as Error;
-        this.prepared = { module: Promise.resolve(null as never), outOfFuel: -1 };
+        this.prepared = { module: Promise.resolve(null as never) };
         return;
       }
-      const fuel = instrumentFuel(capped, {
-        startFuel: this.startFuel,
-        deliveryFuel: this.deliveryFuel,
-        refillOn: [RECEIVE_EXPORT, "cabi_realloc"],
-      });
+      const fuel = instrumentFuel(capped, { startFuel: this.startFuel });
       const bytes = fuel.bytes as Uint8Array<ArrayBuffer>;
       if (!WebAssembly.validate(bytes)) throw new FuelUnsupported("the metered module does not validate");
       const module = WebAssembly.compile(bytes);
       module.catch(() => prepared.delete(key));
-      entry = { module, outOfFuel: fuel.outOfFuelFunction };
+      entry = { module };
       prepared.set(key, entry);
     }
     this.prepared = entry;
@@ -123,17 +137,31 @@ export class ThreadSandbox implements ProxySandbox {
     const module = await this.prepared.module;
     if (this.dead) throw new Error("the sandbox was stopped");
     const t = performance.now();
+    const options = {
+      encodings: this.component.encodings,
+      maxMessageUnits: this.limits.maxMessageUnits,
+      maxOutputUnitsPerDelivery: this.limits.maxOutputUnitsPerDelivery,
+      maxSendsPerReceive: this.limits.maxSendsPerReceive,
+      grants: this.grants,
+      instantiated: (exports: WebAssembly.Exports) => {
+        const fuel = (this.fuel = exports[FUEL_EXPORT] as WebAssembly.Global);
+        fuel.value = this.startFuel;
+        (exports[START_EXPORT] as (() => void) | undefined)?.();
+      },
+      chargeFuel: (units: number) => {
+        const fuel = this.fuel!;
+        fuel.value = (fuel.value as bigint) - BigInt(units);
+        if ((fuel.value as bigint) < 0n) throw new Error("out of fuel");
+      },
+    };
     try {
-      this.host = new CanonicalHost(module, {
-        encodings: this.component.encodings,
-        maxMessageUnits: this.limits.maxMessageUnits,
-        maxOutputUnitsPerDelivery: this.limits.maxOutputUnitsPerDelivery,
-        maxSendsPerReceive: this.limits.maxSendsPerReceive,
-        grants: this.grants,
-      });
+      this.host = withinWallClock(() => new CanonicalHost(module, options), this.limits.startTimeoutMs);
     } catch (error) {
       this.dead = true;
-      const failure = this.failureOf(error, "instantiation", this.startFuel, this.limits.startTimeoutMs, performance.now() - t);
+      const failure =
+        error instanceof WallClockExceeded
+          ? { message: `instantiation did not finish within ${this.limits.startTimeoutMs} ms (stopped by the wall-clock backstop)` }
+          : this.failureOf(error, "instantiation", this.startFuel, performance.now() - t);
       throw new Error(failure.message);
     } finally {
       this.cpuMs += performance.now() - t;
@@ -182,8 +210,42 @@ export class ThreadSandbox implements ProxySandbox {
     this.head = 0;
   }
 
+  /**
+   * Runs a slice of the queue under the wall-clock backstop, then hands its results over in order.
+   * Only guest calls and this sandbox's bookkeeping run under the backstop (an interruption
+   * unwinds without `finally`): outputs and pass-throughs are collected and given to the
+   * conductor after it, so the router never runs where it could be cut off halfway.
+   */
   private readonly drain = (): void => {
     this.scheduled = false;
+    if (this.dead || this.paused || this.head === this.queue.length) return;
+    const slice: Slice = { events: [], failure: null, more: false };
+    try {
+      // A delivery starts at most SLICE_MS into the slice, so each gets its full limit.
+      withinWallClock(() => this.runSlice(slice), this.limits.receiveTimeoutMs + SLICE_MS);
+    } catch (error) {
+      if (!(error instanceof WallClockExceeded)) throw error;
+      this.cpuMs += performance.now() - this.deliveryStart;
+      slice.failure = {
+        kind: "timeout",
+        message: `receive did not return within ${this.limits.receiveTimeoutMs} ms (stopped by the wall-clock backstop)`,
+      };
+    }
+    for (const event of slice.events) {
+      if (this.dead) return;
+      if (event.passed) this.handlers?.passed?.(event.passed);
+      else if (event.output) this.handlers?.output(event.output);
+    }
+    if (slice.failure) return this.fail(slice.failure);
+    this.congestion.update(this.queue.length - this.head);
+    if (slice.more && !this.scheduled && !this.dead && this.head < this.queue.length) {
+      this.scheduled = true;
+      setImmediate(this.drain);
+    }
+  };
+
+  /** Delivers queued messages until the queue is empty, the guest fails, or SLICE_MS is up. */
+  private runSlice(slice: Slice): void {
     const until = performance.now() + SLICE_MS;
     while (!this.dead && !this.paused && this.head < this.queue.length) {
       const message = this.queue[this.head++];
@@ -192,40 +254,41 @@ export class ThreadSandbox implements ProxySandbox {
         this.head = 0;
       }
       if (typeof message !== "string") {
-        // Passes the guest by, in its turn.
-        this.congestion.update(this.queue.length - this.head);
-        this.handlers?.passed?.(message);
+        slice.events.push({ passed: message }); // passes the guest by, in its turn
         continue;
       }
       const host = this.host!;
-      const t = performance.now();
+      const t = (this.deliveryStart = performance.now());
       let output: string[];
       try {
+        this.fuel!.value = this.deliveryFuel;
         output = host.receive(message);
       } catch (error) {
         const now = performance.now();
         this.cpuMs += now - t;
-        return this.fail(this.failureOf(error, "receive", this.deliveryFuel, this.limits.receiveTimeoutMs, now - t));
+        slice.failure = this.failureOf(error, "receive", this.deliveryFuel, now - t);
+        return;
       }
       const now = performance.now();
       this.cpuMs += now - t;
       const over = this.budget.charge({ guestMs: now - t, messages: output.length, units: host.lastOutputUnits });
-      if (over) return this.fail({ kind: "budget", message: over.message });
-      this.congestion.update(this.queue.length - this.head);
-      if (output.length > 0) this.handlers?.output(output);
-      if (now >= until && this.head < this.queue.length && !this.dead) {
-        this.scheduled = true;
-        setImmediate(this.drain);
+      if (over) {
+        slice.failure = { kind: "budget", message: over.message };
+        return;
+      }
+      if (output.length > 0) slice.events.push({ output });
+      if (now >= until) {
+        slice.more = true;
         return;
       }
     }
-  };
+  }
 
-  private failureOf(error: unknown, what: string, fuel: bigint, limitMs: number, ranMs: number): SandboxFailure {
-    if (isFuelTrap(error, this.prepared.outOfFuel)) {
+  private failureOf(error: unknown, what: string, fuel: bigint, ranMs: number): SandboxFailure {
+    if (isOutOfFuel(this.fuel)) {
       return {
         kind: "timeout",
-        message: `${what} used its fuel budget of ${fuel} units${what === "receive" ? " on one message" : ""} (≈ ${limitMs} ms of work; it ran ${Math.round(ranMs)} ms)`,
+        message: `${what} used its fuel budget of ${fuel} units${what === "receive" ? " on one message" : ""} (≈ ${Math.round(Number(fuel) / FUEL_PER_MS)} ms of work; it ran ${Math.round(ranMs)} ms)`,
       };
     }
     return { kind: error instanceof GuestFault ? "fault" : "trap", message: describe(error) };
