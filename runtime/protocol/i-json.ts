@@ -17,8 +17,10 @@
  *   NUL for readers that stop there) must be spelled exactly so — a lone `"Method"` or
  *   `"\u006dethod"` is refused. The envelope levels are the message's top level and, when the
  *   message is a `proxy/successor` envelope (either dialect), its `params` (the inner message).
- *   Below them a name's spelling is data (tool input may hold `"ID"`) and only the duplicate
- *   rules apply;
+ *   Below them the same holds for the few names Cordon's own rules read, where they read them
+ *   (`JUDGED_NAMES`: a permission answer's `outcome`/`optionId`, an MCP server's `command`…);
+ *   elsewhere a name's spelling is data (tool input may hold `"ID"`) and only the duplicate rules
+ *   apply;
  * - **lone surrogates**, raw or escaped (`"\ud800"` alone, a `\udc00` without its high half, or a
  *   pair split between a raw and an escaped half), in names and in values.
  *
@@ -57,6 +59,30 @@ const MAP_AT = 16;
 const PROTOCOL_KEYS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]);
 const ENVELOPES = new Set(["proxy/successor", "_proxy/successor"]);
 
+/**
+ * The names Cordon's rules read below the top level, by where they read them (`[]`: any element):
+ * there they must be spelled exactly, or a case-insensitive reader (a Go agent) would act on a
+ * member the rules never saw — a lone `"OptionId":"allow"` in a permission answer, a
+ * `"Command"` in an MCP server. Both a message and the message inside an envelope count.
+ */
+const JUDGED_NAMES: Record<string, string[]> = {
+  result: ["outcome"],
+  "result.outcome": ["outcome", "optionId"],
+  params: ["sessionId", "path", "content", "command", "args", "env", "cwd", "mcpServers", "options", "toolCall"],
+  "params.mcpServers[]": ["type", "name", "command", "args", "env", "url", "headers", "serverId"],
+  "params.options[]": ["optionId", "kind"],
+};
+const JUDGED = new Map<string, Map<string, string>>();
+for (const [path, names] of Object.entries(JUDGED_NAMES)) {
+  for (const at of path.startsWith("params") ? [path, `params.${path}`] : [path]) {
+    JUDGED.set(at, new Map(names.map((n) => [n.toLowerCase(), n])));
+  }
+}
+/** Every path on the way to a `JUDGED` one (where the scan keeps track of where it is). */
+const JUDGED_PREFIXES = new Set(
+  [...JUDGED.keys()].flatMap((path) => path.split(/(?=\.|\[\])/).map((_, i, parts) => parts.slice(0, i + 1).join(""))),
+);
+
 interface Frame {
   object: boolean;
   /** Objects: where its folded names start in the scan's name stack; past `MAP_AT` of them, a map instead. */
@@ -68,8 +94,10 @@ interface Frame {
   /** Arrays: index of the current element. Objects: name of the current member. */
   index: number;
   member: string;
-  /** A protocol-key spelling violation found in this object, if it turns out to be an envelope level. */
+  /** The top level's `params`: an envelope level if the message is an envelope. */
   candidate: boolean;
+  /** Where it sits as a `JUDGED` path (`params.mcpServers[]`), or null when no judged path runs through it. */
+  shape: string | null;
 }
 
 /**
@@ -114,10 +142,19 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
       }
       expectName = false;
       const literal = text.slice(start, i + 1);
-      const violation = checkName(top, seen, decode(literal, escaped), literal, start);
-      if (violation === null) continue;
-      if (violation.rule === "duplicate-name" || depth === 1) return violation;
-      if (top.candidate) innerSpelling ??= violation;
+      const name = decode(literal, escaped);
+      const folded = fold(name);
+      const duplicate = recordName(top, seen, name, folded, start);
+      if (duplicate !== null) return duplicate;
+      if (top.shape !== null) {
+        const misspelled = judgedSpelling(top, folded, literal, start);
+        if (misspelled !== null) return misspelled;
+      }
+      if (depth === 1 || top.candidate) {
+        const misspelled = protocolSpelling(top, folded, literal, start);
+        if (misspelled !== null && depth === 1) return misspelled;
+        if (misspelled !== null) innerSpelling ??= misspelled;
+      }
     } else if (c === 0x7b || c === 0x5b) {
       const at: string | number | null = top === null ? null : top.object ? top.member : top.index;
       top = {
@@ -129,6 +166,7 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
         index: 0,
         member: "",
         candidate: depth === 1 && at === "params",
+        shape: shapeOf(top, at),
       };
       depth++;
       if (depth > maxDepth) return { rule: "nesting", detail: `nests deeper than ${maxDepth} levels at ${pathOf(top)}`, offset: i };
@@ -155,12 +193,8 @@ export function iJsonViolationOf(message: unknown, options?: { maxDepth?: number
   return text === undefined ? null : iJsonViolation(text, options);
 }
 
-/**
- * Records member `name` (spelled `literal`) of object `frame`; a violation if it repeats a name
- * of that object (after decoding and folding) or is a protocol key spelled otherwise.
- */
-function checkName(frame: Frame, seen: Seen, name: string, literal: string, offset: number): IJsonViolation | null {
-  const folded = fold(name);
+/** Records member `name` of object `frame`; a violation if it repeats a name of that object (after decoding and folding). */
+function recordName(frame: Frame, seen: Seen, name: string, folded: string, offset: number): IJsonViolation | null {
   let first: string | undefined;
   if (frame.names !== null) {
     first = frame.names.get(folded);
@@ -181,15 +215,18 @@ function checkName(frame: Frame, seen: Seen, name: string, literal: string, offs
       for (let j = frame.namesFrom; j <= end; j++) frame.names.set(seen.folded[j], seen.spelled[j]);
     }
   }
-  if (first !== undefined) {
-    const where = pathOf(frame);
-    const detail =
-      first === name
-        ? `member ${quote(name)} appears twice in ${where}`
-        : `members ${quote(first)} and ${quote(name)} in ${where} are one name to a reader that ignores case`;
-    return { rule: "duplicate-name", detail, offset };
-  }
   frame.member = name;
+  if (first === undefined) return null;
+  const where = pathOf(frame);
+  const detail =
+    first === name
+      ? `member ${quote(name)} appears twice in ${where}`
+      : `members ${quote(first)} and ${quote(name)} in ${where} are one name to a reader that ignores case`;
+  return { rule: "duplicate-name", detail, offset };
+}
+
+/** A protocol key (at an envelope level) spelled otherwise than the protocol does. */
+function protocolSpelling(frame: Frame, folded: string, literal: string, offset: number): IJsonViolation | null {
   const key = protocolFold(folded);
   if (!PROTOCOL_KEYS.has(key) || literal.slice(1, -1) === key) return null;
   return {
@@ -197,6 +234,25 @@ function checkName(frame: Frame, seen: Seen, name: string, literal: string, offs
     detail: `member ${quote(literal.slice(1, -1), false)} in ${pathOf(frame)} is not spelled as the protocol key "${key}", but a reader may take it for one`,
     offset,
   };
+}
+
+/** A name Cordon's rules read at this place, spelled otherwise (a Go peer would read it as that name; the rules would not). */
+function judgedSpelling(frame: Frame, folded: string, literal: string, offset: number): IJsonViolation | null {
+  const key = JUDGED.get(frame.shape!)?.get(protocolFold(folded));
+  if (key === undefined || literal.slice(1, -1) === key) return null;
+  return {
+    rule: "protocol-key-spelling",
+    detail: `member ${quote(literal.slice(1, -1), false)} in ${pathOf(frame)} is not spelled "${key}", which Cordon's rules read there, but a reader may take it for that`,
+    offset,
+  };
+}
+
+/** The `JUDGED` path of a container opened at `at` in `parent` (the root: ""), or null when none runs through it. */
+function shapeOf(parent: Frame | null, at: string | number | null): string | null {
+  if (parent === null) return "";
+  if (parent.shape === null) return null;
+  const shape = typeof at === "number" ? `${parent.shape}[]` : parent.shape === "" ? String(at) : `${parent.shape}.${at}`;
+  return JUDGED_PREFIXES.has(shape) ? shape : null;
 }
 
 /** A name for a message: JSON-quoted (or as written, when `encode` is false), long ones cut. */
