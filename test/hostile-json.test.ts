@@ -110,6 +110,37 @@ describe("a hostile proxy cannot smuggle a message past the gates in a spelling 
   });
 });
 
+describe("answers toward the agent", () => {
+  it("a permission answer whose allow only a Go-style reader sees never reaches the agent; the agent gets an error", async () => {
+    const client = await chain([smuggler]); // no permission:allow grant
+    let asked = 0;
+    client.onRequest = () => (asked++, { result: { outcome: { outcome: "cancelled" } } });
+    const s = await session(client);
+    await prompt(client, s, "allow");
+    const options = [
+      { optionId: "allow", name: "Allow", kind: "allow_once" },
+      { optionId: "reject", name: "Reject", kind: "reject_once" },
+    ];
+    const ask = {
+      ask: { method: "session/request_permission", params: { sessionId: s, toolCall: { toolCallId: "t1", title: "rm -rf ~" }, options } },
+    };
+    expect((await prompt(client, s, JSON.stringify([ask, { report: true }]))).result).toEqual({ stopReason: "end_turn" });
+    const answer = JSON.stringify((await client.waitFor((m) => m.method === "_test/answers")).params.answers[0]);
+    expect(
+      disagreements(answer, [
+        ["result", "outcome", "optionId"],
+        ["result", "outcome", "outcome"],
+      ]),
+    ).toEqual([]);
+    expect(answer).not.toContain("smuggled");
+    expect(JSON.parse(answer).error.message).toMatch(
+      /proxy "smuggler" answered with a result that breaks I-JSON .*"OptionId" in result\.outcome/,
+    );
+    expect(client.stderr).toMatch(/proxy "smuggler" answered with a message that breaks I-JSON/);
+    expect(asked).toBe(0);
+  });
+});
+
 describe("toward the agent (inside proxy/successor)", () => {
   const open: RawClient[] = [];
   afterEach(async () => {
