@@ -24,17 +24,30 @@
  * - **lone surrogates**, raw or escaped (`"\ud800"` alone, a `\udc00` without its high half, or a
  *   pair split between a raw and an escaped half), in names and in values.
  *
+ * Refused, not re-serialized: rewriting every proxy's output from the parsed value would cost a
+ * `JSON.stringify` per message and lose byte-faithfulness for the honest ones (number spellings,
+ * escapes, key order); refusing costs them nothing, and only a proxy that writes ambiguous text —
+ * which no JSON serializer does — is told. The conductor checks every message from every proxy
+ * hop (sandboxed, native `command` proxies alike: the gates apply to both, so both must be read
+ * as their next reader reads them), right after the nesting bound; the client and the agent are
+ * not proxies and are not checked.
+ *
  * Honest text passes untouched: nothing is rewritten, so byte-faithful forwarding is unchanged.
  *
  * The scan assumes text `JSON.parse` already accepted (it does not validate), and is one pass:
  * a character loop over structure, `indexOf` jumps over string contents (the next backslash is
  * looked up again only once passed), `isWellFormed` for raw surrogates, a regular expression for
- * escaped ones (only in text with a backslash), and the folded names of the open objects on one shared stack (a map for an object past 16 members). It needs no stack frames: a 20,000-deep text
- * scans like a flat one. `maxDepth` makes the same pass enforce the nesting bound (nesting.ts).
+ * escaped ones (only in text with a `\u` escape), and the folded names of the open objects on
+ * one shared stack (a map for an object past 16 members). It needs no stack frames: a
+ * 20,000-deep text scans like a flat one. `maxDepth` makes the same pass enforce the nesting
+ * bound (nesting.ts), for when the router wants one scan for both.
  *
- * Cost (Node 20, one core, on `bench`-style ACP messages): about 1.5 µs for a typical 1 KB
- * `session/update`, about 25 µs for a 100 KB one (mostly one long text); `JSON.parse` of the same
- * texts takes about 2 µs and 110 µs.
+ * Cost, measured on Node 20 on a 2-core machine under a load average of ~16 (so absolute figures
+ * are several times an idle machine's; the ratio is what holds): for a 1.2 KB `session/update`
+ * (a tool call, 25 members in 9 objects) 6–13 µs, the same as `JSON.parse` of that text took in
+ * the same runs (8–14 µs); for a 100 KB one whose text has 5,100 escapes 160–310 µs, again about
+ * `JSON.parse`'s 180–340 µs; for a 100 KB text without escapes 7 µs (one `indexOf` over the
+ * string; `JSON.parse` 85 µs). So a proxy's output costs at most about twice its parse.
  */
 import { rawOf } from "./raw-json.js";
 
@@ -50,6 +63,8 @@ export interface IJsonViolation {
 interface Seen {
   folded: string[];
   spelled: string[];
+  /** Entries in use; past it, stale ones of closed objects (setting an array's length costs more than reusing its slots). */
+  count: number;
 }
 
 /** Members of one object compared linearly before a map takes over. */
@@ -120,7 +135,7 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
   let topMethod: string | undefined;
   /** A protocol-key spelling found in the top level's `params`: a violation if the message is an envelope. */
   let innerSpelling: IJsonViolation | null = null;
-  const seen: Seen = { folded: [], spelled: [] };
+  const seen: Seen = { folded: [], spelled: [], count: 0 };
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -159,7 +174,7 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
       const at: string | number | null = top === null ? null : top.object ? top.member : top.index;
       top = {
         object: c === 0x7b,
-        namesFrom: seen.folded.length,
+        namesFrom: seen.count,
         names: null,
         at,
         parent: top,
@@ -172,7 +187,7 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
       if (depth > maxDepth) return { rule: "nesting", detail: `nests deeper than ${maxDepth} levels at ${pathOf(top)}`, offset: i };
       expectName = top.object;
     } else if (c === 0x7d || c === 0x5d) {
-      if (top !== null) seen.folded.length = seen.spelled.length = top.namesFrom;
+      if (top !== null) seen.count = top.namesFrom; // its names are forgotten (overwritten by the next object's)
       top = top?.parent ?? null;
       depth--;
     } else if (c === 0x2c && top !== null) {
@@ -201,15 +216,16 @@ function recordName(frame: Frame, seen: Seen, name: string, folded: string, offs
     frame.names.set(folded, name);
   } else {
     // Most objects have a handful of members: a linear look over a shared stack allocates nothing.
-    const end = seen.folded.length;
+    const end = seen.count;
     for (let j = frame.namesFrom; j < end; j++) {
       if (seen.folded[j] === folded) {
         first = seen.spelled[j];
         break;
       }
     }
-    seen.folded.push(folded);
-    seen.spelled.push(name);
+    seen.folded[end] = folded;
+    seen.spelled[end] = name;
+    seen.count = end + 1;
     if (end + 1 - frame.namesFrom > MAP_AT) {
       frame.names = new Map();
       for (let j = frame.namesFrom; j <= end; j++) frame.names.set(seen.folded[j], seen.spelled[j]);
