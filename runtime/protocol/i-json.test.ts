@@ -149,6 +149,17 @@ describe("iJsonViolation: the names Cordon's rules read, where they read them", 
   });
 });
 
+describe("iJsonViolation: a message is a request, a notification or an answer", () => {
+  it("refuses method beside result or error, and result beside error", () => {
+    expect(verdict(`{"jsonrpc":"2.0","id":7,"method":"_x/y","result":{"stopReason":"end_turn"}}`)).toEqual({
+      rule: "mixed-message",
+      detail: 'the top level has "method" and "result": a reader may take it for a request or an answer',
+    });
+    expect(verdict(`{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"no"},"result":{}}`)?.rule).toBe("mixed-message");
+    expect(verdict(`{"jsonrpc":"2.0","method":"_x/y","params":{"result":1,"error":2,"method":3}}`)).toBeNull();
+  });
+});
+
 describe("iJsonViolation: lone surrogates", () => {
   it("refuses escaped lone surrogates, in values and names", () => {
     expect(verdict(`{"a":"x\\ud800"}`)).toEqual({

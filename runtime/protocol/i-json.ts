@@ -21,6 +21,9 @@
  *   (`JUDGED_NAMES`: a permission answer's `outcome`/`optionId`, an MCP server's `command`…);
  *   elsewhere a name's spelling is data (tool input may hold `"ID"`) and only the duplicate rules
  *   apply;
+ * - **mixed messages**: a top level with `method` and `result`/`error`, or both `result` and
+ *   `error` (JSON-RPC allows neither): Cordon takes the first for a request, a reader that looks
+ *   for `result` first for an answer — to a request of its own with that id;
  * - **lone surrogates**, raw or escaped (`"\ud800"` alone, a `\udc00` without its high half, or a
  *   pair split between a raw and an escaped half), in names and in values.
  *
@@ -52,7 +55,7 @@
 import { rawOf } from "./raw-json.js";
 
 export interface IJsonViolation {
-  rule: "duplicate-name" | "protocol-key-spelling" | "lone-surrogate" | "nesting";
+  rule: "duplicate-name" | "protocol-key-spelling" | "mixed-message" | "lone-surrogate" | "nesting";
   /** What is wrong and where, e.g. `member "path" appears twice in params`. */
   detail: string;
   /** Offset in the text where the offending name, string or bracket starts. */
@@ -73,6 +76,14 @@ const MAP_AT = 16;
 /** The names whose meaning is the protocol's at an envelope level. */
 const PROTOCOL_KEYS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]);
 const ENVELOPES = new Set(["proxy/successor", "_proxy/successor"]);
+const METHOD = 1;
+const RESULT = 2;
+const ERROR = 4;
+const KIND_OF = new Map([
+  ["method", METHOD],
+  ["result", RESULT],
+  ["error", ERROR],
+]);
 
 /**
  * The names Cordon's rules read below the top level, by where they read them (`[]`: any element):
@@ -135,6 +146,8 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
   let topMethod: string | undefined;
   /** A protocol-key spelling found in the top level's `params`: a violation if the message is an envelope. */
   let innerSpelling: IJsonViolation | null = null;
+  /** Which of `method`, `result`, `error` the top level has (bits). */
+  let kinds = 0;
   const seen: Seen = { folded: [], spelled: [], count: 0 };
   const n = text.length;
   for (let i = 0; i < n; i++) {
@@ -165,6 +178,7 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
         const misspelled = judgedSpelling(top, folded, literal, start);
         if (misspelled !== null) return misspelled;
       }
+      if (depth === 1) kinds |= KIND_OF.get(name) ?? 0;
       if (depth === 1 || top.candidate) {
         const misspelled = protocolSpelling(top, folded, literal, start);
         if (misspelled !== null && depth === 1) return misspelled;
@@ -194,6 +208,15 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
       if (top.object) expectName = true;
       else top.index++;
     }
+  }
+  if ((kinds & METHOD && kinds & (RESULT | ERROR)) || (kinds & RESULT && kinds & ERROR)) {
+    // Cordon classifies by `method` first, then `error`; a reader that looks for `result` first takes it for an answer.
+    const names = ["method", "result", "error"].filter((_, k) => kinds & (1 << k)).map((n) => `"${n}"`);
+    return {
+      rule: "mixed-message",
+      detail: `the top level has ${names.join(" and ")}: a reader may take it for a request or an answer`,
+      offset: 0,
+    };
   }
   if (innerSpelling !== null && topMethod !== undefined && ENVELOPES.has(topMethod)) {
     return { ...innerSpelling, detail: `${innerSpelling.detail} (the message inside a ${topMethod} envelope)` };
