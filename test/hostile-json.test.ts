@@ -14,7 +14,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { prompt, session, useConfigChains } from "./helpers/config-chain.js";
 import { readers, readings } from "./helpers/json-readers.js";
-import { CORDON, NODE, ROOT } from "./helpers/paths.js";
+import { CORDON, NODE, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
 import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const exec = promisify(execFile);
@@ -141,10 +141,23 @@ describe("answers toward the agent", () => {
   });
 });
 
-describe("toward the agent (inside proxy/successor)", () => {
+describe("toward the agent (inside proxy/successor), and from a native proxy", () => {
   const open: RawClient[] = [];
   afterEach(async () => {
     await Promise.all(open.splice(0).map((c) => c.close()));
+  });
+
+  it("a native --proxy-cmd proxy is held to the same rule: its smuggled notices never reach the client", async () => {
+    const native = `${JSON.stringify(NODE)} ${JSON.stringify(join(ROOT, "test/peers/smuggling-native-proxy.mjs"))}`;
+    const client = new RawClient(NODE, [CORDON, "run", "--proxy-cmd", native, "--", ...SCRIPTED_AGENT]);
+    open.push(client);
+    await client.request("initialize", { protocolVersion: 1 });
+    client.lines = [];
+    const s = await session(client);
+    expect((await prompt(client, s, "smuggle")).result).toEqual({ stopReason: "end_turn" });
+    expect(client.lines.flatMap((line) => disagreements(line, ENVELOPE))).toEqual([]);
+    expect(client.lines.filter((line) => line.includes("smuggled"))).toEqual([]);
+    await expect.poll(() => client.stderr.match(/ sent a _x\/y that breaks I-JSON \(RFC 7493\)/g)?.length).toBe(3);
   });
 
   it("no hidden MCP server, other session or near-spelled method reaches the agent in any reading", async () => {
