@@ -45,12 +45,13 @@
  * 20,000-deep text scans like a flat one. `maxDepth` makes the same pass enforce the nesting
  * bound (nesting.ts), for when the router wants one scan for both.
  *
- * Cost, measured on Node 20 on a 2-core machine under a load average of ~16 (so absolute figures
- * are several times an idle machine's; the ratio is what holds): for a 1.2 KB `session/update`
- * (a tool call, 25 members in 9 objects) 6–13 µs, the same as `JSON.parse` of that text took in
- * the same runs (8–14 µs); for a 100 KB one whose text has 5,100 escapes 160–310 µs, again about
- * `JSON.parse`'s 180–340 µs; for a 100 KB text without escapes 7 µs (one `indexOf` over the
- * string; `JSON.parse` 85 µs). So a proxy's output costs at most about twice its parse.
+ * Cost, measured on Node 20 on a shared 2-core machine (load average 6–16, so absolute figures
+ * are a few times an idle machine's; compare each with `JSON.parse` of the same text, measured in
+ * the same runs): a 1.2 KB `session/update` (a tool call, 25 members in 9 objects) 5–6 µs against
+ * 3.5–6.7 µs; a 100 KB one whose text has 5,100 escapes 85–130 µs against 64–93 µs; a 100 KB text
+ * without escapes 2 µs (one `indexOf` over the string) against 35 µs; a 150-byte message chunk
+ * (`bench/hot-path.ts`) 1.2–3 µs against 1–3.3 µs. So checking a proxy's output costs about what
+ * parsing it does (0.7–1.7×), once per message.
  */
 import { rawOf } from "./raw-json.js";
 
@@ -69,6 +70,9 @@ interface Seen {
   /** Entries in use; past it, stale ones of closed objects (setting an array's length costs more than reusing its slots). */
   count: number;
 }
+
+/** One for every scan (a scan runs to its end synchronously): its arrays are reused, not reallocated per message. */
+const SEEN: Seen = { folded: [], spelled: [], count: 0 };
 
 /** Members of one object compared linearly before a map takes over. */
 const MAP_AT = 16;
@@ -131,7 +135,16 @@ interface Frame {
  * `maxDepth`, nesting deeper than that (the top-level value is level 1) is one too.
  */
 export function iJsonViolation(text: string, options: { maxDepth?: number } = {}): IJsonViolation | null {
-  const maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
+  const violation = scan(text, options.maxDepth ?? Number.POSITIVE_INFINITY);
+  // The reused name stack would keep a big message's names alive: let them go.
+  if (text.length > 64 * 1024) {
+    SEEN.folded = [];
+    SEEN.spelled = [];
+  }
+  return violation;
+}
+
+function scan(text: string, maxDepth: number): IJsonViolation | null {
   if (!(text as unknown as { isWellFormed(): boolean }).isWellFormed()) {
     const offset = loneSurrogateAt(text);
     return { rule: "lone-surrogate", detail: `a lone surrogate (U+${hex(text.charCodeAt(offset))}) at offset ${offset}`, offset };
@@ -148,7 +161,8 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
   let innerSpelling: IJsonViolation | null = null;
   /** Which of `method`, `result`, `error` the top level has (bits). */
   let kinds = 0;
-  const seen: Seen = { folded: [], spelled: [], count: 0 };
+  const seen = SEEN;
+  seen.count = 0;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -169,18 +183,18 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
         continue;
       }
       expectName = false;
-      const literal = text.slice(start, i + 1);
-      const name = decode(literal, escaped);
+      const written = text.slice(start + 1, i);
+      const name = escaped ? (JSON.parse(text.slice(start, i + 1)) as string) : written;
       const folded = fold(name);
       const duplicate = recordName(top, seen, name, folded, start);
       if (duplicate !== null) return duplicate;
       if (top.shape !== null) {
-        const misspelled = judgedSpelling(top, folded, literal, start);
+        const misspelled = judgedSpelling(top, folded, written, start);
         if (misspelled !== null) return misspelled;
       }
       if (depth === 1) kinds |= KIND_OF.get(name) ?? 0;
       if (depth === 1 || top.candidate) {
-        const misspelled = protocolSpelling(top, folded, literal, start);
+        const misspelled = protocolSpelling(top, folded, written, start);
         if (misspelled !== null && depth === 1) return misspelled;
         if (misspelled !== null) innerSpelling ??= misspelled;
       }
@@ -265,23 +279,23 @@ function recordName(frame: Frame, seen: Seen, name: string, folded: string, offs
 }
 
 /** A protocol key (at an envelope level) spelled otherwise than the protocol does. */
-function protocolSpelling(frame: Frame, folded: string, literal: string, offset: number): IJsonViolation | null {
+function protocolSpelling(frame: Frame, folded: string, written: string, offset: number): IJsonViolation | null {
   const key = protocolFold(folded);
-  if (!PROTOCOL_KEYS.has(key) || literal.slice(1, -1) === key) return null;
+  if (!PROTOCOL_KEYS.has(key) || written === key) return null;
   return {
     rule: "protocol-key-spelling",
-    detail: `member ${quote(literal.slice(1, -1), false)} in ${pathOf(frame)} is not spelled as the protocol key "${key}", but a reader may take it for one`,
+    detail: `member ${quote(written, false)} in ${pathOf(frame)} is not spelled as the protocol key "${key}", but a reader may take it for one`,
     offset,
   };
 }
 
 /** A name Cordon's rules read at this place, spelled otherwise (a Go peer would read it as that name; the rules would not). */
-function judgedSpelling(frame: Frame, folded: string, literal: string, offset: number): IJsonViolation | null {
+function judgedSpelling(frame: Frame, folded: string, written: string, offset: number): IJsonViolation | null {
   const key = JUDGED.get(frame.shape!)?.get(protocolFold(folded));
-  if (key === undefined || literal.slice(1, -1) === key) return null;
+  if (key === undefined || written === key) return null;
   return {
     rule: "protocol-key-spelling",
-    detail: `member ${quote(literal.slice(1, -1), false)} in ${pathOf(frame)} is not spelled "${key}", which Cordon's rules read there, but a reader may take it for that`,
+    detail: `member ${quote(written, false)} in ${pathOf(frame)} is not spelled "${key}", which Cordon's rules read there, but a reader may take it for that`,
     offset,
   };
 }
