@@ -66,9 +66,13 @@ time("guest receive, unmetered (CanonicalHost)", N, (i) => plain.receive(texts[i
 const sandbox = new ThreadSandbox(component, { ...DEFAULT_LIMITS, maxOutputMessagesPerWindow: 100 * N });
 let outputs = 0;
 await sandbox.start({ output: (m) => (outputs += m.length), failed: (f) => console.error(f) });
-const host = (sandbox as unknown as { host: CanonicalHost }).host;
+const { host, fuel } = sandbox as unknown as { host: CanonicalHost; fuel: WebAssembly.Global };
 host.receive(configure);
-time("guest receive, fuel-metered", N, (i) => host.receive(texts[i % 1000]));
+// As the sandbox does before each delivery: the host sets the fuel counter.
+time("guest receive, fuel-metered", N, (i) => {
+  fuel.value = 10_000_000_000n;
+  return host.receive(texts[i % 1000]);
+});
 const out = host.receive(texts[0])[0];
 time("guest output JSON.parse + attachRaw", N, () => attachRaw(JSON.parse(out), out));
 // From the guest's text to the text the next proxy gets: parse, classify, wrap, first serialisation.

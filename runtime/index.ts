@@ -55,6 +55,7 @@ export {
   ConnectionClosedError,
   CordonError,
   InvalidRequestError,
+  PromptOverflowError,
   UnsupportedError,
 } from "./embed/errors.js";
 export { type PermissionDecision, type PermissionPolicy, type PermissionRequest, resolveDecision } from "./embed/permissions.js";

@@ -90,6 +90,12 @@ export interface RunningChain {
   readonly agentPid: number | undefined;
   /** Sends one message into the chain, as a client would write a line; false once the chain is closed. */
   write(message: JsonRpcMessage): boolean;
+  /**
+   * Backpressure: the application cannot keep up (true) or caught up (false). Meanwhile the
+   * conductor stops reading the agent and running the proxies, as for a stdio client that stops
+   * reading; what the application writes still goes in.
+   */
+  congested(congested: boolean): void;
   /** Resolves when the chain has ended and every component is closed. */
   readonly exited: Promise<ChainExit>;
   /** Closes the client side (as an editor closes stdin) and shuts every component down, the agent's process group included. */
@@ -183,6 +189,7 @@ export async function startChain(options: ChainOptions & { onMessage(message: Js
       return agent.pid;
     },
     write: (message) => client.write(message),
+    congested: (congested) => client.congested(congested),
     exited,
     close: () => {
       void finish(0);

@@ -40,6 +40,10 @@ export interface CanonicalHostOptions {
   maxSendsPerReceive?: number;
   /** WASI the chain config grants this guest (`wasi:clocks`, `wasi:random`); none by default. */
   grants?: readonly string[];
+  /** Called once instantiated, before the guest can use its imports (a metered host runs a deferred start function here). */
+  instantiated?(exports: WebAssembly.Exports): void;
+  /** Charges work a host import does for the guest (random bytes) to the guest's fuel. */
+  chargeFuel?(units: number): void;
 }
 
 export class InstancePoisoned extends Error {
@@ -159,10 +163,12 @@ export class CanonicalHost {
         return memory;
       },
       realloc: (a: number, b: number, c: number, d: number) => this.guest.cabi_realloc(a, b, c, d),
+      charge: options.chargeFuel,
     };
     const wasi = options.grants?.length ? wasiImports(module, options.grants, guest) : {};
     const instance = new WebAssembly.Instance(module, { ...wasi, [CHANNEL_IMPORT]: { send } } as WebAssembly.Imports);
     const ex = instance.exports as Record<string, unknown>;
+    options.instantiated?.(instance.exports);
     memory = ex.memory as WebAssembly.Memory;
     this.guest = {
       memory,

@@ -4,87 +4,110 @@ import { join } from "node:path";
 import { parse } from "@bytecodealliance/jco-transpile/wasm-tools";
 import { describe, expect, it } from "vitest";
 import { proxyWasm, ROOT } from "../../test/helpers/paths.js";
-import { CanonicalHost, RECEIVE_EXPORT } from "./canonical-host.js";
+import { CanonicalHost } from "./canonical-host.js";
 import { loadComponentBytes } from "./component-loader.js";
-import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isFuelTrap } from "./fuel.js";
+import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isOutOfFuel, START_EXPORT } from "./fuel.js";
+import { CALL_FUEL, HOST_CALL_FUEL } from "./fuel-weigh.js";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-fuel-"));
 
-async function meter(wat: string, startFuel = 1_000_000n, deliveryFuel = 1_000_000n, refillOn: string[] = ["run"]) {
-  const fuel = instrumentFuel(await parse(wat), { startFuel, deliveryFuel, refillOn });
+interface Metered {
+  exports: Record<string, (...args: number[]) => unknown>;
+  fuel: WebAssembly.Global;
+  /** Sets the fuel, runs `name`, returns the fuel used and the error it threw (null if none). */
+  run(name: string, fuel: bigint, ...args: number[]): { used: bigint; error: unknown };
+}
+
+async function meter(wat: string, imports: WebAssembly.Imports = {}, maxChecks?: number): Promise<Metered> {
+  const fuel = instrumentFuel(await parse(wat), { startFuel: 0n, maxChecks });
   const module = new WebAssembly.Module(fuel.bytes as Uint8Array<ArrayBuffer>);
-  return { fuel, module };
+  const exports = new WebAssembly.Instance(module, imports).exports as Metered["exports"];
+  const global = exports[FUEL_EXPORT] as unknown as WebAssembly.Global;
+  return {
+    exports,
+    fuel: global,
+    run(name, budget, ...args) {
+      global.value = budget;
+      let error: unknown = null;
+      try {
+        exports[name](...args);
+      } catch (e) {
+        error = e;
+      }
+      return { used: budget - (global.value as bigint), error };
+    },
+  };
 }
 
-function trapOf(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a trap");
+/** Ran out of fuel: a trap with the counter below zero. */
+function outOfFuel(m: Metered, { error }: { error: unknown }): boolean {
+  return error instanceof WebAssembly.RuntimeError && isOutOfFuel(m.fuel);
 }
 
-describe("instrumentFuel (core modules)", () => {
-  it("stops an infinite loop, and the trap is told apart from the guest's own", async () => {
-    const { fuel, module } = await meter(`(module
-      (import "env" "g" (global i32))
+const BUDGET = 10_000_000n;
+/** What a metering host does once instantiated: runs the deferred start function (with the initial fuel). */
+const runStart = (exports: WebAssembly.Exports) => (exports[START_EXPORT] as (() => void) | undefined)?.();
+
+describe("instrumentFuel: what stops, and what tells", () => {
+  it("stops an infinite loop; the counter, not the stack, tells it from the guest's own traps", async () => {
+    const m = await meter(`(module
       (global $mine (mut i32) (i32.const 0))
       (func (export "run") (loop $l (global.set $mine (i32.add (global.get $mine) (i32.const 1))) (br $l)))
       (func (export "crash") unreachable))`);
-    expect(fuel.fuelGlobal).toBe(2); // after the imported global and the module's own
-    const inst = new WebAssembly.Instance(module, { env: { g: 1 } });
-    const ex = inst.exports as { run(): void; crash(): void; [FUEL_EXPORT]: WebAssembly.Global };
-    const t = performance.now();
-    const stop = trapOf(() => ex.run());
-    expect(performance.now() - t).toBeLessThan(2000);
-    expect(isFuelTrap(stop, fuel.outOfFuelFunction)).toBe(true);
-    expect(ex[FUEL_EXPORT].value).toBeLessThan(0n);
-    // The guest's own unreachable is not a fuel trap.
-    expect(
-      isFuelTrap(
-        trapOf(() => ex.crash()),
-        fuel.outOfFuelFunction,
-      ),
-    ).toBe(false);
+    expect(outOfFuel(m, m.run("run", BUDGET))).toBe(true);
+    const crash = m.run("crash", BUDGET);
+    expect(crash.error).toBeInstanceOf(WebAssembly.RuntimeError);
+    expect(outOfFuel(m, crash)).toBe(false);
   });
 
-  it("refills on each call of a refilling export: bounded work completes every time", async () => {
-    const { module } = await meter(
-      `(module (func (export "run") (param $n i32) (result i32) (local $i i32)
+  it("bounded work completes on every call with the counter set by the host", async () => {
+    const m = await meter(`(module (func (export "run") (param $n i32) (result i32) (local $i i32)
         (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1))) (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
-        (local.get $i)))`,
-      0n,
-      10_000n,
-    );
-    const ex = new WebAssembly.Instance(module).exports as { run(n: number): number; [FUEL_EXPORT]: WebAssembly.Global };
-    for (let i = 0; i < 5; i++) expect(ex.run(500)).toBe(500); // ~10 units per iteration
-    expect(trapOf(() => ex.run(5_000))).toBeInstanceOf(WebAssembly.RuntimeError);
+        (local.get $i)))`);
+    for (let i = 0; i < 5; i++) expect(m.run("run", 100_000n, 500).error).toBeNull(); // ~20 units per iteration
+    expect(outOfFuel(m, m.run("run", 100_000n, 50_000))).toBe(true);
   });
 
   it("meters recursion through the function-entry check", async () => {
-    const { fuel, module } = await meter(`(module (func $f (export "run") (call $f)))`, 1000n, 1000n);
-    const ex = new WebAssembly.Instance(module).exports as { run(): void };
-    expect(
-      isFuelTrap(
-        trapOf(() => ex.run()),
-        fuel.outOfFuelFunction,
-      ),
-    ).toBe(true);
+    const m = await meter(`(module (func $f (export "run") (call $f)))`);
+    expect(outOfFuel(m, m.run("run", 100_000n))).toBe(true);
   });
 
-  it("meters the start function with the start budget", async () => {
-    const { fuel, module } = await meter(`(module (func $s (loop $l (br $l))) (start $s) (func (export "run")))`, 100_000n);
-    expect(
-      isFuelTrap(
-        trapOf(() => new WebAssembly.Instance(module)),
-        fuel.outOfFuelFunction,
-      ),
-    ).toBe(true);
+  it("the start function does not run at instantiation: it is exported, and metered when the host runs it", async () => {
+    const m = await meter(`(module (func $s (loop $l (br $l))) (start $s) (func (export "run")))`);
+    expect(typeof m.exports[START_EXPORT]).toBe("function");
+    expect(outOfFuel(m, m.run(START_EXPORT, BUDGET))).toBe(true);
+  });
+
+  it("the guest's own allocator does not refill the counter (nothing but the host sets it)", async () => {
+    const m = await meter(`(module (memory (export "memory") 1) (global $next (mut i32) (i32.const 8))
+      (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $p i32)
+        (local.set $p (global.get $next)) (global.set $next (i32.add (local.get $p) (local.get 3)))
+        (call $touch) (local.get $p))
+      (func $touch))`);
+    const { used } = m.run("cabi_realloc", 1_000n, 0, 0, 1, 16);
+    expect(used).toBeGreaterThan(0n); // it charged, and did not set the counter back up
+    expect(m.fuel.value).toBe(1_000n - used);
+  });
+
+  it("refuses a module that needs more checks than the cap, before writing anything", async () => {
+    const loops = Array.from({ length: 300 }, () => "(loop $l (br_if $l (i32.const 0)))").join(" ");
+    await expect(meter(`(module (func (export "run") ${loops}))`, {}, 100)).rejects.toThrow(/metering it would take more than 100 checks/);
+  });
+
+  it("refuses what it cannot decode instead of guessing", async () => {
+    const wat = `(module (tag $e) (func (export "run") (try (do (throw $e)) (catch $e))))`;
+    let bytes: Uint8Array;
+    try {
+      bytes = await parse(wat);
+    } catch {
+      return; // the parser here does not know legacy exceptions; nothing to check
+    }
+    expect(() => instrumentFuel(bytes, { startFuel: 1n })).toThrow(FuelUnsupported);
   });
 
   it("decodes bulk memory, sign extension, saturating truncation, reference types, typed select and SIMD", async () => {
-    const { module } = await meter(`(module
+    const m = await meter(`(module
       (memory 1) (table $t 2 funcref) (elem declare func $id)
       (func $id (param i32) (result i32) (local.get 0))
       (func (export "run") (param $x i32) (result i32) (local $v v128)
@@ -98,19 +121,74 @@ describe("instrumentFuel (core modules)", () => {
         (i32.add
           (i32.add (i32.extend8_s (local.get $x)) (i32.trunc_sat_f32_s (f32.const 1e10)))
           (select (result i32) (i32x4.extract_lane 0 (local.get $v)) (i32.load (i32.const 68)) (i32.const 1)))))`);
-    const ex = new WebAssembly.Instance(module).exports as { run(x: number): number };
-    expect(ex.run(0xff)).toBe((-1 + 2147483647 + (0x07070707 + 1)) | 0);
+    m.fuel.value = BUDGET;
+    expect(m.exports.run(0xff)).toBe((-1 + 2147483647 + (0x07070707 + 1)) | 0);
+  });
+});
+
+describe("instrumentFuel: fuel charges work, not instructions", () => {
+  // Each bulk operation moves 64 KiB, 1000 times: ~65 M bytes, far over a 10 M budget.
+  const bulk = {
+    "memory.fill": "(memory.fill (i32.const 0) (i32.const 1) (i32.const 65536))",
+    "memory.copy": "(memory.copy (i32.const 65536) (i32.const 0) (i32.const 65536))",
+    "memory.init": "(memory.init $d (i32.const 0) (i32.const 0) (i32.const 65536))",
+  };
+  it.each(Object.entries(bulk))("%s is charged by its length", async (_, op) => {
+    const data = "\\00".repeat(65536);
+    const m = await meter(`(module (memory 2) (data $d "${data}")
+      (func (export "run") (param $n i32) (loop $l ${op} (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))))`);
+    expect(m.run("run", BUDGET, 10).error).toBeNull(); // 10 × 64 KiB fits
+    expect(outOfFuel(m, m.run("run", BUDGET, 1000))).toBe(true);
   });
 
-  it("refuses what it cannot decode instead of guessing", async () => {
-    const wat = `(module (tag $e) (func (export "run") (try (do (throw $e)) (catch $e))))`;
-    let bytes: Uint8Array;
-    try {
-      bytes = await parse(wat);
-    } catch {
-      return; // the parser here does not know legacy exceptions; nothing to check
+  // 8 units per element: 1000 × 4096 elements = 32 M units.
+  const table = {
+    "table.fill": "(table.fill $t (i32.const 0) (ref.null func) (i32.const 4096))",
+    "table.copy": "(table.copy $t $t (i32.const 0) (i32.const 4096) (i32.const 4096))",
+    "table.init": "(table.init $t $e (i32.const 0) (i32.const 0) (i32.const 4096))",
+  };
+  it.each(Object.entries(table))("%s is charged by its length", async (_, op) => {
+    const m = await meter(`(module (table $t 8192 funcref) (func $f) (elem $e func ${"$f ".repeat(4096)})
+      (func (export "run") (param $n i32) (loop $l ${op} (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))))`);
+    expect(m.run("run", BUDGET, 10).error).toBeNull();
+    expect(outOfFuel(m, m.run("run", BUDGET, 1000))).toBe(true);
+  });
+
+  it("a large loop-free function is charged its size at entry (4096 stores × 10 000 calls)", async () => {
+    const stores = Array.from({ length: 4096 }, (_, i) => `(i32.store (i32.const ${(i % 1000) * 4}) (i32.const ${i}))`).join(" ");
+    const m = await meter(`(module (memory 1) (func $big ${stores})
+      (func (export "run") (param $n i32) (loop $l (call $big) (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))))`);
+    const one = m.run("run", BUDGET, 1);
+    expect(one.error).toBeNull();
+    expect(one.used).toBeGreaterThan(3n * 4096n); // three instructions a store
+    expect(outOfFuel(m, m.run("run", BUDGET, 10_000))).toBe(true);
+  });
+
+  it("a small loop-free function has no check of its own: the call pays for it", async () => {
+    const m = await meter(`(module (global $g (mut i32) (i32.const 0))
+      (func $small (global.set $g (i32.add (global.get $g) (i32.const 1))))
+      (func (export "run") (param $n i32) (loop $l (call $small) (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))))`);
+    const { used, error } = m.run("run", BUDGET, 1000);
+    expect(error).toBeNull();
+    expect(used).toBeGreaterThanOrEqual(1000n * BigInt(CALL_FUEL));
+  });
+
+  it("a host import is priced as a crossing into JavaScript, directly and through a table", async () => {
+    let calls = 0;
+    const imports = { env: { now: () => void calls++ } };
+    const m = await meter(
+      `(module (import "env" "now" (func $now)) (type $v (func)) (table 1 funcref) (elem (i32.const 0) $now)
+      (func (export "direct") (param $n i32) (loop $l (call $now) (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1))))))
+      (func (export "indirect") (param $n i32) (loop $l (call_indirect (type $v) (i32.const 0)) (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))))`,
+      imports,
+    );
+    for (const name of ["direct", "indirect"]) {
+      const { used, error } = m.run(name, BUDGET, 100);
+      expect(error).toBeNull();
+      expect(used).toBeGreaterThanOrEqual(100n * BigInt(HOST_CALL_FUEL));
+      expect(outOfFuel(m, m.run(name, BUDGET, 10_000))).toBe(true);
     }
-    expect(() => instrumentFuel(bytes, { startFuel: 1n, deliveryFuel: 1n, refillOn: [] })).toThrow(FuelUnsupported);
+    expect(calls).toBeLessThan(2 * 2_100);
   });
 });
 
@@ -141,13 +219,12 @@ describe("instrumentFuel on the real AssemblyScript proxies", () => {
   it.each(proxies)("%s: the metered module validates and answers exactly like the original", async (file) => {
     const bytes = new Uint8Array(readFileSync(join(ROOT, "proxies/dist", file)));
     const component = await loadComponentBytes(file, bytes, { cacheDir });
-    const fuel = instrumentFuel(component.coreBytes, {
-      startFuel: 10n ** 12n,
-      deliveryFuel: 10n ** 12n,
-      refillOn: [RECEIVE_EXPORT, "cabi_realloc"],
-    });
+    const fuel = instrumentFuel(component.coreBytes, { startFuel: 10n ** 15n });
     expect(fuel.checks).toBeGreaterThan(0);
-    const metered = new CanonicalHost(new WebAssembly.Module(fuel.bytes as Uint8Array<ArrayBuffer>), { encodings: component.encodings });
+    const metered = new CanonicalHost(new WebAssembly.Module(fuel.bytes as Uint8Array<ArrayBuffer>), {
+      encodings: component.encodings,
+      instantiated: runStart,
+    });
     const plain = new CanonicalHost(component.module, { encodings: component.encodings });
     for (const message of script) expect(metered.receive(message)).toEqual(plain.receive(message));
   });
@@ -155,14 +232,14 @@ describe("instrumentFuel on the real AssemblyScript proxies", () => {
   it("overhead on passthrough.wasm is small (measured, printed)", async () => {
     const bytes = new Uint8Array(readFileSync(proxyWasm("passthrough")));
     const component = await loadComponentBytes("passthrough.wasm", bytes, { cacheDir });
-    const fuel = instrumentFuel(component.coreBytes, {
-      startFuel: 10n ** 12n,
-      deliveryFuel: 10n ** 12n,
-      refillOn: [RECEIVE_EXPORT, "cabi_realloc"],
-    });
+    const fuel = instrumentFuel(component.coreBytes, { startFuel: 10n ** 15n });
+    console.log(`passthrough.wasm: ${fuel.checks} checks, ${component.coreBytes.length} → ${fuel.bytes.length} bytes`);
     const hosts = {
       plain: new CanonicalHost(component.module, { encodings: component.encodings }),
-      metered: new CanonicalHost(new WebAssembly.Module(fuel.bytes as Uint8Array<ArrayBuffer>), { encodings: component.encodings }),
+      metered: new CanonicalHost(new WebAssembly.Module(fuel.bytes as Uint8Array<ArrayBuffer>), {
+        encodings: component.encodings,
+        instantiated: runStart,
+      }),
     };
     const per: Record<string, number> = { plain: Infinity, metered: Infinity };
     const m = update("hello");

@@ -21,7 +21,7 @@
  *
  * Cost: one pass over the section headers and a copy of the module bytes; done once per start.
  */
-import { encodeU32, readU32, type Section, sections } from "./wasm-binary.js";
+import { encodeU32, functionImports, functionTypes, IMPORT_KINDS, readU32, type Section, sections } from "./wasm-binary.js";
 
 export const PAGE_BYTES = 64 * 1024;
 
@@ -39,7 +39,6 @@ export interface ModuleCaps {
 /** Default number of tables a guest may define: a toolchain emits one (two with reference types). */
 export const MAX_TABLES = 8;
 
-const IMPORT_KINDS = ["function", "table", "memory", "global", "tag"];
 const FUNCREF = 0x70;
 const EXTERNREF = 0x6f;
 
@@ -53,50 +52,23 @@ function failing<T>(read: () => T): T {
 }
 
 /** Refuses every import that is not a function; returns nothing (imports are not rewritten). */
-function checkImports(module: Uint8Array, { body }: Section): void {
-  let [count, pos] = readU32(module, body);
-  for (; count > 0; count--) {
-    for (let i = 0; i < 2; i++) {
-      const [len, p] = readU32(module, pos);
-      pos = p + len; // module name, then field name
-    }
-    const kind = module[pos++];
-    if (kind === 0x00) {
-      pos = readU32(module, pos)[1]; // type index
-      continue;
-    }
+function checkImports(module: Uint8Array, section: Section): void {
+  functionImports(module, section, (kind) => {
     if (kind === 0x02) throw new ModuleCapError("the guest imports its memory; a proxy must define its own");
     if (kind === 0x01) throw new ModuleCapError("the guest imports a table; a proxy must define its own");
     throw new ModuleCapError(
       `the guest imports a ${IMPORT_KINDS[kind] ?? `kind 0x${kind?.toString(16)}`}; a proxy may import only functions`,
     );
-  }
+  });
 }
 
 /** Refuses every type that is not a function type (struct, array, recursive groups, subtypes: GC). */
-function checkTypes(module: Uint8Array, { body, end }: Section): void {
-  let [count, pos] = readU32(module, body);
-  const valtype = () => {
-    const t = module[pos++];
-    if (t === 0x63 || t === 0x64) {
-      // (ref null? heaptype): a signed LEB128 heap type
-      while (module[pos++] & 0x80) if (pos >= end) throw new ModuleCapError("malformed type section");
-    }
-  };
-  for (let i = 0; i < count; i++) {
-    const form = module[pos++];
-    if (form !== 0x60) {
-      throw new ModuleCapError(
-        `the guest defines type ${i} of form 0x${form?.toString(16)} (struct, array or other garbage-collected types); only function types are supported`,
-      );
-    }
-    for (let side = 0; side < 2; side++) {
-      let [n, p] = readU32(module, pos);
-      pos = p;
-      for (; n > 0; n--) valtype();
-    }
-  }
-  if (pos !== end) throw new ModuleCapError("malformed type section");
+function checkTypes(module: Uint8Array, section: Section): void {
+  functionTypes(module, section, (i, form) => {
+    throw new ModuleCapError(
+      `the guest defines type ${i} of form 0x${form?.toString(16)} (struct, array or other garbage-collected types); only function types are supported`,
+    );
+  });
 }
 
 function memorySection(module: Uint8Array, { body }: Section, maxPages: number): number[] {

@@ -122,6 +122,22 @@ describe("ThreadSandbox", () => {
     await expect(s.started).rejects.toThrow(/^instantiation did not finish within 300 ms \(stopped by the wall-clock backstop\)$/);
   });
 
+  it("random bytes in a loop (wasi:random granted) are charged by length; the shim's allocations through cabi_realloc do not refill", async () => {
+    const random = await buildComponent({
+      wat: `(module ${IMPORT}
+        (import "wasi:random/random@0.2.0" "get-random-bytes" (func $bytes (param i64 i32)))
+        ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "(loop $l (global.set $next (i32.const 1024)) (call $bytes (i64.const 65536) (i32.const 16)) (br $l))")})`,
+      wit: `package wasi:random@0.2.0 { interface random { get-random-bytes: func(len: u64) -> list<u8>; } }
+        world guest { import wasi:random/random@0.2.0; import cordon:proxy/channel@0.1.0; export cordon:proxy/handler@0.1.0; }`,
+    });
+    const component = await loadComponentBytes("random.wasm", random, { cacheDir, grants: ["wasi:random"] });
+    const s = watchSandbox(new ThreadSandbox(component, DEFAULT_LIMITS, ["wasi:random"], { maxFuelPerDelivery: 50_000_000n }));
+    await s.started;
+    s.sandbox.deliver("{}");
+    await s.died;
+    expect(s.failure()?.message).toMatch(/^receive used its fuel budget of 50000000 units on one message/);
+  });
+
   it("reports a trap as a trap (not a timeout), once", async () => {
     const trap = await buildComponent({
       wat: `(module ${IMPORT} ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "unreachable")})`,

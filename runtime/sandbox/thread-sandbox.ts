@@ -1,35 +1,41 @@
 /**
  * Runs a proxy guest in the conductor's own thread: no worker, no extra V8 isolate, no
- * `postMessage` hop per message. What makes this safe is fuel (`fuel.ts`): the guest's code is
- * rewritten at load so that it traps when it has run its budget, so a guest that never returns
- * stops itself in the same thread. Memory is capped by the same module rewrite as in a worker.
+ * `postMessage` hop per message. Two things stop a guest that would hold the thread: fuel
+ * (`fuel.ts`: the code is rewritten at load to charge its work to a counter and trap when it is
+ * spent), and a wall-clock backstop (`wall-clock.ts`) for whatever fuel misprices. Memory is
+ * capped by the same module rewrite as in a worker.
  *
  * Budgets: memory and tables are capped by rewriting the module (`module-caps.ts`), sends per
  * message and per delivery by `CanonicalHost`, guest time and output over a window by
  * `GuestBudget` (charged after each delivery with the time measured around `receive`, exact here
  * since it runs in this thread; a guest over it fails with kind `budget`).
  *
- * Fuel: `receiveTimeoutMs` and `startTimeoutMs` are turned into fuel at `FUEL_PER_MS` units
- * per millisecond — about the rate of a tight loop on a 2-core development machine, so ordinary
- * code gets at least the time the worker watchdog would give it (slower, memory-heavy code gets
- * more wall time for the same fuel). Each delivery starts with a full budget; the start function
- * has the start budget. A guest that uses it up is reported as a `timeout` failure.
+ * Fuel: `receiveTimeoutMs` and `startTimeoutMs` are turned into fuel at `FUEL_PER_MS` units per
+ * millisecond — about the rate of a tight loop on a 2-core development machine. This sandbox sets
+ * the counter before each delivery and before the (deferred) start function, and nothing else
+ * does; a guest that spends it is reported as a `timeout` failure naming its fuel.
  *
- * Order and re-entry: `deliver` only queues; the queue is drained from a microtask, one delivery
- * at a time, and each delivery's output is handed to the conductor after `receive` returns —
- * so the router is never re-entered synchronously and output keeps delivery order, as with the
- * worker. A drain yields to the event loop (`setImmediate`) after `SLICE_MS`, so I/O goes on while
- * a slow guest works through its queue and the queue's high/low-water marks apply as before.
+ * Backstop: each drain runs a slice of deliveries (at most `SLICE_MS` of them, then one more) under
+ * `receiveTimeoutMs + SLICE_MS` of wall time, and instantiation under `startTimeoutMs`: a guest
+ * still running then is interrupted (V8 TerminateExecution) and reported as a `timeout`. The
+ * backstop costs a watchdog thread per slice, not per delivery.
+ *
+ * Order and re-entry: `deliver` only queues; the queue is drained from a microtask, and a slice's
+ * outputs and pass-throughs are handed to the conductor in order after the slice — so the router is
+ * never re-entered synchronously, never runs under the backstop, and output keeps delivery order,
+ * as with the worker. A drain yields to the event loop (`setImmediate`) after `SLICE_MS`, so I/O
+ * goes on while a slow guest works through its queue and the queue's high/low-water marks apply.
+ * A `pause` from an output handler takes effect at the next slice (a slice is at most `SLICE_MS`).
  *
  * The trade: a guest's `receive` runs on the conductor's thread, so while it runs (at most its
- * fuel budget) nothing else is routed. The worker sandbox does not have that cost and stays
+ * budget) nothing else is routed. The worker sandbox does not have that cost and stays
  * selectable per proxy (`"isolation": "worker"`).
  */
 
 import { GuestBudget } from "./budget.js";
-import { CanonicalHost, describe, GuestFault, RECEIVE_EXPORT } from "./canonical-host.js";
+import { CanonicalHost, describe, GuestFault } from "./canonical-host.js";
 import type { LoadedComponent } from "./component-loader.js";
-import { FuelUnsupported, instrumentFuel, isFuelTrap } from "./fuel.js";
+import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isOutOfFuel, START_EXPORT } from "./fuel.js";
 import { capModule } from "./module-caps.js";
 import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
 import { WallClockExceeded, withinWallClock } from "./wall-clock.js";
@@ -57,7 +63,6 @@ interface Slice {
 interface Prepared {
   /** Compiled off the main thread (`WebAssembly.compile`), so several proxies and the agent start in parallel. */
   module: Promise<WebAssembly.Module>;
-  outOfFuel: number;
 }
 
 /** Metered, capped, compiled modules by component hash and budgets: a restart reuses its module. */
@@ -70,6 +75,8 @@ export class ThreadSandbox implements ProxySandbox {
   private readonly deliveryFuel: bigint;
   private readonly startFuel: bigint;
   private host: CanonicalHost | null = null;
+  /** The guest's fuel counter (`fuel.ts`): set here before each metered call, read after a trap. */
+  private fuel: WebAssembly.Global | null = null;
   private handlers: SandboxHandlers | null = null;
   /** Deliveries (texts for the guest) and pass-through messages (objects), in order. */
   private readonly queue: (string | object)[] = [];
@@ -106,19 +113,15 @@ export class ThreadSandbox implements ProxySandbox {
       } catch (error) {
         // Reported by start(), as the worker sandbox does.
         this.startError = error as Error;
-        this.prepared = { module: Promise.resolve(null as never), outOfFuel: -1 };
+        this.prepared = { module: Promise.resolve(null as never) };
         return;
       }
-      const fuel = instrumentFuel(capped, {
-        startFuel: this.startFuel,
-        deliveryFuel: this.deliveryFuel,
-        refillOn: [RECEIVE_EXPORT, "cabi_realloc"],
-      });
+      const fuel = instrumentFuel(capped, { startFuel: this.startFuel });
       const bytes = fuel.bytes as Uint8Array<ArrayBuffer>;
       if (!WebAssembly.validate(bytes)) throw new FuelUnsupported("the metered module does not validate");
       const module = WebAssembly.compile(bytes);
       module.catch(() => prepared.delete(key));
-      entry = { module, outOfFuel: fuel.outOfFuelFunction };
+      entry = { module };
       prepared.set(key, entry);
     }
     this.prepared = entry;
@@ -140,6 +143,16 @@ export class ThreadSandbox implements ProxySandbox {
       maxOutputUnitsPerDelivery: this.limits.maxOutputUnitsPerDelivery,
       maxSendsPerReceive: this.limits.maxSendsPerReceive,
       grants: this.grants,
+      instantiated: (exports: WebAssembly.Exports) => {
+        const fuel = (this.fuel = exports[FUEL_EXPORT] as WebAssembly.Global);
+        fuel.value = this.startFuel;
+        (exports[START_EXPORT] as (() => void) | undefined)?.();
+      },
+      chargeFuel: (units: number) => {
+        const fuel = this.fuel!;
+        fuel.value = (fuel.value as bigint) - BigInt(units);
+        if ((fuel.value as bigint) < 0n) throw new Error("out of fuel");
+      },
     };
     try {
       this.host = withinWallClock(() => new CanonicalHost(module, options), this.limits.startTimeoutMs);
@@ -248,6 +261,7 @@ export class ThreadSandbox implements ProxySandbox {
       const t = (this.deliveryStart = performance.now());
       let output: string[];
       try {
+        this.fuel!.value = this.deliveryFuel;
         output = host.receive(message);
       } catch (error) {
         const now = performance.now();
@@ -271,7 +285,7 @@ export class ThreadSandbox implements ProxySandbox {
   }
 
   private failureOf(error: unknown, what: string, fuel: bigint, ranMs: number): SandboxFailure {
-    if (isFuelTrap(error, this.prepared.outOfFuel)) {
+    if (isOutOfFuel(this.fuel)) {
       return {
         kind: "timeout",
         message: `${what} used its fuel budget of ${fuel} units${what === "receive" ? " on one message" : ""} (≈ ${Math.round(Number(fuel) / FUEL_PER_MS)} ms of work; it ran ${Math.round(ranMs)} ms)`,

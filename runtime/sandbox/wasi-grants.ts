@@ -55,7 +55,12 @@ export function allowedWasiImport(module: string, field: string, grants: readonl
 export interface GuestMemory {
   memory(): WebAssembly.Memory;
   realloc(oldPtr: number, oldSize: number, align: number, newSize: number): number;
+  /** Charges the work of a call to the guest's fuel, before it is done (throws when it runs out). */
+  charge?(units: number): void;
 }
+
+/** Fuel per random byte (generating one costs about as much as a few simple instructions). */
+const RANDOM_BYTE_FUEL = 4;
 
 /** Largest random buffer one call may ask for (the guest names the length). */
 const MAX_RANDOM_BYTES = 1 << 20;
@@ -78,6 +83,7 @@ export function wasiImports(
   };
   const bytes = (source: (len: bigint) => Uint8Array) => (len: bigint, retptr: number) => {
     if (len > BigInt(MAX_RANDOM_BYTES)) throw new Error(`guest asked for ${len} random bytes (limit ${MAX_RANDOM_BYTES})`);
+    guest.charge?.(Number(len) * RANDOM_BYTE_FUEL);
     const data = source(len);
     const ptr = guest.realloc(0, 0, 1, data.length) >>> 0;
     new Uint8Array(guest.memory().buffer, ptr, data.length).set(data);

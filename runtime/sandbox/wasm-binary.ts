@@ -61,3 +61,60 @@ export function* sections(bytes: Uint8Array): Generator<Section> {
 export function isComponent(bytes: Uint8Array): boolean {
   return bytes.length >= 8 && bytes[6] === 0x01 && bytes[7] === 0x00;
 }
+
+/** Names of the import kinds, by their byte in the import section. */
+export const IMPORT_KINDS = ["function", "table", "memory", "global", "tag"];
+
+/**
+ * The type index of each function an import section imports, in order. Any other kind of import
+ * is handed to `refuse` (which throws: without decoding its type, the section cannot be read on).
+ */
+export function functionImports(bytes: Uint8Array, { body }: Section, refuse: (kind: number) => never): number[] {
+  const types: number[] = [];
+  let [count, pos] = readU32(bytes, body);
+  for (; count > 0; count--) {
+    for (let i = 0; i < 2; i++) {
+      const [len, p] = readU32(bytes, pos);
+      pos = p + len; // module name, then field name
+    }
+    const kind = bytes[pos++];
+    if (kind !== 0x00) refuse(kind);
+    const [type, p] = readU32(bytes, pos);
+    types.push(type);
+    pos = p;
+  }
+  return types;
+}
+
+/**
+ * The parameter and result counts of each type of a type section. A form other than a function
+ * type (struct, array, recursive groups: GC) is handed to `refuse` with its index.
+ */
+export function functionTypes(
+  bytes: Uint8Array,
+  { body, end }: Section,
+  refuse: (index: number, form: number) => never,
+): { params: number; results: number }[] {
+  let [count, pos] = readU32(bytes, body);
+  const valtype = () => {
+    const t = bytes[pos++];
+    if (t === 0x63 || t === 0x64) {
+      // (ref null? heaptype): a signed LEB128 heap type
+      while (bytes[pos++] & 0x80) if (pos >= end) throw new BinaryError("malformed type section");
+    }
+  };
+  const out: { params: number; results: number }[] = [];
+  for (let i = 0; i < count; i++) {
+    const form = bytes[pos++];
+    if (form !== 0x60) refuse(i, form);
+    const [params, p] = readU32(bytes, pos);
+    pos = p;
+    for (let n = params; n > 0; n--) valtype();
+    const [results, q] = readU32(bytes, pos);
+    pos = q;
+    for (let n = results; n > 0; n--) valtype();
+    out.push({ params, results });
+  }
+  if (pos !== end) throw new BinaryError("malformed type section");
+  return out;
+}
