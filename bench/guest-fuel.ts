@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CHANNEL_IMPORT, RECEIVE_EXPORT } from "../runtime/sandbox/canonical-host.js";
 import { loadComponent } from "../runtime/sandbox/component-loader.js";
-import { FUEL_EXPORT, instrumentFuel } from "../runtime/sandbox/fuel.js";
+import { FUEL_EXPORT, instrumentFuel, START_EXPORT } from "../runtime/sandbox/fuel.js";
 
 const FUEL = 10n ** 15n;
 const envelope = (method: string, params: unknown) =>
@@ -41,8 +41,10 @@ interface Guest {
 /** Fuel one delivery of `text` uses (the second of two, so first-use allocations are not counted). */
 function fuelOf(guest: Guest, text: string): bigint {
   for (let i = 0; i < 2; i++) {
+    guest.fuel.value = FUEL;
     const ptr = guest.cabi_realloc(0, 0, 2, text.length * 2) >>> 0;
     Buffer.from(guest.memory.buffer).write(text, ptr, text.length * 2, "utf16le");
+    guest.fuel.value = FUEL; // the receive alone
     guest.receive(ptr, text.length);
   }
   return FUEL - (guest.fuel.value as bigint);
@@ -56,7 +58,7 @@ console.log(
 );
 for (const file of process.argv.slice(2)) {
   const component = await loadComponent(file, { cacheDir });
-  const metered = instrumentFuel(component.coreBytes, { startFuel: FUEL, deliveryFuel: FUEL, refillOn: [RECEIVE_EXPORT, "cabi_realloc"] });
+  const metered = instrumentFuel(component.coreBytes, { startFuel: FUEL });
   const instance = new WebAssembly.Instance(new WebAssembly.Module(metered.bytes as Uint8Array<ArrayBuffer>), {
     [CHANNEL_IMPORT]: { send: () => {} },
   });
@@ -67,6 +69,7 @@ for (const file of process.argv.slice(2)) {
     receive: ex[RECEIVE_EXPORT] as Guest["receive"],
     fuel: ex[FUEL_EXPORT] as WebAssembly.Global,
   };
+  (ex[START_EXPORT] as (() => void) | undefined)?.(); // the deferred start function
   fuelOf(guest, CONFIGURE);
   console.log(
     `| ${file} | ${Object.values(SAMPLES)
