@@ -8,7 +8,7 @@ process.env.CORDON_AGENT_STORE ??= mkdtempSync(join(tmpdir(), "cordon-test-store
 
 export default defineConfig({
   test: {
-    include: ["runtime/**/*.test.ts", "proxies/**/*.test.ts", "sdk-as/**/*.test.ts", "test/**/*.test.ts"],
+    include: ["runtime/**/*.test.ts", "proxies/**/*.test.ts", "sdk-as/**/*.test.ts", "test/**/*.test.ts", "bench/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Tests spawn real processes and workers; two cores, so keep the fan-out modest.

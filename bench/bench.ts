@@ -1,42 +1,37 @@
 /**
  * `make bench`: what a chain costs, measured in one run, each figure against its baseline from the
- * same run (absolute numbers vary with the machine; the ratios are the point). Progress goes to
- * stderr, the tables to stdout.
+ * same run (absolute numbers vary with the machine; the ratios and CPU per message are the point).
+ * Progress goes to stderr, the tables to stdout, and last the goals of issue 20 (goals.ts), each
+ * with its target and whether this run met it.
  *
  * Peers are minimal raw NDJSON programs (`raw-agent.ts`, `raw-proxy.ts`) and the client is a raw
- * NDJSON writer, so what shows is the conductor's own cost.
+ * NDJSON writer (chain.ts), so what shows is the conductor's own cost.
  *
  *   P1  prompt round trip (request → one update → response) over BENCH_PROMPTS sequential prompts after BENCH_WARMUP ones:
  *       direct; Cordon with 0, 1 and 3 pass-through WASM proxies under each isolation mode;
  *       `@thinkwell/conductor` 0.5.7 with 0 and 3 pass-through process proxies. Conductor RSS is
  *       the process tree without the agent (thinkwell's proxy processes included).
- *   P2  BENCH_CHUNKS streamed `agent_message_chunk`s through 3 pass-through proxies, % of direct.
- *   P3  a 100 KB prompt through `context.wasm` vs the same edit in plain JS, in this process.
+ *   P2  BENCH_CHUNKS streamed `agent_message_chunk`s through 3 pass-through proxies: rate, % of
+ *       direct, and conductor CPU per chunk (the steady figure on a loaded machine).
+ *   P3  BENCH_P3 100 KB prompts through `context.wasm`, end to end through the conductor (its CPU per
+ *       prompt over Cordon+0's) vs the same edit in plain JS; and the sandbox alone, in this process.
  *   P4  cold start to the first `initialize` answer with 3 proxies (warm compile cache) vs direct.
  *   P5  RSS per added proxy: idle (up, one session) and after the P1 prompts.
  *
  * Env: BENCH_PROMPTS (2000), BENCH_WARMUP (3000), BENCH_CHUNKS (100000), BENCH_STARTS (5), BENCH_P3 (300), BENCH_ABI=1
- * adds the canonical-host vs jco-glue table, BENCH_ONLY=P2,P4 runs only those parts (no goals table).
+ * adds the canonical-host vs jco-glue table, BENCH_ONLY=P2,P4 runs only those parts (the goals of
+ * the others then read "not measured").
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { loadComponent } from "../runtime/sandbox/component-loader.js";
 import { DEFAULT_LIMITS, type ProxySandbox } from "../runtime/sandbox/sandbox.js";
-import { DEFAULT_ISOLATION, ISOLATIONS, type Isolation, sandboxFactory } from "../runtime/sandbox/sandbox-factory.js";
-import { readLines } from "./ndjson.js";
+import { DEFAULT_ISOLATION, ISOLATIONS, sandboxFactory } from "../runtime/sandbox/sandbox-factory.js";
+import { cacheDir, cordonArgs, isAgent, open, rawAgent, root, thinkwellArgs, WATCH_ALL } from "./chain.js";
+import { goals, judge, type LargePrompt, type Results, type RoundTrip, type Stream } from "./goals.js";
 import { treeCpuMs, treeRssMiB } from "./process-tree.js";
+import { fixed, goalsTable, table, times } from "./table.js";
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const node = process.execPath;
-const cordon = `${root}bin/cordon.js`;
-const here = `${root}dist/bench`;
-const rawAgent = [node, `${here}/raw-agent.js`];
-const passthrough = `${root}proxies/dist/passthrough.wasm`;
 const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 2000);
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100_000);
 const STARTS = Number(process.env.BENCH_STARTS ?? 5);
@@ -50,9 +45,6 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
 const FIRST = Math.min(200, WARMUP);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map((s) => s.trim().toUpperCase())) : null;
 const runs = (part: string) => ONLY === null || ONLY.has(part);
-// Each run gets its own compile cache (warmed by the first start), not the user's.
-const cacheDir = mkdtempSync(join(tmpdir(), "cordon-bench-cache-"));
-const env = { CORDON_LOG: "warn", CORDON_CACHE_DIR: cacheDir };
 
 const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -63,139 +55,46 @@ const median = (xs: number[]) =>
     0.5,
   );
 
-/** A raw NDJSON client on a spawned chain. */
-class Chain {
-  readonly child: ChildProcess;
-  private next = 1;
-  private readonly waiting = new Map<number, (m: Json) => void>();
-  updates = 0;
-  private readonly exited: Promise<void>;
+/** The P3 edit: context.wasm's rules, and the user's 100 KB block (175 KB of UTF-8, 25,000 escaped quotes). */
+const RULES = "Project rules (AGENTS.md): answer briefly.";
+const BIG_TEXT = 'x"ü\n'.repeat(25_000);
 
-  constructor(argv: string[], extraEnv: Record<string, string> = {}) {
-    this.child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, ...env, ...extraEnv } });
-    this.exited = new Promise((resolve) => this.child.once("exit", () => resolve()));
-    readLines(this.child.stdout!, (line) => {
-      const m = JSON.parse(line);
-      if (m.method === "session/update") this.updates++;
-      else if (m.method === undefined) this.waiting.get(m.id)?.(m);
-      else if (m.id !== undefined)
-        this.child.stdin!.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no" } }) + "\n");
-    });
-  }
-
-  request(method: string, params: Json): Promise<Json> {
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, (m) => {
-        this.waiting.delete(id);
-        if (m.error) reject(new Error(`${method}: ${m.error.message}`));
-        else resolve(m.result);
-      });
-      this.child.stdin!.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
-    });
-  }
-
-  prompt(sessionId: string, text: string): Promise<Json> {
-    return this.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
-  }
-
-  async close(): Promise<void> {
-    this.child.stdin!.end();
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), 3000);
-    await this.exited;
-    clearTimeout(timer);
-  }
-}
-
+/** A measured path: a stable key (goals.ts reads results by it), the row's name, how to start it. */
 interface Config {
+  key: string;
   name: string;
   argv: string[];
   kind: "direct" | "cordon" | "thinkwell";
-  proxies: number;
-  isolation?: Isolation;
-  /** The proxies' interest filters: `watching` forces them off (every message crosses every sandbox). */
-  filters?: "watching" | "declared";
   env?: Record<string, string>;
 }
 
-/** Interest filters off: every proxy sees every message, as one that watches everything would. */
-const WATCH_ALL = { CORDON_INTEREST_FILTERS: "off" };
-
-const cordonArgs = (n: number, isolation: Isolation, extra: string[] = []) => [
-  node,
-  cordon,
-  "run",
-  "--isolation",
-  isolation,
-  ...extra,
-  ...Array.from({ length: n }, () => ["--proxy", passthrough]).flat(),
-  "--",
-  ...rawAgent,
-];
-const thinkwellArgs = (n: number) => [
-  node,
-  `${here}/thinkwell.js`,
-  ...Array.from({ length: n }, () => `${node} ${here}/raw-proxy.js`),
-  "--",
-  rawAgent.join(" "),
-];
-
 const configs: Config[] = [
-  { name: "direct: client → raw agent", argv: rawAgent, kind: "direct", proxies: 0 },
-  { name: "cordon, 0 proxies", argv: cordonArgs(0, DEFAULT_ISOLATION), kind: "cordon", proxies: 0 },
+  { key: "direct", name: "direct: client → raw agent", argv: rawAgent, kind: "direct" },
+  { key: "cordon0", name: "cordon, 0 proxies", argv: cordonArgs(0, DEFAULT_ISOLATION), kind: "cordon" },
   ...ISOLATIONS.flatMap((isolation) =>
     [1, 3].map(
       (n): Config => ({
+        key: `${isolation}${n}`,
         name: `cordon, ${n} WASM proxies (${isolation})`,
         argv: cordonArgs(n, isolation),
         kind: "cordon",
-        proxies: n,
-        isolation,
-        filters: "watching",
         env: WATCH_ALL,
       }),
     ),
   ),
   {
+    key: `${DEFAULT_ISOLATION}3-declared`,
     name: `cordon, 3 WASM proxies (${DEFAULT_ISOLATION}, declared: watch nothing)`,
     argv: cordonArgs(3, DEFAULT_ISOLATION),
     kind: "cordon",
-    proxies: 3,
-    isolation: DEFAULT_ISOLATION,
-    filters: "declared",
   },
-  { name: "thinkwell 0.5.7, 0 proxies", argv: thinkwellArgs(0), kind: "thinkwell", proxies: 0 },
-  { name: "thinkwell 0.5.7, 3 process proxies", argv: thinkwellArgs(3), kind: "thinkwell", proxies: 3 },
+  { key: "thinkwell0", name: "thinkwell 0.5.7, 0 proxies", argv: thinkwellArgs(0), kind: "thinkwell" },
+  { key: "thinkwell3", name: "thinkwell 0.5.7, 3 process proxies", argv: thinkwellArgs(3), kind: "thinkwell" },
 ];
 
-interface RttResult {
-  config: Config;
-  startMs: number;
-  /** Mean of the first prompts after start (cold). */
-  first: number;
-  mean: number;
-  p50: number;
-  p95: number;
-  /** After the prompts. */
-  rssMiB: number;
-  /** Up and with a session, before any prompt. */
-  idleRssMiB: number;
-}
-
-const notAgent = (cmd: string) => cmd.includes("raw-agent.js") && !cmd.includes("thinkwell.js") && !cmd.includes("cordon.js");
-
-async function open(argv: string[], extraEnv?: Record<string, string>): Promise<{ chain: Chain; startMs: number; session: string }> {
-  const t = performance.now();
-  const chain = new Chain(argv, extraEnv);
-  await chain.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-  const startMs = performance.now() - t;
-  const { sessionId } = await chain.request("session/new", { cwd: "/tmp", mcpServers: [] });
-  return { chain, startMs, session: sessionId };
-}
-
-async function rtt(config: Config): Promise<RttResult> {
+async function roundTrips(config: Config): Promise<RoundTrip> {
   const { chain, startMs, session } = await open(config.argv, config.env);
-  const rss = () => (config.kind === "direct" ? treeRssMiB(chain.child.pid!) : treeRssMiB(chain.child.pid!, notAgent));
+  const rss = () => (config.kind === "direct" ? treeRssMiB(chain.child.pid!) : treeRssMiB(chain.child.pid!, isAgent));
   await new Promise((r) => setTimeout(r, 300)); // start-up work (compiles on other threads) settles
   const idleRssMiB = rss();
   let firstMs = 0;
@@ -205,23 +104,22 @@ async function rtt(config: Config): Promise<RttResult> {
     if (i < FIRST) firstMs += performance.now() - t;
   }
   const before = chain.updates;
-  const times: number[] = [];
+  const samples: number[] = [];
   for (let i = 0; i < PROMPTS; i++) {
     const t = performance.now();
     await chain.prompt(session, `hello ${i}`);
-    times.push(performance.now() - t);
+    samples.push(performance.now() - t);
   }
   if (chain.updates - before !== PROMPTS) throw new Error(`${config.name}: ${chain.updates - before} updates for ${PROMPTS} prompts`);
   const rssMiB = rss();
   await chain.close();
-  times.sort((a, b) => a - b);
+  samples.sort((a, b) => a - b);
   return {
-    config,
     startMs,
     first: firstMs / FIRST,
-    mean: mean(times),
-    p50: quantile(times, 0.5),
-    p95: quantile(times, 0.95),
+    mean: mean(samples),
+    p50: quantile(samples, 0.5),
+    p95: quantile(samples, 0.95),
     rssMiB,
     idleRssMiB,
   };
@@ -232,13 +130,13 @@ async function rtt(config: Config): Promise<RttResult> {
  * spent per chunk (the conductor's process tree without the agent; for direct, the agent's own) —
  * a figure a loaded machine disturbs much less than the rate.
  */
-async function stream(argv: string[], extraEnv?: Record<string, string>): Promise<{ rate: number; cpuUs: number }> {
+async function stream(argv: string[], extraEnv?: Record<string, string>): Promise<Stream> {
   const { chain, session } = await open(argv, extraEnv);
   await chain.prompt(session, "stream 1000"); // warm-up
   const before = chain.updates;
   const pid = chain.child.pid!;
   const direct = argv === rawAgent;
-  const cpu = () => (direct ? treeCpuMs(pid) : treeCpuMs(pid, notAgent));
+  const cpu = () => (direct ? treeCpuMs(pid) : treeCpuMs(pid, isAgent));
   const cpu0 = cpu();
   const t = performance.now();
   await chain.prompt(session, `stream ${CHUNKS}`);
@@ -251,24 +149,63 @@ async function stream(argv: string[], extraEnv?: Record<string, string>): Promis
 
 /** Median time to the first `initialize` answer over STARTS cold starts. */
 async function coldStart(argv: string[]): Promise<number> {
-  const times: number[] = [];
+  const startTimes: number[] = [];
   for (let i = 0; i < STARTS; i++) {
     const { chain, startMs } = await open(argv);
-    times.push(startMs);
+    startTimes.push(startMs);
     await chain.close();
   }
-  return median(times);
+  return median(startTimes);
 }
 
-/** P3: µs per 100 KB prompt through context.wasm in each sandbox, and the same edit in plain JS. */
-async function contextEdit(): Promise<{ name: string; us: number }[]> {
-  const RULES = "Project rules (AGENTS.md): answer briefly.";
+/**
+ * P3 end to end: conductor CPU (process tree without the agent) per 100 KB prompt, and the mean
+ * round trip, with `argv` between the client and the raw agent. The agent answers each prompt with
+ * `ok (<length of its first block> chars)`, which proves the edit reached it (`expectChunk`).
+ */
+async function largePrompts(argv: string[], expectChunk: string): Promise<{ cpuUs: number; ms: number }> {
+  const { chain, session } = await open(argv);
+  const text = (id: number) =>
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "session/prompt",
+      params: { sessionId: session, prompt: [{ type: "text", text: BIG_TEXT }] },
+    });
+  const once = () => chain.request("session/prompt", null, text);
+  for (let i = 0; i < Math.min(50, P3_ROUNDS); i++) await once();
+  if (chain.lastChunk !== expectChunk) throw new Error(`P3 ${argv.join(" ")}: the agent said "${chain.lastChunk}", not "${expectChunk}"`);
+  const pid = chain.child.pid!;
+  const cpu0 = treeCpuMs(pid, isAgent);
+  const t = performance.now();
+  for (let i = 0; i < P3_ROUNDS; i++) await once();
+  const ms = (performance.now() - t) / P3_ROUNDS;
+  const cpuUs = ((treeCpuMs(pid, isAgent) - cpu0) * 1000) / P3_ROUNDS;
+  await chain.close();
+  return { cpuUs, ms };
+}
+
+/** A chain config with `context.wasm` configured with the P3 rules. */
+function contextChain(): string {
+  const file = join(cacheDir, "p3-chain.json");
+  writeFileSync(
+    file,
+    JSON.stringify({ proxies: [{ name: "context", wasm: `${root}proxies/dist/context.wasm`, config: { text: RULES } }] }),
+  );
+  return file;
+}
+
+/**
+ * P3 in this process: µs per 100 KB prompt through context.wasm in each sandbox alone (text in, text
+ * out: the guest and the ABI, without the host's routing around it), and the same edit in plain JS.
+ */
+async function contextInSandbox(): Promise<{ name: string; us: number }[]> {
   const prompt = (id: number) =>
     JSON.stringify({
       jsonrpc: "2.0",
       id,
       method: "session/prompt",
-      params: { sessionId: "s1", prompt: [{ type: "text", text: 'x"ü\n'.repeat(25_000) }] },
+      params: { sessionId: "s1", prompt: [{ type: "text", text: BIG_TEXT }] },
     });
   const component = await loadComponent(`${root}proxies/dist/context.wasm`, { cacheDir });
   const rows: { name: string; us: number }[] = [];
@@ -325,161 +262,182 @@ async function contextEdit(): Promise<{ name: string; us: number }[]> {
   return rows;
 }
 
-const f = (n: number, d = 3) => n.toFixed(d);
-const x = (v: number, b: number) => `${(v / b).toFixed(2)}×`;
-const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
-
 async function main() {
   progress(
     `Node ${process.version}; ${PROMPTS} prompts per configuration (+${WARMUP} warm-up), ${CHUNKS} streamed chunks, ${STARTS} cold starts`,
   );
   // Warm the compile cache (P4 measures starts with a warm cache).
   await (await open(cordonArgs(1, "worker"))).chain.close();
+  const results: Results = { p1: new Map(), p2: new Map(), p4: new Map() };
+  const out: string[] = [];
 
-  const results: RttResult[] = [];
   if (runs("P1") || runs("P5")) {
     for (const config of configs) {
       progress(`P1 ${config.name}`);
-      results.push(await rtt(config));
+      results.p1.set(config.key, await roundTrips(config));
     }
+    const base = (key: string) => results.p1.get(key)!.mean;
+    out.push(
+      table(
+        `P1 — prompt round trip (ms) with one update, ${PROMPTS} sequential prompts after ${WARMUP} warm-up ones; conductor RSS = process tree without the agent`,
+        [
+          '("WASM proxies": pass-through proxies that see every message — interest filters off; "declared": the same proxies with their manifest\'s filter: they watch nothing)',
+        ],
+        [
+          "configuration",
+          "start (ms)",
+          `first ${FIRST} mean`,
+          "mean",
+          "p50",
+          "p95",
+          "mean vs direct",
+          "mean vs cordon 0",
+          "mean vs thinkwell 3",
+          "RSS (MiB)",
+        ],
+        configs.map((c) => {
+          const r = results.p1.get(c.key)!;
+          return [
+            c.name,
+            fixed(r.startMs, 0),
+            fixed(r.first),
+            fixed(r.mean),
+            fixed(r.p50),
+            fixed(r.p95),
+            times(r.mean, base("direct")),
+            times(r.mean, base("cordon0")),
+            times(r.mean, base("thinkwell3")),
+            c.kind === "direct" ? `${fixed(r.rssMiB, 0)} (agent)` : fixed(r.rssMiB, 0),
+          ];
+        }),
+      ),
+    );
   }
-  const by = (pred: (c: Config) => boolean) => results.find((r) => pred(r.config))!;
-  const cordon0 = by((c) => c.kind === "cordon" && c.proxies === 0);
-  const think0 = by((c) => c.kind === "thinkwell" && c.proxies === 0);
-  const think3 = by((c) => c.kind === "thinkwell" && c.proxies === 3);
 
-  if (results.length > 0) {
-    console.log(
-      `\nP1 — prompt round trip (ms) with one update, ${PROMPTS} sequential prompts after ${WARMUP} warm-up ones; conductor RSS = process tree without the agent`,
-    );
-    console.log(
-      '("WASM proxies": pass-through proxies that see every message — interest filters off; "declared": the same proxies with their manifest\'s filter: they watch nothing)',
-    );
-    console.log(
-      `| configuration | start (ms) | first ${FIRST} mean | mean | p50 | p95 | mean vs direct | mean vs cordon 0 | mean vs thinkwell 3 | RSS (MiB) |`,
-    );
-    console.log("|---|---|---|---|---|---|---|---|---|---|");
-    for (const r of results) {
-      const rss = r.config.kind === "direct" ? `${f(r.rssMiB, 0)} (agent)` : f(r.rssMiB, 0);
-      console.log(
-        `| ${r.config.name} | ${f(r.startMs, 0)} | ${f(r.first)} | ${f(r.mean)} | ${f(r.p50)} | ${f(r.p95)} | ${x(r.mean, results[0].mean)} | ${x(r.mean, cordon0.mean)} | ${x(r.mean, think3.mean)} | ${rss} |`,
-      );
-    }
-  }
-
-  const streams: { name: string; rate: number; cpuUs: number; isolation?: Isolation; filters?: "watching" | "declared" }[] = [];
   if (runs("P2")) {
-    progress("P2 streaming");
-    streams.push({ name: "direct (CPU: the agent's)", ...(await stream(rawAgent)) });
-    progress("P2 cordon, 0 proxies");
-    streams.push({ name: "cordon, 0 proxies (the conductor's own floor)", ...(await stream(cordonArgs(0, DEFAULT_ISOLATION))) });
-    for (const isolation of ISOLATIONS) {
-      progress(`P2 cordon, 3 proxies (${isolation}), watching everything`);
-      streams.push({
+    const paths: { key: string; name: string; argv: string[]; env?: Record<string, string> }[] = [
+      { key: "direct", name: "direct (CPU: the agent's)", argv: rawAgent },
+      { key: "cordon0", name: "cordon, 0 proxies (the conductor's own floor)", argv: cordonArgs(0, DEFAULT_ISOLATION) },
+      ...ISOLATIONS.map((isolation) => ({
+        key: `${isolation}3-watching`,
         name: `cordon, 3 WASM proxies (${isolation}) watching every update`,
-        ...(await stream(cordonArgs(3, isolation), WATCH_ALL)),
-        isolation,
-        filters: "watching",
-      });
-    }
-    for (const isolation of ISOLATIONS) {
-      progress(`P2 cordon, 3 proxies (${isolation}), declared: not watching updates`);
-      streams.push({
+        argv: cordonArgs(3, isolation),
+        env: WATCH_ALL,
+      })),
+      ...ISOLATIONS.map((isolation) => ({
+        key: `${isolation}3-declared`,
         name: `cordon, 3 WASM proxies (${isolation}) declared not watching updates`,
-        ...(await stream(cordonArgs(3, isolation))),
-        isolation,
-        filters: "declared",
-      });
+        argv: cordonArgs(3, isolation),
+      })),
+      { key: "thinkwell3", name: "thinkwell 0.5.7, 3 process proxies", argv: thinkwellArgs(3) },
+    ];
+    for (const path of paths) {
+      progress(`P2 ${path.name}`);
+      results.p2.set(path.key, await stream(path.argv, path.env));
     }
-    progress("P2 thinkwell, 3 proxies");
-    streams.push({ name: "thinkwell 0.5.7, 3 process proxies", ...(await stream(thinkwellArgs(3))) });
+    const direct = results.p2.get("direct")!.rate;
+    out.push(
+      table(
+        `P2 — ${CHUNKS} agent_message_chunk updates streamed in one turn through 3 pass-through proxies`,
+        ["(CPU µs per chunk: the conductor's process tree without the agent — all its threads, and thinkwell's proxy processes)"],
+        ["path", "chunks/s", "% of direct", "conductor CPU µs per chunk"],
+        paths.map((p) => {
+          const s = results.p2.get(p.key)!;
+          return [p.name, fixed(s.rate, 0), `${fixed((100 * s.rate) / direct, 0)} %`, fixed(s.cpuUs, 1)];
+        }),
+      ),
+    );
   }
 
-  let p3: { name: string; us: number }[] = [];
   if (runs("P3")) {
-    progress("P3 100 KB prompt through context.wasm");
-    p3 = await contextEdit();
+    progress("P3 100 KB prompts through context.wasm, in the sandbox alone");
+    const inSandbox = await contextInSandbox();
+    const jsEditUs = inSandbox[0].us;
+    progress("P3 100 KB prompts end to end: cordon, 0 proxies");
+    const zero = await largePrompts(cordonArgs(0, DEFAULT_ISOLATION), `ok (${BIG_TEXT.length} chars)`);
+    const ends: { name: string; cpuUs: number; ms: number }[] = [{ name: "cordon, 0 proxies", ...zero }];
+    let p3: LargePrompt | undefined;
+    for (const isolation of ISOLATIONS) {
+      progress(`P3 100 KB prompts end to end: cordon + context.wasm (${isolation})`);
+      const argv = cordonArgs(0, isolation, ["--config", contextChain()]);
+      const run = await largePrompts(argv, `ok (${RULES.length} chars)`);
+      ends.push({ name: `cordon + context.wasm (${isolation})`, ...run });
+      if (isolation === DEFAULT_ISOLATION) p3 = { jsEditUs, cordon0CpuUs: zero.cpuUs, contextCpuUs: run.cpuUs };
+    }
+    results.p3 = p3;
+    out.push(
+      table(
+        `P3 — one 100 KB prompt, context.wasm prepends a text block; end to end through the conductor (${P3_ROUNDS} prompts)`,
+        [`(plain JS edit in this process: parse, prepend, stringify: ${fixed(jsEditUs, 0)} µs per prompt)`],
+        ["path", "round trip (ms)", "conductor CPU µs per prompt", "CPU added over cordon 0", "added vs plain JS edit"],
+        ends.map((e) => [
+          e.name,
+          fixed(e.ms, 2),
+          fixed(e.cpuUs, 0),
+          e === ends[0] ? "—" : fixed(e.cpuUs - zero.cpuUs, 0),
+          e === ends[0] ? "—" : times(e.cpuUs - zero.cpuUs, jsEditUs),
+        ]),
+      ),
+      table(
+        "P3, the sandbox alone — text in, text out, in this process (µs per message; the host's routing around the guest not included)",
+        [],
+        ["path", "µs", "vs plain JS"],
+        inSandbox.map((r) => [r.name, fixed(r.us, 0), times(r.us, jsEditUs)]),
+      ),
+    );
   }
 
-  const starts: { name: string; ms: number }[] = [];
   if (runs("P4")) {
     progress("P4 cold starts");
-    starts.push({ name: "direct", ms: await coldStart(rawAgent) });
-    for (const isolation of ISOLATIONS)
-      starts.push({ name: `cordon, 3 WASM proxies (${isolation})`, ms: await coldStart(cordonArgs(3, isolation)) });
-    starts.push({ name: "thinkwell 0.5.7, 3 process proxies", ms: await coldStart(thinkwellArgs(3)) });
-  }
-
-  if (streams.length > 0) {
-    console.log(`\nP2 — ${CHUNKS} agent_message_chunk updates streamed in one turn through 3 pass-through proxies`);
-    console.log("(CPU µs per chunk: the conductor's process tree without the agent — all its threads, and thinkwell's proxy processes)");
-    console.log("| path | chunks/s | % of direct | conductor CPU µs per chunk |");
-    console.log("|---|---|---|---|");
-    for (const s of streams)
-      console.log(`| ${s.name} | ${f(s.rate, 0)} | ${f((100 * s.rate) / streams[0].rate, 0)} % | ${f(s.cpuUs, 1)} |`);
-  }
-
-  if (p3.length > 0) {
-    console.log("\nP3 — one 100 KB prompt, prepend a text block (µs per message)");
-    console.log("| path | µs | vs plain JS |");
-    console.log("|---|---|---|");
-    for (const r of p3) console.log(`| ${r.name} | ${f(r.us, 0)} | ${x(r.us, p3[0].us)} |`);
-  }
-
-  if (starts.length > 0) {
-    console.log(`\nP4 — cold start to the first initialize answer (median of ${STARTS}, warm compile cache)`);
-    console.log("| path | ms | vs direct |");
-    console.log("|---|---|---|");
-    for (const s of starts) console.log(`| ${s.name} | ${f(s.ms, 0)} | ${s === starts[0] ? "—" : `+${f(s.ms - starts[0].ms, 0)} ms`} |`);
-  }
-
-  const perProxy: Record<string, { idle: number; loaded: number }> = {};
-  if (results.length > 0) {
-    console.log("\nP5 — conductor RSS per added proxy (3 proxies vs 0, from P1): idle (up, one session) and after the P1 prompts");
-    console.log("(after load the figure includes garbage not yet collected: V8 grows its young generation with the allocation rate)");
-    console.log("| path | MiB per proxy, idle | MiB per proxy, after load |");
-    console.log("|---|---|---|");
-    const per = (three: RttResult, zero: RttResult) => ({
-      idle: (three.idleRssMiB - zero.idleRssMiB) / 3,
-      loaded: (three.rssMiB - zero.rssMiB) / 3,
-    });
-    for (const isolation of ISOLATIONS) {
-      const three = by((c) => c.kind === "cordon" && c.proxies === 3 && c.isolation === isolation && c.filters === "watching");
-      perProxy[isolation] = per(three, cordon0);
-      console.log(`| cordon (${isolation}) | ${f(perProxy[isolation].idle, 1)} | ${f(perProxy[isolation].loaded, 1)} |`);
-    }
-    const think = per(think3, think0);
-    console.log(`| thinkwell 0.5.7 (process proxies) | ${f(think.idle, 1)} | ${f(think.loaded, 1)} |`);
-  }
-
-  if (ONLY === null) {
-    console.log(`\nGoals, default isolation "${DEFAULT_ISOLATION}"`);
-    const d3 = by((c) => c.kind === "cordon" && c.proxies === 3 && c.isolation === DEFAULT_ISOLATION && c.filters === "watching");
-    const dStream = streams.find((s) => s.isolation === DEFAULT_ISOLATION && s.filters === "watching")!;
-    const dFiltered = streams.find((s) => s.isolation === DEFAULT_ISOLATION && s.filters === "declared")!;
-    const dP3 = p3.find((r) => r.name.includes(`${DEFAULT_ISOLATION} sandbox`))!;
-    const dStart = starts.find((s) => s.name.includes(`(${DEFAULT_ISOLATION})`))!;
-    console.log(`| goal | measured | |`);
-    console.log("|---|---|---|");
-    console.log(`| P1 3 proxies ≤ 1.3× cordon 0 | ${x(d3.mean, cordon0.mean)} | ${verdict(d3.mean <= 1.3 * cordon0.mean)} |`);
-    console.log(`| P1 3 proxies ≤ 0.5× thinkwell 3 | ${x(d3.mean, think3.mean)} | ${verdict(d3.mean <= 0.5 * think3.mean)} |`);
-    console.log(`| P1 cordon 0 ≤ thinkwell 0 | ${x(cordon0.mean, think0.mean)} | ${verdict(cordon0.mean <= think0.mean)} |`);
-    console.log(
-      `| P2 streaming ≥ 50 % of direct | ${f((100 * dStream.rate) / streams[0].rate, 0)} % | ${verdict(dStream.rate >= 0.5 * streams[0].rate)} |`,
+    const starts: { key: string; name: string; argv: string[] }[] = [
+      { key: "direct", name: "direct", argv: rawAgent },
+      ...ISOLATIONS.map((isolation) => ({
+        key: `${isolation}3`,
+        name: `cordon, 3 WASM proxies (${isolation})`,
+        argv: cordonArgs(3, isolation),
+      })),
+      { key: "thinkwell3", name: "thinkwell 0.5.7, 3 process proxies", argv: thinkwellArgs(3) },
+    ];
+    for (const s of starts) results.p4.set(s.key, await coldStart(s.argv));
+    const direct = results.p4.get("direct")!;
+    out.push(
+      table(
+        `P4 — cold start to the first initialize answer (median of ${STARTS}, warm compile cache)`,
+        [],
+        ["path", "ms", "vs direct"],
+        starts.map((s) => {
+          const ms = results.p4.get(s.key)!;
+          return [s.name, fixed(ms, 0), s.key === "direct" ? "—" : `+${fixed(ms - direct, 0)} ms`];
+        }),
+      ),
     );
-    console.log(
-      `| P2 ≥ 85 % with interest filters | ${f((100 * dFiltered.rate) / streams[0].rate, 0)} % | ${verdict(dFiltered.rate >= 0.85 * streams[0].rate)} |`,
-    );
-    console.log(`| P3 ≤ 1.3× plain JS | ${x(dP3.us, p3[0].us)} | ${verdict(dP3.us <= 1.3 * p3[0].us)} |`);
-    console.log(`| P4 ≤ direct + 60 ms | +${f(dStart.ms - starts[0].ms, 0)} ms | ${verdict(dStart.ms <= starts[0].ms + 60)} |`);
-    const p5 = perProxy[DEFAULT_ISOLATION];
-    console.log(`| P5 ≤ 8 MiB per proxy, idle | ${f(p5.idle, 1)} MiB | ${verdict(p5.idle <= 8)} |`);
-    console.log(`| P5 ≤ 8 MiB per proxy, after load | ${f(p5.loaded, 1)} MiB | ${verdict(p5.loaded <= 8)} |`);
   }
+
+  if (results.p1.size > 0) {
+    const per = (three: string, zero: string) => {
+      const a = results.p1.get(three)!;
+      const b = results.p1.get(zero)!;
+      return [fixed((a.idleRssMiB - b.idleRssMiB) / 3, 1), fixed((a.rssMiB - b.rssMiB) / 3, 1)];
+    };
+    out.push(
+      table(
+        "P5 — conductor RSS per added proxy (3 proxies vs 0, from P1): idle (up, one session) and after the P1 prompts",
+        ["(after load the figure includes garbage not yet collected: V8 grows its young generation with the allocation rate)"],
+        ["path", "MiB per proxy, idle", "MiB per proxy, after load"],
+        [
+          ...ISOLATIONS.map((isolation) => [`cordon (${isolation})`, ...per(`${isolation}3`, "cordon0")]),
+          ["thinkwell 0.5.7 (process proxies)", ...per("thinkwell3", "thinkwell0")],
+        ],
+      ),
+    );
+  }
+
+  out.push(goalsTable(`Goals (issue 20), default isolation "${DEFAULT_ISOLATION}"`, judge(goals(DEFAULT_ISOLATION), results)));
+  console.log(out.join("\n"));
 
   if (process.env.BENCH_ABI === "1") {
     const { abiHostBench } = await import("./abi-host.js");
-    await abiHostBench(passthrough);
+    await abiHostBench(`${root}proxies/dist/passthrough.wasm`);
   }
 }
 

@@ -50,7 +50,9 @@ time("classify", N, (i) => classify(parsed[i % 1000]));
 const wrapped = parsed.map((m) => wrap(m as Call, "rfd"));
 time("wrap (raw splice)", N, (i) => wrap(parsed[i % 1000] as Call, "rfd"));
 time("unwrap (raw splice)", N, (i) => unwrap(wrapped[i % 1000]));
-time("serialize (raw)", N, (i) => serialize(wrapped[i % 1000]));
+time("serialize (raw, already built)", N, (i) => serialize(wrapped[i % 1000]));
+// What a hop really pays: a new envelope whose lazy text is spliced on its first serialisation.
+time("fresh wrap + first serialize", N, (i) => serialize(wrap(parsed[i % 1000] as Call, "rfd")));
 time("JSON.stringify envelope", N, (i) => JSON.stringify(wrapped[i % 1000]));
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-hot-"));
@@ -73,6 +75,12 @@ time("guest receive, fuel-metered", N, (i) => {
 });
 const out = host.receive(texts[0])[0];
 time("guest output JSON.parse + attachRaw", N, () => attachRaw(JSON.parse(out), out));
+// From the guest's text to the text the next proxy gets: parse, classify, wrap, first serialisation.
+time("guest output → routed (parse, classify, wrap, serialize)", N, () => {
+  const message = attachRaw(JSON.parse(out), out);
+  classify(message);
+  return serialize(wrap(message as Call, "rfd"));
+});
 // Through the sandbox's queue and drain, in batches of 100.
 const batch = async (n: number) => {
   for (let i = 0; i < n; i += 100) {

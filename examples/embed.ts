@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connect, type PromptEvent } from "cordon";
+import { connect, type PromptEvent } from "@cordon/cli";
 
 const root = fileURLToPath(new URL("../../", import.meta.url)); // the checkout (this file runs from dist/examples/)
 const workspace = mkdtempSync(join(tmpdir(), "cordon-embed-"));
@@ -36,8 +36,11 @@ const cordon = await connect({
   baseDir: root, // relative wasm paths resolve here
   // Allow everything except edits; a real application would ask its user.
   permissions: ({ toolCall }) => (toolCall.kind === "edit" ? "deny" : "allow"),
-  // Declared to the agent because implemented: it reads files through us.
-  fs: { readTextFile: ({ path }) => ({ content: readFileSync(path, "utf8") }) },
+  // Declared to the agent because implemented: it reads and writes files only through us.
+  fs: {
+    readTextFile: ({ path }) => ({ content: readFileSync(path, "utf8") }),
+    writeTextFile: ({ path, content }) => writeFileSync(path, content),
+  },
 });
 console.log(`chain: ${cordon.components.join(" → ")}`);
 console.log(`agent: ${cordon.agentInfo?.name} ${cordon.agentInfo?.version}; supports fork: ${cordon.supports.forkSession}`);

@@ -1,16 +1,16 @@
 /**
  * # Cordon as a library
  *
- * `import { connect } from "cordon"` starts a Cordon chain — the same conductor, WebAssembly
+ * `import { connect } from "@cordon/cli"` starts a Cordon chain — the same conductor, WebAssembly
  * sandboxes, proxies and MCP bridge as `cordon run` — inside your process, in front of an agent
  * command, and gives you a typed ACP client connection to drive it. Nothing is written to stdout.
  *
  * ```ts
- * import { connect } from "cordon";
+ * import { connect } from "@cordon/cli";
  *
  * const cordon = await connect({
  *   chain: { proxies: [{ name: "redact", wasm: "proxies/dist/redact.wasm" }] },
- *   agent: ["npx", "cordon", "reference-agent"],
+ *   agent: ["cordon", "reference-agent"], // the installed binary, never `npx` of a registry name
  *   permissions: "deny",
  * });
  * const session = await cordon.newSession({ cwd: process.cwd() });
@@ -55,6 +55,7 @@ export {
   ConnectionClosedError,
   CordonError,
   InvalidRequestError,
+  PromptOverflowError,
   UnsupportedError,
 } from "./embed/errors.js";
 export { type PermissionDecision, type PermissionPolicy, type PermissionRequest, resolveDecision } from "./embed/permissions.js";

@@ -1,5 +1,16 @@
+import { spawn } from "node:child_process";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { createLogger, isLevel, MAX_LOG_LINE_CHARS, parseLevel, sanitizeForLog } from "./log.js";
+import {
+  congestionBoundedWriter,
+  createLogger,
+  isLevel,
+  MAX_LOG_LINE_CHARS,
+  MAX_PENDING_STDERR_BYTES,
+  parseLevel,
+  sanitizeForLog,
+} from "./log.js";
 
 function capture(level: Parameters<typeof createLogger>[0] = "debug") {
   const lines: string[] = [];
@@ -116,5 +127,115 @@ describe("createLogger", () => {
     expect(lines).toEqual(["[cordon] error: e\n", "[cordon] warn: w\n"]);
     expect(log.enabled("warn")).toBe(true);
     expect(log.enabled("info")).toBe(false);
+  });
+});
+
+describe("stderr under a slow reader", () => {
+  /** A real Writable whose writes complete only when `release` is called (a reader that stopped). */
+  function stalledStream(highWaterMark = 64) {
+    const written: string[] = [];
+    let held: Array<() => void> = [];
+    const stream = new Writable({
+      highWaterMark,
+      decodeStrings: false,
+      write(chunk: string | Buffer, _encoding, callback) {
+        written.push(String(chunk));
+        held.push(callback);
+      },
+    });
+    const release = () => {
+      while (held.length > 0) {
+        const callbacks = held;
+        held = [];
+        for (const cb of callbacks) cb();
+      }
+    };
+    return { stream, written, release };
+  }
+
+  it("drops and counts lines while more than the bound waits, and says how many once it drains", async () => {
+    const { stream, written, release } = stalledStream();
+    const write = congestionBoundedWriter(stream, 1000);
+    for (let i = 0; i < 100; i++) write(`line ${i} ${"x".repeat(90)}\n`);
+    // ~1000 bytes went into the buffer (one line past the bound at most); the rest was dropped, not kept.
+    expect(stream.writableLength).toBeLessThanOrEqual(1000 + 100);
+    const kept = written.length + stream.writableLength; // sanity: something was kept
+    expect(kept).toBeGreaterThan(0);
+    release();
+    await new Promise((r) => setImmediate(r));
+    release();
+    const report = written.find((l) => l.includes("dropped while stderr was congested"));
+    expect(report).toMatch(/^\[cordon\] warn: (\d+) log lines dropped while stderr was congested \(its reader did not keep up\)\n$/);
+    const delivered = written.filter((l) => l.startsWith("line ")).length;
+    expect(delivered + Number(/(\d+) log lines/.exec(report!)![1])).toBe(100);
+    // Drained: lines flow again.
+    write("after\n");
+    release();
+    expect(written.at(-1)).toBe("after\n");
+  });
+
+  it("counts a process's output chunk by its newlines", async () => {
+    const { stream, written, release } = stalledStream(16);
+    const write = congestionBoundedWriter(stream, 20);
+    write(Buffer.from("0123456789012345678901234\n"));
+    write(Buffer.from("a\nb\nc\n"));
+    write(Buffer.from("no newline"));
+    release();
+    await new Promise((r) => setImmediate(r));
+    expect(written.at(-1)).toMatch(/^\[cordon\] warn: 4 log lines dropped/);
+  });
+
+  it("a child whose stderr nobody reads keeps at most the bound waiting; its ACP stdout is unaffected; draining reports the drop", async () => {
+    // A real process logging through the default logger (as `cordon run` does) into a pipe the parent does not read.
+    const logJs = new URL("../dist/runtime/log.js", import.meta.url).href;
+    const lines = 20_000;
+    const script = `
+      const { createLogger } = await import(${JSON.stringify(logJs)});
+      const log = createLogger("info");
+      const text = "x".repeat(4000);
+      let maxPending = 0;
+      for (let i = 0; i < ${lines}; i++) {
+        log.info(text);
+        maxPending = Math.max(maxPending, process.stderr.writableLength);
+        if (i % 1000 === 0) process.stdout.write(JSON.stringify({ progress: i }) + "\\n");
+      }
+      process.stdout.write(JSON.stringify({ done: true, maxPending, heapUsed: process.memoryUsage().heapUsed }) + "\\n");
+      const poll = setInterval(() => {
+        if (process.stderr.writableLength === 0) {
+          clearInterval(poll);
+          log.info("flood over");
+        }
+      }, 20);`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, CORDON_LOG: "info" },
+    });
+    let stdout = "";
+    let stderr = "";
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    const done = new Promise<{ maxPending: number; heapUsed: number }>((resolve) => {
+      child.stdout.setEncoding("utf8").on("data", (c: string) => {
+        stdout += c;
+        const last = stdout.trim().split("\n").at(-1)!;
+        if (last.includes('"done"')) resolve(JSON.parse(last));
+      });
+    });
+    const report = await done; // stderr still unread: the flood happened against a stopped reader
+    expect(report.maxPending).toBeLessThanOrEqual(MAX_PENDING_STDERR_BYTES + 8 * 1024);
+    expect(report.heapUsed).toBeLessThan(64 * 1024 * 1024); // 80 MB of lines were logged
+    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+    expect(await exited).toBe(0);
+    // Every stdout line arrived, in order.
+    const out = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(out.filter((m) => "progress" in m).map((m) => m.progress)).toEqual(Array.from({ length: lines / 1000 }, (_, i) => i * 1000));
+    const dropped = /\[cordon\] warn: (\d+) log lines dropped while stderr was congested/.exec(stderr);
+    expect(dropped).not.toBeNull();
+    const shown = stderr.split("\n").filter((l) => l.startsWith("[cordon] xxxx")).length;
+    expect(shown + Number(dropped![1])).toBe(lines);
+    expect(stderr.trimEnd().endsWith("[cordon] flood over")).toBe(true);
   });
 });

@@ -6,6 +6,11 @@
  * (a proxy's `_cordon/log` text, methods, error messages): control characters are escaped (a
  * newline shows as `\n`, ESC as `\x1b`, so one call is exactly one line and no ANSI sequence
  * reaches the terminal) and a line is at most {@link MAX_LOG_LINE_CHARS} characters of message.
+ *
+ * stderr is a pipe more often than not, and Node writes pipes asynchronously: what its reader does
+ * not take waits in Cordon's memory. So the default sink is {@link writeStderr}, which lets at most
+ * {@link MAX_PENDING_STDERR_BYTES} wait; while stderr is congested beyond that, lines are dropped
+ * and counted, and once it drains one line says how many were lost. stdout (ACP) is never touched.
  */
 export type Level = "error" | "warn" | "info" | "debug";
 
@@ -28,7 +33,7 @@ export interface Logger {
 
 export function createLogger(
   level: Level = parseLevel(process.env.CORDON_LOG),
-  write: (line: string) => void = (line) => process.stderr.write(line),
+  write: (line: string) => void = writeStderr,
   prefix = "cordon",
 ): Logger {
   const threshold = isLevel(level) ? ORDER[level] : ORDER.info;
@@ -45,6 +50,74 @@ export function createLogger(
     enabled,
     child: (p) => createLogger(level, write, `${prefix}:${p}`),
   };
+}
+
+/** Output that may wait unwritten in stderr's buffer (its reader is slow or stopped) before more is dropped. */
+export const MAX_PENDING_STDERR_BYTES = 1024 * 1024;
+
+/** What {@link congestionBoundedWriter} needs of a stream (a `Writable`, such as `process.stderr`). */
+export interface DrainableStream {
+  write(chunk: string | Uint8Array): boolean;
+  readonly writableLength: number;
+  /** Set once a write found the buffer past its high-water mark: a `drain` event will follow. */
+  readonly writableNeedDrain: boolean;
+  once(event: "drain", listener: () => void): unknown;
+}
+
+/**
+ * A writer to `stream` that never lets more than `maxPending` bytes wait in its buffer. While that
+ * much waits, what comes is dropped and its lines counted (a string is one log line; a chunk of a
+ * process's output counts its newlines, at least one); when the stream drains, one line reports
+ * the count, and writing resumes. What waits is at most `maxPending` plus one write (a log line is
+ * at most ~4 KiB, a process's chunk 64 KiB), and a synchronous stream (a file, a TTY, which never
+ * has anything waiting) is never affected.
+ *
+ * Cost: a comparison per write; while dropping, nothing is kept but the count.
+ */
+export function congestionBoundedWriter(
+  stream: DrainableStream,
+  maxPending: number = MAX_PENDING_STDERR_BYTES,
+): (chunk: string | Uint8Array) => void {
+  let dropped = 0;
+  let congested = false;
+  const report = () => {
+    const lines = dropped;
+    congested = false;
+    dropped = 0;
+    stream.write(
+      `[cordon] warn: ${lines} log line${lines === 1 ? "" : "s"} dropped while stderr was congested (its reader did not keep up)\n`,
+    );
+  };
+  return (chunk) => {
+    // Only while a `drain` is due: otherwise nothing would ever report and end the dropping.
+    if (congested || (stream.writableLength >= maxPending && stream.writableNeedDrain)) {
+      dropped += typeof chunk === "string" ? 1 : Math.max(1, countNewlines(chunk));
+      if (!congested) {
+        congested = true;
+        stream.once("drain", report);
+      }
+      return;
+    }
+    stream.write(chunk);
+  };
+}
+
+function countNewlines(chunk: Uint8Array): number {
+  let n = 0;
+  for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) n++;
+  return n;
+}
+
+let stderrWriter: ((chunk: string | Uint8Array) => void) | null = null;
+
+/**
+ * Writes to this process's stderr, bounded as {@link congestionBoundedWriter} says: the one sink
+ * for Cordon's log lines and the output of the processes it passes through, so they share the bound
+ * and the count.
+ */
+export function writeStderr(chunk: string | Uint8Array): void {
+  stderrWriter ??= congestionBoundedWriter(process.stderr);
+  stderrWriter(chunk);
 }
 
 /** `value` when it names a level (own keys only), else `fallback`. */

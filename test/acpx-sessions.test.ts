@@ -2,7 +2,7 @@
  * acpx 0.19.1 — a real ACP client nobody here wrote — keeping a persistent session through Cordon,
  * exactly as a user types it (from the repository root):
  *
- *   acpx --agent "npx cordon run --proxy <abs>/proxies/dist/passthrough.wasm -- npx cordon reference-agent" sessions new
+ *   acpx --agent "node <abs>/bin/cordon.js run --proxy <abs>/proxies/dist/passthrough.wasm -- node <abs>/bin/cordon.js reference-agent" sessions new
  *   acpx --agent "…" "<prompt>"   (twice)   ·   acpx --agent "…" status   ·   acpx --agent "…" sessions close
  *
  * and one-shot `exec` with `--approve-all` / `--deny-all` on the reference agent's `permission <title>`.
@@ -17,11 +17,11 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { proxyWasm, ROOT } from "./helpers/paths.js";
+import { CORDON, NODE, proxyWasm, ROOT } from "./helpers/paths.js";
 
 const run = promisify(execFile);
 const ACPX = join(ROOT, "node_modules/.bin/acpx");
-const AGENT = `npx cordon run --proxy ${JSON.stringify(proxyWasm("passthrough"))} -- npx cordon reference-agent`;
+const AGENT = `${NODE} ${CORDON} run --proxy ${JSON.stringify(proxyWasm("passthrough"))} -- ${NODE} ${CORDON} reference-agent`;
 
 type Json = Record<string, any>;
 interface Result {

@@ -1,6 +1,6 @@
 /**
  * acpx — a real ACP CLI client nobody here wrote — driving Cordon exactly as a user would type it:
- * `acpx --agent "npx cordon run --proxy …wasm -- npx cordon reference-agent" exec "…"`.
+ * `acpx --agent "node bin/cordon.js run --proxy …wasm -- node bin/cordon.js reference-agent" exec "…"`.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";
@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { proxyWasm, ROOT } from "./helpers/paths.js";
+import { CORDON, NODE, proxyWasm, ROOT } from "./helpers/paths.js";
 
 const run = promisify(execFile);
 const ACPX = join(ROOT, "node_modules/.bin/acpx");
@@ -26,7 +26,7 @@ async function acpx(args: string[]) {
 }
 
 const chain = (...proxies: string[]) =>
-  `npx cordon run ${proxies.map((p) => `--proxy ${proxyWasm(p)}`).join(" ")} -- npx cordon reference-agent`;
+  `${NODE} ${CORDON} run ${proxies.map((p) => `--proxy ${proxyWasm(p)}`).join(" ")} -- ${NODE} ${CORDON} reference-agent`;
 
 describe("acpx through Cordon", () => {
   it("exec works through a pass-through WASM proxy", async () => {

@@ -20,10 +20,10 @@ describe("the embedding example and the package entry", () => {
     expect(run.stdout).toMatch(/closed \(code 0\)/);
   }, 60_000);
 
-  it('`import ... from "cordon"` resolves to the built entry, with type declarations', () => {
+  it('`import ... from "@cordon/cli"` (the package\'s own name) resolves to the built entry, with type declarations', () => {
     const run = spawnSync(
       NODE,
-      ["--input-type=module", "-e", "const m = await import('cordon'); console.log(typeof m.connect, typeof m.startChain)"],
+      ["--input-type=module", "-e", "const m = await import('@cordon/cli'); console.log(typeof m.connect, typeof m.startChain)"],
       { cwd: ROOT, encoding: "utf8" },
     );
     expect(run.stdout.trim()).toBe("function function");

@@ -312,3 +312,93 @@ describe("extensions and failures", () => {
     expect((await cordon.closed).code).not.toBe(0);
   });
 });
+
+describe("bounded memory toward the application (issue 17)", () => {
+  const ghostToolCalls = (n: number) =>
+    Array.from({ length: n }, (_, i) =>
+      update(`ghost-${i}`, {
+        sessionUpdate: "tool_call",
+        toolCallId: `t${i}`,
+        title: "Read",
+        status: "completed",
+        content: [{ type: "content", content: { type: "text", text: "g".repeat(4096) } }],
+      }),
+    );
+
+  it("updates for sessions the application never set up are not kept: dropped with a throttled warning, or handed to onUpdate", async () => {
+    const warnings: string[] = [];
+    const cordon = await start({}, { log: { level: "warn", write: (line) => warnings.push(line) } });
+    const session = await cordon.newSession();
+    await session.prompt(script([...ghostToolCalls(2000), { reply: { stopReason: "end_turn" } }])).result;
+    // 2000 made-up sessions with 4 KiB of tool-call content each: nothing of them is retained.
+    expect(cordon.orphanStats).toEqual({ pendingSetups: 0, updates: 0, bytes: 0 });
+    const dropped = warnings.filter((w) => w.includes("which this connection did not set up"));
+    expect(dropped.length).toBeGreaterThanOrEqual(1);
+    expect(dropped.length).toBeLessThan(10); // one line per few seconds, with the count of the rest
+    expect(dropped[0]).toContain('dropped a session/update for session "ghost-0"');
+    expect(session.toolCalls).toEqual([]);
+
+    const seen: string[] = [];
+    const listening = await start({}, { onUpdate: (sessionId, event) => void seen.push(`${sessionId}:${event.type}`) });
+    const s2 = await listening.newSession();
+    await s2.prompt(script([...ghostToolCalls(300), { reply: { stopReason: "end_turn" } }])).result;
+    expect(seen).toEqual(Array.from({ length: 300 }, (_, i) => `ghost-${i}:tool_call`));
+    expect(listening.orphanStats.updates).toBe(0);
+  });
+
+  it("updates the agent sends for the session it is creating, before its answer names it, start that session's history", async () => {
+    const early = [
+      { sessionUpdate: "available_commands_update", availableCommands: [{ name: "plan", description: "Plan" }] },
+      { sessionUpdate: "tool_call", toolCallId: "warmup", title: "Index", status: "in_progress" },
+    ];
+    const foreign: string[] = [];
+    const cordon = await connect({
+      chain: {
+        proxies: [{ wasm: proxyWasm("passthrough") }],
+        agent: {
+          command: NODE,
+          args: [`${ROOT}test/peers/scripted-agent.mjs`],
+          env: { SCRIPTED_CAPS: "{}", SCRIPTED_SETUP_UPDATES: JSON.stringify(early) },
+        },
+      },
+      log: "silent",
+      onUpdate: (sessionId) => void foreign.push(sessionId),
+    });
+    open.push(cordon);
+    const session = await cordon.newSession();
+    expect(session.history.map((e) => e.type)).toEqual(["commands", "tool_call"]);
+    expect(session.commands).toEqual([{ name: "plan", description: "Plan" }]);
+    expect(session.toolCalls).toMatchObject([{ toolCallId: "warmup", title: "Index", status: "in_progress" }]);
+    expect(foreign).toEqual([]); // they were this session's, not another's
+    expect(cordon.orphanStats).toEqual({ pendingSetups: 0, updates: 0, bytes: 0 });
+  });
+
+  it("a reader that falls behind pauses the chain instead of buffering without bound, and loses nothing", async () => {
+    const cordon = await start({});
+    const session = await cordon.newSession();
+    const sid = session.id;
+    const total = 6000;
+    const run = session.prompt(
+      script([
+        ...Array.from({ length: total }, (_, i) =>
+          update(sid, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${i};` } }),
+        ),
+      ]),
+    );
+    const it = run[Symbol.asyncIterator]();
+    const seen: string[] = [];
+    const first = await it.next();
+    if (first.value?.type === "text") seen.push(first.value.text);
+    // The reader stops reading for a while; the agent meanwhile has sent everything.
+    let most = 0;
+    for (let i = 0; i < 40; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      most = Math.max(most, run.buffered.events);
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(4 * 1024); // paused near the bound (1024), whatever was in flight included
+    for (let r = await it.next(); !r.done; r = await it.next()) if (r.value.type === "text") seen.push(r.value.text);
+    expect(seen.join("")).toBe(Array.from({ length: total }, (_, i) => `>${i};`).join(""));
+    expect((await run.result).stopReason).toBe("end_turn");
+  });
+});

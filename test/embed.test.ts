@@ -195,7 +195,12 @@ describe("sessions", () => {
 
 describe("prompt events", () => {
   it("are typed, in order, with tool calls correlated by id (status, kind, title, text, diffs, locations)", async () => {
-    const cordon = await start({ permissions: "allow" });
+    // The application lends its own disk; the agent edits only through it.
+    const fs = {
+      readTextFile: ({ path }: { path: string }) => ({ content: readFileSync(path, "utf8") }),
+      writeTextFile: ({ path, content }: { path: string; content: string }) => writeFileSync(path, content),
+    };
+    const cordon = await start({ permissions: "allow", fs });
     const cwd = mkdtempSync(join(tmpdir(), "cordon-embed-cwd-"));
     writeFileSync(join(cwd, "notes.txt"), "one\n");
     const session = await cordon.newSession({ cwd });
@@ -337,7 +342,11 @@ describe("capabilities as a contract", () => {
     const s0 = await bare.newSession({ cwd });
     expect(await s0.prompt("info").text()).toMatch(/"readTextFile":false,"writeTextFile":false/);
     expect(texts(await collect(s0.prompt("read a.txt")))).toBe("");
-    expect(s0.toolCalls.at(-1)?.text).toBe("on disk\n"); // read from disk: no fs offered
+    // No fs offered: the agent refuses instead of reading the disk behind the application's back.
+    expect(s0.toolCalls.at(-1)).toMatchObject({
+      status: "failed",
+      text: expect.stringMatching(/^not read: the client offers no fs\.readTextFile/),
+    });
 
     const reads: string[] = [];
     const writes: Array<{ path: string; content: string }> = [];

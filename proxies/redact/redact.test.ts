@@ -141,6 +141,37 @@ describe("redact proxy", () => {
     ]);
   });
 
+  it("masks a key behind member names spelled with escapes, or written with escapes itself", async () => {
+    const p = await proxyUnderTest(component);
+    const reads = (params: string) => {
+      const [out] = p.deliverRaw(`{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/update","params":${params}}}`);
+      return JSON.parse(out).params.update; // what a client's JSON.parse sees
+    };
+    // `"t\u0065xt"` is `text` to the client: the chunk's text must be masked all the same.
+    const chunk = reads(
+      `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","t\\u0065xt":"key ${OPENAI}"}}}`,
+    );
+    expect(chunk.content.text).toBe(`key ${M}`);
+    const escapedKind = reads(
+      `{"sessionId":"s","update":{"s\\u0065ssionUpdate":"agent_message_chunk","c\\u006fntent":{"\\u0074ype":"text","text":"${GHP}"}}}`,
+    );
+    expect(escapedKind.content.text).toBe(M);
+    // A repeated name: the client keeps the last one, so that is the one to mask.
+    const repeated = reads(
+      `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"ok","te\\u0078t":"${AWS}"}}}`,
+    );
+    expect(repeated.content.text).toBe(M);
+    const tool = reads(
+      `{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","t\\u0069tle":"curl ${SLACK}","rawInput":{"t\\u006fken":"${GH_PAT}"}}}`,
+    );
+    expect([tool.title, tool.rawInput.token]).toEqual([`curl ${M}`, M]);
+    // An escaped slash inside a bearer token is still one token to the client.
+    const bearer = reads(
+      `{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"Bearer abcdefghij\\/klmnopqrstuv"}}`,
+    );
+    expect(bearer.title).toBe(`Bearer ${M}`);
+  });
+
   it("logs a count per message, never the secret", async () => {
     const p = await proxyUnderTest(component);
     chunkThrough(p, `${OPENAI} ${OPENAI}`);

@@ -34,6 +34,7 @@ import {
   getObj,
   getString,
   register,
+  stringValue,
   typeOf,
 } from "@cordon/sdk-as";
 
@@ -263,7 +264,7 @@ class Redactor {
       const v = obj.get(key)!;
       const t = typeOf(v);
       if (t == JSON.Types.String) {
-        const s = v.get<string>();
+        const s = stringValue(v);
         const r = this.redact(s);
         if (r != s) obj.set<string>(key, r);
       } else if (t == JSON.Types.Object) {
@@ -278,7 +279,7 @@ class Redactor {
     for (let i = 0, n = arr.length; i < n; i++) {
       const t = typeOf(arr.at(i));
       if (t == JSON.Types.String) {
-        const s = arr.at(i).get<string>();
+        const s = stringValue(arr.at(i));
         const r = this.redact(s);
         if (r != s) arr.set<string>(i, r);
       } else if (t == JSON.Types.Object) {

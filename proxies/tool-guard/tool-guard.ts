@@ -8,7 +8,7 @@
 // `rm -rf /`). On a match it selects the first `reject_once`/`reject_always` option (or answers
 // `cancelled` when none is offered) and logs which pattern matched what. Otherwise the request
 // goes on to the client and its answer is relayed back.
-import { Config, JSON, LogLevel, PermissionOutcome, PermissionRequest, Proxy, getObj, register, typeOf } from "@cordon/sdk-as";
+import { Config, JSON, LogLevel, PermissionOutcome, PermissionRequest, Proxy, getObj, register, stringValue, typeOf } from "@cordon/sdk-as";
 
 const STAR: i32 = 0x2a;
 const QUESTION: i32 = 0x3f;
@@ -81,7 +81,7 @@ class ToolGuard extends Proxy {
     if (raw == null) return false;
     if (this.test("rawInput", JSON.stringify<JSON.Value>(raw))) return true;
     const t = typeOf(raw);
-    if (t == JSON.Types.String) return this.test("rawInput", raw.get<string>());
+    if (t == JSON.Types.String) return this.test("rawInput", stringValue(raw));
     if (t == JSON.Types.Object) return this.inObj(getObj(tc, "rawInput")!, "rawInput");
     if (t == JSON.Types.Array) return this.inArr(tc.getAs<JSON.Arr>("rawInput"), "rawInput");
     return false;
@@ -94,7 +94,7 @@ class ToolGuard extends Proxy {
       const v = obj.get(key)!;
       const t = typeOf(v);
       const at = path + "." + key;
-      if (t == JSON.Types.String && this.test(at, v.get<string>())) return true;
+      if (t == JSON.Types.String && this.test(at, stringValue(v))) return true;
       if (t == JSON.Types.Object && this.inObj(obj.getAs<JSON.Obj>(key), at)) return true;
       if (t == JSON.Types.Array && this.inArr(obj.getAs<JSON.Arr>(key), at)) return true;
     }
@@ -109,7 +109,7 @@ class ToolGuard extends Proxy {
       const t = typeOf(v);
       const at = `${path}[${i}]`;
       if (t == JSON.Types.String) {
-        const s = v.get<string>();
+        const s = stringValue(v);
         words.push(s);
         if (this.test(at, s)) return true;
         continue;

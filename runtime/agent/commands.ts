@@ -23,7 +23,7 @@ export type Step =
   | { kind: "tool"; title: string }
   /** Ask `session/request_permission` first, report the outcome, run the tool only when allowed. */
   | { kind: "permission"; title: string }
-  /** A `read` tool call on a file (through `fs/read_text_file` when the client offers it, else from disk). */
+  /** A `read` tool call on a file (only through `fs/read_text_file`: without the client's fs it fails, the disk is never read). */
   | { kind: "read"; path: string }
   /** An `edit` tool call appending the line `text` to a file, after a permission request. */
   | { kind: "edit"; path: string; text: string }
@@ -70,12 +70,13 @@ export const COMMANDS: ReadonlyArray<{ usage: string; summary: string }> = [
   },
   {
     usage: "read <path>",
-    summary: "tool_call kind read with the file's location; reads it via fs/read_text_file if the client offers it, else from disk",
+    summary:
+      "tool_call kind read with the file's location; reads it via fs/read_text_file (fails if the client offers no fs.readTextFile; never the local disk)",
   },
   {
     usage: "edit <path> <text>",
     summary:
-      "tool_call kind edit with a diff appending the line <text>; permission; writes via fs/write_text_file if offered, else to disk",
+      "tool_call kind edit with a diff appending the line <text>; permission; writes via fs/write_text_file (fails unless the client offers fs.readTextFile and fs.writeTextFile; never the local disk)",
   },
   {
     usage: "run <command> [args…]",

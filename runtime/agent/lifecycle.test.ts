@@ -684,24 +684,67 @@ describe("reference agent sessions beyond the lifecycle run", () => {
     });
   });
 
-  it("without fs capabilities read and edit use the disk, inside the session's directories only; run needs a terminal", async () => {
+  it("without fs capabilities read and edit fail with a tool error and never touch the local disk; run needs a terminal", async () => {
+    const cwd = folder("project");
+    writeFileSync(join(cwd, "a.txt"), "alpha");
+    const a = startAgent(["--store", folder("store")]);
+    await initialize(a, {});
+    const s = await newSession(a, cwd);
+    a.observer.permission = (request) => ({ outcome: { outcome: "selected", optionId: request.options[0].optionId } });
+    const r = await prompt(a, s, `read a.txt\nedit a.txt beta\nedit new.txt created\nrun ls`);
+    expect(r.stopReason).toBe("end_turn");
+    const failures = r.updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.status === "failed");
+    const noFs = (m: string) =>
+      `the client offers no fs.${m} (clientCapabilities.fs.${m}); this agent reads and writes files only through the client, never the local disk`;
+    expect(failures.map((u) => (u as { content: Array<{ content: { text: string } }> }).content[0].content.text)).toStrictEqual([
+      `not read: ${noFs("readTextFile")}`,
+      `not edited: ${noFs("writeTextFile")}`,
+      `not edited: ${noFs("writeTextFile")}`,
+      "not run: the client offers no terminal (clientCapabilities.terminal)",
+    ]);
+    // Nothing was read into the conversation, nothing asked, nothing written or created.
+    expect(JSON.stringify(r.updates)).not.toContain("alpha");
+    expect(a.observer.wire.filter((e) => e.message.method === "session/request_permission")).toHaveLength(0);
+    expect(readFileSync(join(cwd, "a.txt"), "utf8")).toBe("alpha");
+    expect(existsSync(join(cwd, "new.txt"))).toBe(false);
+  });
+
+  it("an edit needs both fs methods: with reading lent but not writing it fails before asking", async () => {
+    const cwd = folder("project");
+    const a = startAgent(["--store", folder("store")]);
+    await initialize(a, { fs: { readTextFile: true } });
+    const s = await newSession(a, cwd);
+    a.observer.files.set(join(cwd, "a.txt"), "alpha");
+    const r = await prompt(a, s, "read a.txt\nedit a.txt beta");
+    expect(r.updates.find((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed")).toMatchObject({
+      content: text("alpha"),
+    });
+    expect(r.updates.at(-1)).toMatchObject({
+      status: "failed",
+      content: [{ content: { text: expect.stringMatching(/^not edited: the client offers no fs\.writeTextFile/) } }],
+    });
+    expect(a.observer.wire.filter((e) => e.message.method === "session/request_permission")).toHaveLength(0);
+    expect(a.observer.files.get(join(cwd, "a.txt"))).toBe("alpha");
+  });
+
+  it("with the client's fs, read and edit stay inside the session's directories", async () => {
     const cwd = folder("project");
     const extra = folder("extra");
     const outside = folder("outside");
-    writeFileSync(join(cwd, "a.txt"), "alpha");
-    writeFileSync(join(outside, "secret.txt"), "nope");
     const a = startAgent(["--store", folder("store")]);
-    await initialize(a, {});
+    await initialize(a, { fs: { readTextFile: true, writeTextFile: true } });
     const s = await newSession(a, cwd, [extra]);
+    a.observer.files.set(join(cwd, "a.txt"), "alpha");
+    a.observer.files.set(join(outside, "secret.txt"), "nope");
     a.observer.permission = (request) => ({ outcome: { outcome: "selected", optionId: request.options[0].optionId } });
     const r = await prompt(
       a,
       s,
-      `read a.txt\nedit a.txt beta\nedit ${join(extra, "new.txt")} created\nread ${join(outside, "secret.txt")}\nedit ../x.txt no\nread missing.txt\nrun ls`,
+      `read a.txt\nedit a.txt beta\nedit ${join(extra, "new.txt")} created\nread ${join(outside, "secret.txt")}\nedit ../x.txt no\nread missing.txt`,
     );
     expect(r.stopReason).toBe("end_turn");
-    expect(readFileSync(join(cwd, "a.txt"), "utf8")).toBe("alpha\nbeta\n");
-    expect(readFileSync(join(extra, "new.txt"), "utf8")).toBe("created\n");
+    expect(a.observer.files.get(join(cwd, "a.txt"))).toBe("alpha\nbeta\n");
+    expect(a.observer.files.get(join(extra, "new.txt"))).toBe("created\n");
     const updates = r.updates;
     expect(updates[2]).toStrictEqual({
       sessionUpdate: "tool_call_update",
@@ -719,12 +762,14 @@ describe("reference agent sessions beyond the lifecycle run", () => {
     expect(failures.map((u) => (u as { content: Array<{ content: { text: string } }> }).content[0].content.text)).toStrictEqual([
       `not read: ${join(outside, "secret.txt")} is outside the session's directories`,
       `not edited: ${join(cwd, "..", "x.txt")} is outside the session's directories`,
-      expect.stringMatching(/^not read: ENOENT/),
-      "not run: the client offers no terminal (clientCapabilities.terminal)",
+      expect.stringMatching(/^not read: .*not found/i),
     ]);
-    // Only the two edits inside asked permission; `run` without a terminal asks nothing.
+    // Only the two edits inside asked permission; nothing outside was asked for.
     expect(a.observer.wire.filter((e) => e.message.method === "session/request_permission")).toHaveLength(2);
-    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("nope");
+    const read = a.observer.wire
+      .filter((e) => e.message.method === "fs/read_text_file")
+      .map((e) => (e.message.params as { path: string }).path);
+    expect(read).not.toContain(join(outside, "secret.txt"));
   });
 
   it("session/cancel while a terminal command runs: $/cancel_request, kill, release, failed, cancelled", async () => {

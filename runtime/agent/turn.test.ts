@@ -115,12 +115,27 @@ describe("runTurn", () => {
 });
 
 describe("tool families", () => {
-  it("fs: edit appends a line on disk after permission, with a diff; a client's not-found counts as a new file", async () => {
+  it("fs: without the client's fs, read and edit fail with a tool error and the disk is neither read nor written", async () => {
     writeFileSync(join(dir, "notes.md"), "one");
-    const { io, updates } = client();
-    await runTurn(session, prompt("edit notes.md two"), new AbortController().signal, io);
-    expect(readFileSync(join(dir, "notes.md"), "utf8")).toBe("one\ntwo\n");
-    expect(updates.at(-1)).toMatchObject({
+    const { io, updates, requests } = client();
+    await runTurn(session, prompt("read notes.md\nedit notes.md two"), new AbortController().signal, io);
+    expect(readFileSync(join(dir, "notes.md"), "utf8")).toBe("one");
+    expect(requests).toStrictEqual([]);
+    expect(JSON.stringify(updates)).not.toContain('"one"');
+    const failed = updates.filter((u) => "status" in u && u.status === "failed").map((u) => JSON.stringify(u));
+    expect(failed).toHaveLength(2);
+    expect(failed[0]).toContain("not read: the client offers no fs.readTextFile");
+    expect(failed[1]).toContain("not edited: the client offers no fs.writeTextFile");
+  });
+
+  it("fs: edit appends a line through the client after permission, with a diff; a client's not-found counts as a new file", async () => {
+    const lent = client(
+      { fs: { readTextFile: true, writeTextFile: true } },
+      { "fs/read_text_file": { content: "one" }, "fs/write_text_file": {} },
+    );
+    await runTurn(session, prompt("edit notes.md two"), new AbortController().signal, lent.io);
+    expect(lent.requests).toStrictEqual(["fs/read_text_file", "fs/write_text_file"]);
+    expect(lent.updates.at(-1)).toMatchObject({
       status: "completed",
       content: [{ type: "diff", oldText: "one", newText: "one\ntwo\n" }],
       locations: [{ line: 2 }],

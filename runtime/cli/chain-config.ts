@@ -3,17 +3,23 @@
  * mistake is reported with the path of the offending field. Relative paths are resolved against
  * the file's own folder, so a config can travel with its proxies.
  *
+ * A `package` entry names a proxy package by npm spec; what runs is what the lock beside the
+ * config (`chain.lock.json`) pins, from the local store (`runtime/distribution/`): reading the
+ * config turns it into a `wasm` entry with the locked sha256, or fails saying to run `cordon install`.
+ *
  * {
  *   "proxies": [
  *     { "name": "redact", "wasm": "proxies/dist/redact.wasm", "config": { ... } },
- *     { "name": "native", "command": "my-proxy", "args": [], "trusted": true }
+ *     { "name": "native", "command": "my-proxy", "args": [], "trusted": true },
+ *     { "name": "guard", "package": "@acme/guard@^1.2", "grants": ["fs:read"] }
  *   ],
- *   "agent": { "command": "npx", "args": ["cordon", "reference-agent"], "env": { "KEY": "v" } }
+ *   "agent": { "command": "cordon", "args": ["reference-agent"], "env": { "KEY": "v" } }
  * }
  */
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
+import { KNOWN_GRANTS } from "../distribution/grant-names.js";
 import { GRANTS } from "../routing/grants.js";
 import { ISOLATIONS } from "../sandbox/sandbox-factory.js";
 import { WASI_GRANTS } from "../sandbox/wasi-grants.js";
@@ -59,6 +65,20 @@ const wasmProxy = z
   })
   .strict();
 
+/** A proxy package from a registry (`cordon add`); its name keys its lock entry, so it is required. */
+const packageProxy = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "a package entry needs a name (letters, digits, . _ -)"),
+    onFailure: onFailure.optional(),
+    package: z.string().min(1),
+    /** What the user gives it; a version requesting more is never run (requested ⊆ granted). */
+    grants: z.array(z.enum(KNOWN_GRANTS as [string, ...string[]])).default([]),
+    config: z.unknown().optional(),
+    limits: limits.optional(),
+    isolation: z.enum(ISOLATIONS).optional(),
+  })
+  .strict();
+
 /** A proxy that is a native process: it runs with the user's privileges, so it must be marked trusted. */
 const nativeProxy = z
   .object({
@@ -77,8 +97,9 @@ const nativeProxy = z
   .strict();
 
 /** Chooses the schema by the entry's shape, so errors speak about the right kind of proxy. */
-const proxy = z.unknown().transform((value, ctx): WasmProxyEntry | NativeProxyEntry => {
-  const kind = typeof value === "object" && value !== null && "command" in value && !("wasm" in value) ? nativeProxy : wasmProxy;
+const proxy = z.unknown().transform((value, ctx): WasmProxyEntry | NativeProxyEntry | PackageProxyEntry => {
+  const has = (key: string) => typeof value === "object" && value !== null && key in value;
+  const kind = has("package") && !has("wasm") ? packageProxy : has("command") && !has("wasm") ? nativeProxy : wasmProxy;
   const parsed = kind.safeParse(value);
   if (parsed.success) return parsed.data;
   for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: issue.path } as never);
@@ -102,10 +123,15 @@ export const ChainConfigSchema = z
   })
   .strict();
 
-export type ChainConfig = z.infer<typeof ChainConfigSchema>;
-export type WasmProxyEntry = z.infer<typeof wasmProxy>;
+/** A config file as written (package entries not yet resolved). */
+export type ChainConfigFile = z.infer<typeof ChainConfigSchema>;
+/** `locked`: set on the entry a `package` entry runs as (what the lock pinned, for `cordon check`). */
+export type WasmProxyEntry = z.infer<typeof wasmProxy> & { locked?: { spec: string; package: string; version: string } };
 export type NativeProxyEntry = z.infer<typeof nativeProxy>;
+export type PackageProxyEntry = z.infer<typeof packageProxy>;
+/** What runs: package entries are turned into the locked `wasm` entries. */
 export type ProxyEntry = WasmProxyEntry | NativeProxyEntry;
+export type ChainConfig = Omit<ChainConfigFile, "proxies"> & { proxies: ProxyEntry[] };
 export { isNativeProxy };
 export type AgentEntry = z.infer<typeof agent>;
 
@@ -116,8 +142,10 @@ export class ConfigError extends Error {
   }
 }
 
+const isPackageProxy = (p: ChainConfigFile["proxies"][number]): p is PackageProxyEntry => "package" in p;
+
 /** Parses config text; errors name the file and the field (`proxies[1].wasm: expected string`). */
-export function parseChainConfig(text: string, source: string): ChainConfig {
+export function parseChainConfigFile(text: string, source: string): ChainConfigFile {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -138,6 +166,27 @@ export function parseChainConfig(text: string, source: string): ChainConfig {
   return parsed.data;
 }
 
+/** Parses a config that cannot have package entries (no file beside it to hold their lock). */
+export function parseChainConfig(text: string, source: string): ChainConfig {
+  const config = parseChainConfigFile(text, source);
+  const i = config.proxies.findIndex(isPackageProxy);
+  if (i !== -1) throw new ConfigError(`${source}: proxies[${i}]: a "package" entry needs a chain config file (its lock lives beside it)`);
+  return config as ChainConfig;
+}
+
+/** The `wasm` entry each package entry runs as (by position), from the lock beside the config. */
+async function lockedEntries(configPath: string, proxies: ChainConfigFile["proxies"]): Promise<(WasmProxyEntry | null)[]> {
+  const { lockedWasm } = await import("../distribution/locked-chain.js");
+  try {
+    return await lockedWasm(
+      configPath,
+      proxies.map((p, i) => (isPackageProxy(p) ? { index: i, ...p } : null)),
+    );
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
 export async function readChainConfig(path: string): Promise<ChainConfig> {
   let text: string;
   try {
@@ -145,12 +194,16 @@ export async function readChainConfig(path: string): Promise<ChainConfig> {
   } catch (error) {
     throw new ConfigError(`cannot read chain config ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  const config = parseChainConfig(text, path);
+  const config = parseChainConfigFile(text, path);
   const base = dirname(resolve(path));
   const at = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
+  // Package entries run what the lock pins (the lock and store code loads only when there is one).
+  const locked = config.proxies.some(isPackageProxy) ? await lockedEntries(resolve(path), config.proxies) : null;
   return {
     ...config,
-    proxies: config.proxies.map((p) => (isNativeProxy(p) ? { ...p, cwd: p.cwd && at(p.cwd) } : { ...p, wasm: at(p.wasm) })),
+    proxies: config.proxies.map((p, i) =>
+      isPackageProxy(p) ? locked![i]! : isNativeProxy(p) ? { ...p, cwd: p.cwd && at(p.cwd) } : { ...p, wasm: at(p.wasm) },
+    ),
     agent: config.agent && { ...config.agent, cwd: config.agent.cwd && at(config.agent.cwd) },
   };
 }

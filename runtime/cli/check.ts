@@ -17,6 +17,7 @@ import { type LoadedComponent, loadComponent } from "../sandbox/component-loader
 import { DEFAULT_LIMITS, type SandboxLimits } from "../sandbox/sandbox.js";
 import { defaultIsolation, type Isolation, isIsolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { type AgentEntry, isNativeProxy, type ProxyEntry, readChainConfig } from "./chain-config.js";
+import { grantLines } from "./grant-words.js";
 import { proxyNames } from "./proxy-names.js";
 import { findCommand, whereLooked } from "./start-diagnostics.js";
 
@@ -33,6 +34,8 @@ interface ProxyReport {
   path: string;
   sha256?: string;
   pinned?: boolean;
+  /** For a `package` entry: what the lock pinned. */
+  package?: { spec: string; package: string; version: string };
   manifest?: { name?: string; version?: string; description?: string; grants?: string[] } | null;
   grants: string[];
   /** Effective sandbox limits (WASM); `set` lists the ones the config chose. */
@@ -134,6 +137,7 @@ async function checkProxy(entry: ProxyEntry, position: number, name: string, iso
     name,
     kind: "wasm",
     path,
+    package: entry.locked,
     grants: entry.grants,
     limits: { ...shown, maxMemoryMiB: maxMemoryPages / 16 },
     limitsSet: Object.keys(entry.limits ?? {}),
@@ -205,8 +209,12 @@ function describe(r: CheckReport): string {
       lines.push(`       command    ${p.command!.join(" ")}${p.ok ? ` (${p.path})` : ""}`);
       lines.push("       trust      trusted native process: runs outside the sandbox with your privileges (not started by check)");
     } else {
+      if (p.package) lines.push(`       package    ${p.package.package} ${p.package.version} (locked for ${p.package.spec})`);
       lines.push(`       file       ${p.path}`);
-      if (p.sha256) lines.push(`       sha256     ${p.sha256}${p.pinned ? " (pinned, matches)" : " (not pinned)"}`);
+      if (p.sha256)
+        lines.push(
+          `       sha256     ${p.sha256}${p.package ? " (pinned by the lock, matches)" : p.pinned ? " (pinned, matches)" : " (not pinned)"}`,
+        );
       if (p.manifest) {
         const m = p.manifest;
         lines.push(
@@ -216,6 +224,7 @@ function describe(r: CheckReport): string {
       lines.push(
         `       grants     ${p.grants.length ? p.grants.join(", ") : "none"}${p.manifest?.grants?.length ? ` (asks for ${p.manifest.grants.join(", ")})` : ""}`,
       );
+      lines.push(...grantLines(p.grants, "                  "));
       const set = new Set(p.limitsSet);
       const limits = Object.entries(p.limits ?? {})
         .filter(([k]) => MAIN_LIMITS.includes(k) || set.has(k))

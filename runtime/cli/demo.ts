@@ -109,6 +109,6 @@ export async function demo(): Promise<number> {
     return 1;
   }
   const { code } = await agent.close();
-  console.log(dim(`cordon exited with code ${code}. Try it yourself: npx cordon run --config examples/demo-chain.json`));
+  console.log(dim(`cordon exited with code ${code}. Try it yourself: cordon run --config examples/demo-chain.json`));
   return code === 0 ? 0 : 1;
 }

@@ -35,6 +35,10 @@ describe("cordon inspect and manifests", () => {
     expect(stdout).toMatch(/strings {7}receive utf16, send utf16/);
     expect(stdout).toMatch(/memory {8}starts at 1 MiB; declares no maximum; Cordon caps it at 128 MiB/);
     expect(stdout).toMatch(/grants asked {2}fs:read/);
+    // Each grant asked for is said in plain words: what the user would hand over.
+    expect(stdout).toMatch(
+      /grants asked {2}fs:read\n {16}fs:read {2}it may read any file the client lets the agent read, for its own purposes\n/,
+    );
     const json = JSON.parse((await exec(NODE, [CORDON, "inspect", path, "--json"])).stdout);
     expect(json.manifest).toEqual(manifest);
     expect(json.memory).toEqual({ initialPages: 16, declaredMaxPages: null, defaultCapPages: 2048 });

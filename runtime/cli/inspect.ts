@@ -8,6 +8,7 @@ import { loadComponent } from "../sandbox/component-loader.js";
 import { PAGE_BYTES, readMemoryLimits } from "../sandbox/memory-cap.js";
 import { DEFAULT_LIMITS } from "../sandbox/sandbox.js";
 import { grantForInterface, WASI_GRANTS } from "../sandbox/wasi-grants.js";
+import { grantLines } from "./grant-words.js";
 
 const size = (pages: number) => {
   const bytes = pages * PAGE_BYTES;
@@ -59,7 +60,8 @@ export async function inspect(path: string | undefined, json: boolean): Promise<
     `  memory        starts at ${size(report.memory.initialPages)}; declares ${memory?.max == null ? "no maximum" : `a maximum of ${size(memory.max)}`}; Cordon caps it at ${size(DEFAULT_LIMITS.maxMemoryPages)} unless the chain config sets limits.maxMemoryMiB`,
     `  core module   ${(c.coreBytes.length / 1024).toFixed(1)} KiB`,
     `  grants asked  ${m?.grants?.length ? m.grants.join(", ") : "none"}`,
-    `  runs only if  ${needs.length ? `the chain config grants ${needs.join(" and ")}` : "nothing more: it needs no grant"}`,
+    ...grantLines(m?.grants ?? [], "                "),
+    `  loads only if ${needs.length ? `the chain config grants ${needs.join(" and ")}` : "nothing more: it needs no sandbox grant"}`,
     `  config schema ${m?.config ? JSON.stringify(m.config) : "none declared"}`,
     "",
     needs.length

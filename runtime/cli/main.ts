@@ -28,11 +28,26 @@ Usage:
       Build a proxy into a component (no entry: the project's, from package.json "cordon").
   cordon test [<proxy.wasm> <transcript.jsonl>...]
       Replay golden transcripts against a built proxy; in a project: build, transcripts, node --test.
+      build and test run the proxy SDK's tools: the project's @cordon/sdk-as (cordon new adds it).
   cordon inspect <proxy.wasm> [--json]
       Show a proxy's manifest, imports, exports, string encoding, memory and SHA-256.
   cordon check <chain.json> [--isolation thread|worker] [--json]
       Validate a chain config and load every proxy (pins, manifests, config schemas), then print
       the chain (names, hashes, grants, limits, isolation) without starting the agent.
+  cordon pack [<project dir>] [--no-build]
+      Build a proxy project and write its publishable npm tarball (then: npm publish <tarball>).
+  cordon add <spec> [--name N] [--grant G]... [--config chain.json] [--registry URL]
+      Add a proxy package (npm name@range) to the chain: fetch, verify, show what it asks for,
+      grant per grant (a terminal prompt, or --grant); writes the entry and chain.lock.json.
+  cordon install [--config chain.json] [--offline] [--frozen]
+      Put exactly what the lock pins into the local store (--frozen, the default under CI: the
+      config and lock must agree; --offline: the store only).
+  cordon update [<name>...] [--grant G]... [--config chain.json]
+      Move package entries to the newest version their spec allows; a version asking for more
+      is not applied (exit 3) until approved with --grant.
+  cordon remove <name> [--config chain.json]      Drop a proxy from the chain and the lock.
+  cordon info <spec> [--json]                     Show a package's manifest, grants and versions.
+      Exit codes of these: 0 done, 1 refused or unreachable (nothing written), 2 usage, 3 approval needed.
   cordon trace view <trace.jsonl> [-o trace.html] [--config chain.json]
       Write a trace as one self-contained HTML sequence diagram (lanes, arrows, session filter).
   cordon demo
@@ -95,6 +110,22 @@ export async function main(argv: string[]): Promise<number> {
     case "check": {
       const { check } = await import("./check.js");
       return check(rest);
+    }
+    case "pack":
+    case "add":
+    case "install":
+    case "update":
+    case "remove":
+    case "info": {
+      const commands = {
+        pack: async () => (await import("./pack.js")).pack,
+        add: async () => (await import("./add.js")).add,
+        install: async () => (await import("./install.js")).install,
+        update: async () => (await import("./update.js")).update,
+        remove: async () => (await import("./remove.js")).remove,
+        info: async () => (await import("./info.js")).info,
+      };
+      return (await commands[command]())(rest);
     }
     case "trace": {
       const { traceCommand } = await import("../trace-view/command.js");

@@ -1,19 +1,20 @@
 /**
  * `cordon new <name>`: scaffolds a proxy project from `templates/proxy/` — package.json depending on
- * the SDK package (`@cordon/sdk-as`: the SDK, its build tool and the testing kit), the proxy's source
- * and manifest, a unit test, a golden transcript and a README — and installs it, so that
+ * the SDK package (`@cordon/sdk-as`: the SDK, its build tool, the testing kit and the AssemblyScript
+ * toolchain, none of which the runtime package carries), the proxy's source and manifest, a unit
+ * test, a golden transcript and a README — and installs it, so that
  * `cd <name> && npm run build && npm test` work at once.
  *
- * The SDK comes from, in order: `--sdk <spec>` (an npm spec, or a path to a packed `.tgz`); the
- * SDK tarball shipped inside this Cordon package (`vendor/`); in a checkout of the repository, the
- * repository's `sdk-as/` packed on the spot. A tarball is copied into the project's `vendor/`, so
- * the project does not depend on where Cordon is installed.
+ * The SDK comes from, in order: `--sdk <spec>` (an npm spec, or a path to a packed `.tgz`, which is
+ * copied into the project's `vendor/` so the project does not depend on where it was); in a
+ * checkout of the repository, the repository's `sdk-as/` packed on the spot; otherwise the
+ * registry's `@cordon/sdk-as@^<this Cordon's version>`.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { findPackageRoot, PACKAGE_NAME } from "../package-root.js";
 
 const USAGE = `usage: cordon new <name> [--sdk <npm spec | path/to/sdk.tgz>] [--no-install]
 
@@ -21,24 +22,6 @@ const USAGE = `usage: cordon new <name> [--sdk <npm spec | path/to/sdk.tgz>] [--
   (test/<name>.test.mjs), a golden transcript (test/<name>.jsonl) and a README, and runs npm install.
   Then: cd <name> && npm run build && npm test.
 `;
-
-/** The Cordon package (or repository) root: the nearest package.json named `cordon` above this module. */
-function packageRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const file = path.join(dir, "package.json");
-    if (existsSync(file)) {
-      try {
-        if (JSON.parse(readFileSync(file, "utf8")).name === "cordon") return dir;
-      } catch {
-        // keep looking
-      }
-    }
-    const up = path.dirname(dir);
-    if (up === dir) throw new Error("cannot find the Cordon package root");
-    dir = up;
-  }
-}
 
 const NAME = /^[a-z][a-z0-9-]{0,62}[a-z0-9]$/;
 
@@ -71,7 +54,7 @@ function copyTemplate(from: string, to: string, vars: Record<string, string>): s
 }
 
 /** The SDK dependency spec for the project, copying a tarball into `<project>/vendor/` when there is one. */
-function sdkSpec(root: string, project: string, requested: string | undefined): string {
+function sdkSpec(root: string, version: string, project: string, requested: string | undefined): string {
   const vendor = path.join(project, "vendor");
   const useTarball = (tgz: string) => {
     mkdirSync(vendor, { recursive: true });
@@ -83,9 +66,6 @@ function sdkSpec(root: string, project: string, requested: string | undefined): 
     if (requested.endsWith(".tgz") && existsSync(asPath) && statSync(asPath).isFile()) return useTarball(asPath);
     return requested;
   }
-  const shipped = path.join(root, "vendor");
-  const tgz = existsSync(shipped) ? readdirSync(shipped).find((f) => /^cordon-sdk-as-.*\.tgz$/.test(f)) : undefined;
-  if (tgz) return useTarball(path.join(shipped, tgz));
   if (existsSync(path.join(root, "sdk-as", "package.json"))) {
     // A checkout of the repository: pack its SDK (prepack compiles the tools into the tarball).
     mkdirSync(vendor, { recursive: true });
@@ -97,7 +77,6 @@ function sdkSpec(root: string, project: string, requested: string | undefined): 
     const file = out.trim().split("\n").pop()!;
     return `file:vendor/${path.basename(file)}`;
   }
-  const version = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { version: string }).version;
   return `^${version}`;
 }
 
@@ -134,12 +113,14 @@ export async function newProject(argv: string[]): Promise<number> {
     process.stderr.write(`cordon new: ${project} already exists and is not empty\n`);
     return 1;
   }
-  const root = packageRoot();
+  const cordon = findPackageRoot();
+  if (!cordon) throw new Error(`cannot find the ${PACKAGE_NAME} package root`);
+  const root = cordon.dir;
   const template = path.join(root, "templates", "proxy");
   let sdk: string;
   try {
     mkdirSync(project, { recursive: true });
-    sdk = sdkSpec(root, project, parsed.values.sdk);
+    sdk = sdkSpec(root, cordon.version, project, parsed.values.sdk);
   } catch (error) {
     process.stderr.write(`cordon new: could not get the SDK package: ${(error as Error).message}\n`);
     return 1;

@@ -19,6 +19,8 @@ const USAGE = () => `usage: cordon reference-agent [--store <dir>] [--page-size 
 
 Runs the Cordon reference agent: a deterministic ACP v1 agent on stdin/stdout (newline-delimited
 JSON-RPC). It exits when stdin closes. Send the prompt "help" for its prompt commands.
+Files are read and written only through the client (fs/read_text_file, fs/write_text_file): when the
+client offers no fs, "read" and "edit" fail with a tool error; the local disk is never used for them.
 
   --store <dir>     the session store folder (sessions survive restarts; several agents may share it).
                     Default: $CORDON_AGENT_STORE, else $XDG_STATE_HOME/cordon/sessions, else

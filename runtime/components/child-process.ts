@@ -12,6 +12,7 @@
  * same way, and the death is reported once its stdout has drained (at most a second later).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { writeStderr } from "../log.js";
 import { NdjsonChannel } from "../protocol/ndjson-channel.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { ChannelPeer } from "./channel-peer.js";
@@ -140,7 +141,7 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
   constructor(
     private readonly spec: ProcessSpec,
     role: string,
-    private readonly passStderr: (chunk: Buffer) => void = (chunk) => process.stderr.write(chunk),
+    private readonly passStderr: (chunk: Buffer) => void = writeStderr,
     name?: string,
     /** Already started for this peer (`EarlyProcess`): its first `open` adopts it instead of spawning. */
     private early?: EarlyProcess,

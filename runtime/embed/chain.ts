@@ -18,7 +18,7 @@ import {
 } from "../cli/chain-config.js";
 import { buildProxies, proxyOptions } from "../cli/run.js";
 import { ChildProcessPeer } from "../components/child-process.js";
-import { createLogger, type Level, type Logger, parseLevel } from "../log.js";
+import { createLogger, type Level, type Logger, parseLevel, writeStderr } from "../log.js";
 import { McpBridgePeer } from "../mcp/bridge.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { Conductor } from "../routing/conductor.js";
@@ -90,6 +90,12 @@ export interface RunningChain {
   readonly agentPid: number | undefined;
   /** Sends one message into the chain, as a client would write a line; false once the chain is closed. */
   write(message: JsonRpcMessage): boolean;
+  /**
+   * Backpressure: the application cannot keep up (true) or caught up (false). Meanwhile the
+   * conductor stops reading the agent and running the proxies, as for a stdio client that stops
+   * reading; what the application writes still goes in.
+   */
+  congested(congested: boolean): void;
   /** Resolves when the chain has ended and every component is closed. */
   readonly exited: Promise<ChainExit>;
   /** Closes the client side (as an editor closes stdin) and shuts every component down, the agent's process group included. */
@@ -122,7 +128,7 @@ function loggerFor(option: LogOption | undefined): Logger {
   if (option === "silent") return createLogger("error", () => {});
   if (typeof option === "string") return createLogger(parseLevel(option, "warn"));
   const level = parseLevel(option?.level ?? process.env.CORDON_LOG, "warn");
-  return createLogger(level, option?.write ?? ((line) => process.stderr.write(line)));
+  return createLogger(level, option?.write ?? writeStderr);
 }
 
 /**
@@ -144,11 +150,7 @@ export async function startChain(options: ChainOptions & { onMessage(message: Js
   const agent = new ChildProcessPeer(
     { command: config.agent.command, args: config.agent.args, env: config.agent.env, cwd: config.agent.cwd },
     "agent",
-    stderr === "inherit"
-      ? (chunk) => process.stderr.write(chunk)
-      : stderr === "ignore"
-        ? () => {}
-        : (chunk) => stderr(chunk.toString("utf8")),
+    stderr === "inherit" ? writeStderr : stderr === "ignore" ? () => {} : (chunk) => stderr(chunk.toString("utf8")),
   );
 
   let resolveExit!: (exit: ChainExit) => void;
@@ -187,6 +189,7 @@ export async function startChain(options: ChainOptions & { onMessage(message: Js
       return agent.pid;
     },
     write: (message) => client.write(message),
+    congested: (congested) => client.congested(congested),
     exited,
     close: () => {
       void finish(0);

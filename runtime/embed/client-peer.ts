@@ -34,6 +34,11 @@ export class InMemoryClientPeer implements Peer {
     return true;
   }
 
+  /** The application's readers fell behind (true) or caught up (false): the conductor pauses the chain's other inputs meanwhile. */
+  congested(congested: boolean): void {
+    if (!this.ended) this.sink?.congested?.(congested);
+  }
+
   /** The application is done: the conductor sees the client close, as when an editor closes stdin. */
   end(): void {
     if (this.ended) return;

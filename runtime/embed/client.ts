@@ -15,6 +15,7 @@
  */
 import { isAbsolute } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk/unstable";
+import { throttledWarn } from "../mcp/endpoints.js";
 import { ErrorCodes, type JsonRpcMessage } from "../protocol/json-rpc.js";
 import {
   acceptsMcpTransport,
@@ -27,8 +28,10 @@ import {
 } from "./capabilities.js";
 import { type ChainExit, type ChainOptions, type RunningChain, startChain } from "./chain.js";
 import { AbortError, AgentError, ChainStartError, ConnectionClosedError, InvalidRequestError } from "./errors.js";
+import { OrphanUpdates } from "./orphan-updates.js";
 import { decide, type PermissionPolicy } from "./permissions.js";
 import { type PromptEvent, ToolCallTracker, toEvent } from "./prompt-stream.js";
+import { ReadPressure } from "./read-pressure.js";
 import { type RequestOptions, RpcEndpoint, RpcError } from "./rpc.js";
 import { Session, type SessionHost } from "./session.js";
 
@@ -49,7 +52,12 @@ export interface ConnectOptions extends ChainOptions {
   onNotification?(method: string, params: unknown): void;
   /** Requests the API does not handle itself (extension methods, `elicitation/create`); default: method not found. */
   onRequest?(method: string, params: unknown, signal: AbortSignal): unknown;
-  /** Updates for sessions this connection has no {@link Session} for (e.g. one set up by another client of the agent). */
+  /**
+   * Updates for sessions this connection has no {@link Session} for (e.g. one set up by another
+   * client of the agent), as they come. Nothing is kept for such sessions, so a `tool_call_update`
+   * event's `call` shows only what that update says. Without this handler they are dropped (with a
+   * throttled warning). See `orphan-updates.ts`.
+   */
   onUpdate?(sessionId: string, event: PromptEvent): void;
   /** Aborting it closes the connection (during startup, `connect` rejects with {@link AbortError}). */
   signal?: AbortSignal;
@@ -114,7 +122,9 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
 export class Connection implements SessionHost {
   private readonly rpc: RpcEndpoint;
   private readonly sessions = new Map<string, Session>();
-  private readonly orphans = new Map<string, ToolCallTracker>();
+  private readonly orphans: OrphanUpdates;
+  /** @internal Backpressure from the prompt runs' readers toward the chain. */
+  readonly readPressure: ReadPressure;
   private init: acp.InitializeResponse | null = null;
   private closing: Promise<ChainExit> | null = null;
   private readonly policy: PermissionPolicy;
@@ -127,6 +137,19 @@ export class Connection implements SessionHost {
     private readonly options: ConnectOptions,
   ) {
     this.policy = options.permissions ?? "deny";
+    this.readPressure = new ReadPressure((congested) => chain.congested(congested));
+    const onUpdate = options.onUpdate;
+    this.orphans = new OrphanUpdates(
+      onUpdate &&
+        ((sessionId, update) => {
+          try {
+            onUpdate.call(options, sessionId, toEvent(update, new ToolCallTracker()));
+          } catch {
+            // The application's handler must not break the connection.
+          }
+        }),
+      throttledWarn(chain.log),
+    );
     this.rpc = new RpcEndpoint((m) => chain.write(m), {
       request: (method, params, signal) => this.handleRequest(method, params, signal),
       notification: (method, params) => this.handleNotification(method, params),
@@ -232,14 +255,20 @@ export class Connection implements SessionHost {
   /** Starts a new session (`session/new`). */
   async newSession(options: SessionOptions = {}): Promise<Session> {
     const setup = this.setupParams(options, process.cwd());
-    return this.rpc.request<acp.NewSessionResponse, Session>("session/new", setup.params, {
-      signal: options.signal,
-      onResult: (result) =>
-        this.register(
-          new Session(this, { ...setup.session, sessionId: result.sessionId, modes: result.modes, configOptions: result.configOptions }),
-          result,
-        ),
-    });
+    const ended = this.orphans.setupStarted();
+    try {
+      return await this.rpc.request<acp.NewSessionResponse, Session>("session/new", setup.params, {
+        signal: options.signal,
+        onResult: (result) =>
+          this.register(
+            new Session(this, { ...setup.session, sessionId: result.sessionId, modes: result.modes, configOptions: result.configOptions }),
+            result,
+            ended,
+          ),
+      });
+    } finally {
+      ended();
+    }
   }
 
   /**
@@ -264,18 +293,29 @@ export class Connection implements SessionHost {
   async forkSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
     requireSessionMethod(this.agentCapabilities, "forkSession");
     const setup = this.setupParams(options, this.sessions.get(sessionId)?.cwd ?? process.cwd());
-    return this.rpc.request<acp.ForkSessionResponse, Session>(
-      "session/fork",
-      { ...setup.params, sessionId },
-      {
-        signal: options.signal,
-        onResult: (result) =>
-          this.register(
-            new Session(this, { ...setup.session, sessionId: result.sessionId, modes: result.modes, configOptions: result.configOptions }),
-            result,
-          ),
-      },
-    );
+    const ended = this.orphans.setupStarted();
+    try {
+      return await this.rpc.request<acp.ForkSessionResponse, Session>(
+        "session/fork",
+        { ...setup.params, sessionId },
+        {
+          signal: options.signal,
+          onResult: (result) =>
+            this.register(
+              new Session(this, {
+                ...setup.session,
+                sessionId: result.sessionId,
+                modes: result.modes,
+                configOptions: result.configOptions,
+              }),
+              result,
+              ended,
+            ),
+        },
+      );
+    } finally {
+      ended();
+    }
   }
 
   /** One page of the agent's stored sessions (`session/list`; needs `sessionCapabilities.list`). */
@@ -407,16 +447,28 @@ export class Connection implements SessionHost {
     }
   }
 
+  /**
+   * A setup was answered: the session is known from now on. For `session/new` and `fork`, the
+   * updates the agent sent for it before the answer (held as orphans) start its history, and the
+   * setup stops holding orphans (`ended`) before any later message is looked at.
+   */
   private register(
     session: Session,
     result: { modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null } | null,
+    ended?: () => void,
   ): Session {
     const previous = this.sessions.get(session.id);
     if (previous && previous !== session) previous.markClosed();
     this.sessions.set(session.id, session);
-    this.orphans.delete(session.id);
+    for (const update of this.orphans.claim(session.id)) session.update(update);
+    ended?.();
     session.setupAnswered(result);
     return session;
+  }
+
+  /** @internal Orphan updates held now, and setups pending (for tests and diagnostics). */
+  get orphanStats(): { pendingSetups: number; updates: number; bytes: number } {
+    return this.orphans.stats;
   }
 
   private forget(sessionId: string): void {
@@ -442,14 +494,7 @@ export class Connection implements SessionHost {
     const sessionId = typeof p?.sessionId === "string" ? p.sessionId : "";
     const session = this.sessions.get(sessionId);
     if (session) return session.update(p?.update);
-    let tools = this.orphans.get(sessionId);
-    if (!tools) this.orphans.set(sessionId, (tools = new ToolCallTracker()));
-    const event = toEvent(p?.update, tools);
-    try {
-      this.options.onUpdate?.(sessionId, event);
-    } catch {
-      // As above.
-    }
+    this.orphans.receive(sessionId, p?.update);
   }
 
   private async handleRequest(method: string, params: unknown, signal: AbortSignal): Promise<unknown> {

@@ -11,6 +11,7 @@
  * | {@link ConnectionClosedError} | `closed` | the chain is gone (closed by the application, or the agent exited) |
  * | {@link AbortError} | `aborted` | the caller's `AbortSignal` fired |
  * | {@link ChainStartError} | `start` | a component of the chain could not start (missing file, pin mismatch, agent not found, …) |
+ * | {@link PromptOverflowError} | `overflow` | a prompt run's events waited unread past its bound and were dropped (the turn itself goes on) |
  *
  * A chain config that does not validate throws the CLI's `ConfigError`, re-exported by the package.
  */
@@ -19,8 +20,8 @@
 export class CordonError extends Error {
   constructor(
     message: string,
-    /** Which kind of problem: `unsupported`, `invalid`, `agent`, `closed`, `aborted` or `start`. */
-    readonly code: "unsupported" | "invalid" | "agent" | "closed" | "aborted" | "start",
+    /** Which kind of problem: `unsupported`, `invalid`, `agent`, `closed`, `aborted`, `start` or `overflow`. */
+    readonly code: "unsupported" | "invalid" | "agent" | "closed" | "aborted" | "start" | "overflow",
   ) {
     super(message);
     this.name = new.target.name;
@@ -79,5 +80,12 @@ export class AbortError extends CordonError {
 export class ChainStartError extends CordonError {
   constructor(message: string) {
     super(message, "start");
+  }
+}
+
+/** A prompt run's events waited unread past its bound and were dropped; the turn goes on and `result` still resolves. */
+export class PromptOverflowError extends CordonError {
+  constructor(message: string) {
+    super(message, "overflow");
   }
 }

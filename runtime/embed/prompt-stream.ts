@@ -13,6 +13,8 @@
  * not what ACP v1 says — arrives as a `raw` event with the update exactly as received.
  */
 import type * as acp from "@agentclientprotocol/sdk/unstable";
+import { PromptOverflowError } from "./errors.js";
+import { approxJsonBytes } from "./json-size.js";
 
 /** A tool call as known so far: the first report with every later update applied. */
 export interface ToolCallView {
@@ -103,9 +105,39 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 const isString = (v: unknown): v is string => typeof v === "string";
 const isContent = (v: unknown): v is acp.ContentBlock => isObject(v) && isString(v.type);
 
-/** Tool calls of one session, by id, so that every update is seen against the call's full state. */
+/** Tool calls one tracker (one session) remembers; past it, the oldest finished call is forgotten (else the oldest). */
+const MAX_TRACKED_TOOL_CALLS = 512;
+/** What the remembered calls may hold together (content, raw input and output, as JSON); past it, the oldest go as above. */
+const MAX_TRACKED_TOOL_BYTES = 16 * 1024 * 1024;
+
+export interface ToolCallLimits {
+  maxCalls?: number;
+  maxBytes?: number;
+}
+
+/**
+ * Tool calls of one session, by id, so that every update is seen against the call's full state.
+ * Bounded ({@link MAX_TRACKED_TOOL_CALLS}, {@link MAX_TRACKED_TOOL_BYTES}): a long session keeps
+ * the state of its recent calls, not of every call it ever made. A forgotten call's later update
+ * is seen as if it were its first report. The call just reported is never the one forgotten, so a
+ * single call larger than the byte bound is kept (its size is bounded by the chain's message size).
+ */
 export class ToolCallTracker {
   private readonly calls = new Map<string, ToolCallView>();
+  private readonly sizes = new Map<string, number>();
+  private bytes = 0;
+  private readonly maxCalls: number;
+  private readonly maxBytes: number;
+
+  constructor(limits: ToolCallLimits = {}) {
+    this.maxCalls = Math.max(1, limits.maxCalls ?? MAX_TRACKED_TOOL_CALLS);
+    this.maxBytes = limits.maxBytes ?? MAX_TRACKED_TOOL_BYTES;
+  }
+
+  /** Calls remembered now, and roughly what they hold (for tests and diagnostics). */
+  get held(): { calls: number; bytes: number } {
+    return { calls: this.calls.size, bytes: this.bytes };
+  }
 
   /** The state of a call, if it was reported. */
   get(toolCallId: string): ToolCallView | undefined {
@@ -124,7 +156,32 @@ export class ToolCallTracker {
     const call = (!first && this.calls.get(id)) || emptyCall(id);
     merge(call, report);
     this.calls.set(id, call);
+    const size = approxJsonBytes([call.title, call.content, call.locations, call.rawInput, call.rawOutput], this.maxBytes + 1);
+    this.bytes += size - (this.sizes.get(id) ?? 0);
+    this.sizes.set(id, size);
+    this.evict(id);
     return snapshot(call);
+  }
+
+  /** Forgets calls until the bounds hold again, never `keep`: the oldest finished first, else the oldest. */
+  private evict(keep: string): void {
+    while (this.calls.size > 1 && (this.calls.size > this.maxCalls || this.bytes > this.maxBytes)) {
+      let victim: string | undefined;
+      let oldest: string | undefined;
+      for (const [id, call] of this.calls) {
+        if (id === keep) continue;
+        oldest ??= id;
+        if (call.status === "completed" || call.status === "failed") {
+          victim = id;
+          break;
+        }
+      }
+      victim ??= oldest;
+      if (victim === undefined) return;
+      this.calls.delete(victim);
+      this.bytes -= this.sizes.get(victim) ?? 0;
+      this.sizes.delete(victim);
+    }
   }
 
   /** What a call would look like with `report` applied, without recording it (a permission request's view). */
@@ -233,6 +290,17 @@ export function toEvent(update: unknown, tools: ToolCallTracker): PromptEvent {
 /** How a turn ended, as {@link PromptRun.result} reports it. */
 export type PromptResult = StopEvent;
 
+/** Events (or their weight, as JSON) a prompt run holds for its reader before it pushes back. */
+export const PROMPT_BUFFER_EVENTS = 1024;
+const PROMPT_BUFFER_BYTES = 8 * 1024 * 1024;
+/** How far past the buffer bound a run being read may go (events already in flight when the chain paused) before it errors. */
+const HARD_BOUND_FACTOR = 4;
+
+export interface PromptBufferLimits {
+  maxEvents?: number;
+  maxBytes?: number;
+}
+
 /**
  * A running prompt turn. Iterate it (`for await (const event of run)`) for every event in order,
  * ending with `stop`; or take only the agent's text with {@link PromptRun.text} /
@@ -242,20 +310,43 @@ export type PromptResult = StopEvent;
  *
  * If the turn fails (the agent answers `session/prompt` with an error, the chain closes), the
  * iteration throws that error after the events that came before it, and `result` rejects.
+ *
+ * What waits for the reader is bounded ({@link PROMPT_BUFFER_EVENTS} events or
+ * {@link PROMPT_BUFFER_BYTES}, whichever comes first):
+ * - while the run is being iterated and its reader is behind by that much, the chain is paused
+ *   (see `read-pressure.ts`) until the reader has taken half of it: a slow reader slows the agent,
+ *   nothing is lost. Events already on their way still arrive; past {@link HARD_BOUND_FACTOR} times
+ *   the bound the run fails as below.
+ * - while nobody iterates it (a caller that only awaits `result`, or one that has not started
+ *   reading, or left the loop), nothing pauses; at the bound the waiting events are dropped and
+ *   an iteration throws {@link PromptOverflowError}. `result` still resolves with the stop, and the
+ *   session's `onEvent` listeners see every event either way.
  */
 export class PromptRun implements AsyncIterable<PromptEvent> {
-  private readonly queue: PromptEvent[] = [];
+  private readonly queue: Array<{ event: PromptEvent; bytes: number }> = [];
+  private queuedBytes = 0;
   private failure: Error | null = null;
+  private overflow: PromptOverflowError | null = null;
   private finished = false;
   private wake: (() => void) | null = null;
   private iterated = false;
+  /** An iteration is running (started, not ended). */
+  private reading = false;
+  private readonly maxEvents: number;
+  private readonly maxBytes: number;
   private resolveResult!: (stop: StopEvent) => void;
   private rejectResult!: (error: Error) => void;
   /** The stop event, once the turn ends; rejects if it fails. */
   readonly result: Promise<PromptResult>;
 
-  /** @internal Created by `Session.prompt`. */
-  constructor(private readonly cancelTurn: () => void) {
+  /** @internal Created by `Session.prompt`; `pressure` is told when this run's reader falls behind or catches up. */
+  constructor(
+    private readonly cancelTurn: () => void,
+    private readonly pressure?: { set(reader: object, behind: boolean): void },
+    limits: PromptBufferLimits = {},
+  ) {
+    this.maxEvents = Math.max(1, limits.maxEvents ?? PROMPT_BUFFER_EVENTS);
+    this.maxBytes = limits.maxBytes ?? PROMPT_BUFFER_BYTES;
     this.result = new Promise<StopEvent>((resolve, reject) => {
       this.resolveResult = resolve;
       this.rejectResult = reject;
@@ -268,15 +359,44 @@ export class PromptRun implements AsyncIterable<PromptEvent> {
     this.cancelTurn();
   }
 
+  /** Events waiting for the reader now, and roughly what they weigh (for tests and diagnostics). */
+  get buffered(): { events: number; bytes: number } {
+    return { events: this.queue.length, bytes: this.queuedBytes };
+  }
+
   /** @internal */
   push(event: PromptEvent): void {
     if (this.finished) return;
-    this.queue.push(event);
     if (event.type === "stop") {
       this.finished = true;
       this.resolveResult(event);
     }
+    if (this.overflow || (this.iterated && !this.reading)) {
+      // Nobody will read it: an overflowed run, or a reader that left the loop.
+      this.notify();
+      return;
+    }
+    const bytes = approxJsonBytes(event, this.maxBytes * HARD_BOUND_FACTOR + 1);
+    this.queue.push({ event, bytes });
+    this.queuedBytes += bytes;
+    if (event.type !== "stop") this.bound();
     this.notify();
+  }
+
+  /** Applies the buffer bound after a push (see the class comment). */
+  private bound(): void {
+    const over = (factor: number) => this.queue.length > this.maxEvents * factor || this.queuedBytes > this.maxBytes * factor;
+    if (!over(1)) return;
+    if (this.reading && !over(HARD_BOUND_FACTOR)) return this.pressure?.set(this, true);
+    const events = this.queue.length;
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    this.pressure?.set(this, false);
+    this.overflow = new PromptOverflowError(
+      this.reading
+        ? `the prompt run's reader fell behind by ${events} events even with the chain paused; they were dropped (the turn goes on: \`result\` still resolves)`
+        : `${events} events of this prompt run waited with nobody reading them (more than ${this.maxEvents} events or ${this.maxBytes} bytes); they were dropped. Iterate the run as it goes, or use session.onEvent (the turn goes on: \`result\` still resolves)`,
+    );
   }
 
   /** @internal */
@@ -301,16 +421,28 @@ export class PromptRun implements AsyncIterable<PromptEvent> {
   async *[Symbol.asyncIterator](): AsyncIterator<PromptEvent> {
     if (this.iterated) throw new Error("a prompt run can be read only once");
     this.iterated = true;
-    for (;;) {
-      const event = this.queue.shift();
-      if (event) {
-        yield event;
-        if (event.type === "stop") return;
-        continue;
+    this.reading = true;
+    try {
+      for (;;) {
+        const next = this.queue.shift();
+        if (next) {
+          this.queuedBytes -= next.bytes;
+          if (this.queue.length <= this.maxEvents / 2 && this.queuedBytes <= this.maxBytes / 2) this.pressure?.set(this, false);
+          yield next.event;
+          if (next.event.type === "stop") return;
+          continue;
+        }
+        if (this.overflow) throw this.overflow;
+        if (this.failure) throw this.failure;
+        if (this.finished) return;
+        await new Promise<void>((resolve) => (this.wake = resolve));
       }
-      if (this.failure) throw this.failure;
-      if (this.finished) return;
-      await new Promise<void>((resolve) => (this.wake = resolve));
+    } finally {
+      // Ended, failed, or the reader left the loop: nothing more is kept for it, and it holds nothing back.
+      this.reading = false;
+      this.queue.length = 0;
+      this.queuedBytes = 0;
+      this.pressure?.set(this, false);
     }
   }
 

@@ -19,6 +19,8 @@ export interface SessionHost {
   call<R, T = R>(method: string, params: unknown, options?: RequestOptions & { onResult?: (result: R) => T }): Promise<T>;
   notify(method: string, params: unknown): void;
   closeSession(sessionId: string, options?: RequestOptions): Promise<void>;
+  /** Where a prompt run's reader says it fell behind or caught up (backpressure toward the chain). */
+  readonly readPressure?: { set(reader: object, behind: boolean): void };
 }
 
 /** How the session was set up, as answered by the agent. */
@@ -138,7 +140,7 @@ export class Session {
     if (options.signal?.aborted) throw new AbortError("the prompt was aborted before it was sent");
 
     const turn = new AbortController();
-    const run = new PromptRun(() => this.cancel());
+    const run = new PromptRun(() => this.cancel(), this.host.readPressure);
     this.run = run;
     this.turn = turn;
     const onAbort = () => this.cancel();

@@ -272,6 +272,43 @@ function rawPost(
   });
 }
 
+/** A socket connected to the listener, sending nothing yet. */
+function connected(port: number): Promise<Socket> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.on("error", () => {});
+    socket.once("connect", () => resolve(socket));
+  });
+}
+
+/** Whether `socket` is closed within `ms` (resolves as soon as it is). */
+function closedWithin(socket: Socket, ms: number): Promise<boolean> {
+  if (socket.destroyed) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    socket.once("close", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/** What a raw socket receives, with a wait for a pattern. */
+function socketText(socket: Socket) {
+  let text = "";
+  const waiters: Array<() => void> = [];
+  socket.setEncoding("utf8").on("data", (c: string) => {
+    text += c;
+    for (const w of waiters.splice(0)) w();
+  });
+  return {
+    async until(pattern: RegExp): Promise<string> {
+      while (!pattern.test(text)) await new Promise<void>((r) => waiters.push(r));
+      return text;
+    },
+  };
+}
+
 /** An HTTP request with a JSON body through node:http; resolves with status and parsed body. */
 function post(port: number, path: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> {
   return new Promise((resolve, reject) => {
@@ -358,6 +395,61 @@ describe("the HTTP bridge listener's bounds", () => {
     await new Promise((r) => setTimeout(r, 50));
     const ok = await post(http.port, path, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize" }), { Authorization: auth });
     expect(ok.status).toBe(200);
+  });
+
+  it("closes a connection that sends no complete, authenticated request head within the pre-auth time (silent, or a head dribbled in)", async () => {
+    const { host, http, path } = await httpEndpoint({ preAuthTimeoutMs: 300 });
+    const silent = await connected(http.port);
+    const dribbling = await connected(http.port);
+    dribbling.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${http.port}\r\n`);
+    const keepDribbling = setInterval(() => dribbling.writable && dribbling.write("X-Slow: 1\r\n"), 50);
+    expect(http.unauthenticated).toBe(2);
+    // Node alone would keep both for headersTimeout (10 s), checked only every 30 s.
+    const closed = await Promise.all([silent, dribbling].map((s) => closedWithin(s, 5000)));
+    clearInterval(keepDribbling);
+    expect(closed).toEqual([true, true]);
+    expect(http.unauthenticated).toBe(0);
+    expect(host.warnings.some((w) => /closed an HTTP connection that sent no authenticated request within 300 ms/.test(w))).toBe(true);
+  });
+
+  it("64 silent connections: at most 16 wait (the oldest are closed), and the agent's authenticated request still gets through", async () => {
+    const { host, http, path, auth } = await httpEndpoint();
+    const silent: Socket[] = [];
+    for (let i = 0; i < 64; i++) silent.push(await connected(http.port));
+    for (let i = 0; i < 200 && silent.filter((s) => !s.destroyed).length > 16; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(silent.filter((s) => !s.destroyed)).toHaveLength(16);
+    expect(http.unauthenticated).toBe(16);
+    // The first 48 were closed, the newest 16 still wait.
+    expect(silent.slice(48).every((s) => !s.destroyed)).toBe(true);
+    const ok = await post(http.port, path, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { x: 1 } }), {
+      Authorization: auth,
+    });
+    expect(ok).toEqual({ status: 200, body: { jsonrpc: "2.0", id: 1, result: { echo: { x: 1 } } } });
+    expect(host.warnings.filter((w) => w.includes("waiting to authenticate"))).toHaveLength(1); // throttled
+    for (const s of silent) s.destroy();
+  });
+
+  it("an authenticated connection leaves the waiting room and stays open past the pre-auth time (keep-alive, SSE)", async () => {
+    const { http, path, auth } = await httpEndpoint({ preAuthTimeoutMs: 200 });
+    const socket = await connected(http.port);
+    const l = socketText(socket);
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize" });
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${http.port}\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    await l.until(/"result"/);
+    expect(http.unauthenticated).toBe(0);
+    expect(await closedWithin(socket, 600)).toBe(false);
+    socket.destroy();
+  });
+
+  it("refuses a request head longer than 4 KiB with 431", async () => {
+    const { http, path, auth } = await httpEndpoint();
+    const r = await post(http.port, path, "{}", { Authorization: auth, "X-Junk": "j".repeat(5000) }).catch(() => ({ status: -1 }));
+    // Node's parser answers 431 and closes; node:http's client may see the reset first.
+    expect([431, -1]).toContain(r.status);
+    const raw = await rawPost(http.port, path, 0, { Authorization: auth, "X-Junk": "j".repeat(5000) });
+    expect(raw.status).toBe(431);
   });
 
   it("refuses deep nesting and huge batches with 400, and a malformed %-escape with 404 (not 500)", async () => {

@@ -20,7 +20,13 @@
  * (`$/cancel_request`): without resumable streams nobody could receive the answer.
  *
  * Bounds (anyone on the machine can connect to a loopback port): at most {@link MAX_CONNECTIONS}
- * connections; headers within Node's 16 KiB and {@link HEADERS_TIMEOUT_MS}; nothing of a body is
+ * connections. Before a connection has sent a complete request head with the right bearer secret
+ * it is in a {@link WaitingRoom}: the head is at most {@link MAX_PRE_AUTH_BYTES} (else 431), it must
+ * come within {@link PRE_AUTH_TIMEOUT_MS} (else the connection is closed — Node's own
+ * `headersTimeout` is only checked every 30 s), and at most {@link MAX_WAITING} connections wait at
+ * once (one more closes the oldest waiting, so silent connections cannot crowd the agent out of
+ * `maxConnections`). An authenticated connection's idle time is Node's keep-alive timeout; its
+ * later heads have {@link HEADERS_TIMEOUT_MS}. Nothing of a body is
  * read before the request is authorized, and a refused request's connection is closed (so its body
  * is never streamed in); an authorized body is cut off at {@link MAX_BODY_BYTES} (413) and all bodies
  * being read at once share {@link MAX_BODIES_BYTES} (503 beyond); a batch holds at most
@@ -30,10 +36,12 @@
 
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { classify, ErrorCodes, type JsonRpcMessage, type JsonRpcResponse } from "../protocol/json-rpc.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
 import { type Endpoint, type EndpointHost, guarded, listenOnLoopback, sameSecret, throttledWarn } from "./endpoints.js";
 import type { McpLink } from "./link.js";
+import { MAX_PRE_AUTH_BYTES, MAX_WAITING, PRE_AUTH_TIMEOUT_MS, WaitingRoom } from "./waiting-room.js";
 
 /** Largest request body accepted. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -41,7 +49,7 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const MAX_BODIES_BYTES = 64 * 1024 * 1024;
 /** Open connections (beyond, the listener accepts none until one closes). */
 const MAX_CONNECTIONS = 64;
-/** Time for a request's headers to arrive. */
+/** Time for an authenticated connection's next request head to arrive. */
 const HEADERS_TIMEOUT_MS = 10_000;
 /** Time for a whole request (headers and body) to arrive; an SSE response may then last forever. */
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -57,6 +65,10 @@ export interface HttpEndpointLimits {
   maxConnections?: number;
   maxBodyBytes?: number;
   maxBodiesBytes?: number;
+  /** Time a connection has to send a complete, authenticated request head. */
+  preAuthTimeoutMs?: number;
+  /** Connections waiting to authenticate at once. */
+  maxUnauthenticated?: number;
 }
 
 interface HttpSession {
@@ -76,6 +88,9 @@ export class HttpEndpoint {
   /** Bytes of request bodies being read now. */
   private reading = 0;
   private readonly warnRefused: (message: string) => void;
+  private readonly warnExpelled: (message: string) => void;
+  /** Connections that have not sent an authenticated request yet. */
+  private readonly room: WaitingRoom;
   port = 0;
 
   constructor(
@@ -86,9 +101,20 @@ export class HttpEndpoint {
       maxConnections: limits.maxConnections ?? MAX_CONNECTIONS,
       maxBodyBytes: limits.maxBodyBytes ?? MAX_BODY_BYTES,
       maxBodiesBytes: limits.maxBodiesBytes ?? MAX_BODIES_BYTES,
+      preAuthTimeoutMs: limits.preAuthTimeoutMs ?? PRE_AUTH_TIMEOUT_MS,
+      maxUnauthenticated: limits.maxUnauthenticated ?? MAX_WAITING,
     };
     this.warnRefused = throttledWarn(host.log);
+    this.warnExpelled = throttledWarn(host.log);
+    this.room = new WaitingRoom({ timeoutMs: this.limits.preAuthTimeoutMs, maxWaiting: this.limits.maxUnauthenticated }, (why) =>
+      this.warnExpelled(
+        why === "timeout"
+          ? `MCP bridge: closed an HTTP connection that sent no authenticated request within ${this.limits.preAuthTimeoutMs} ms`
+          : `MCP bridge: closed the oldest of ${this.limits.maxUnauthenticated} HTTP connections waiting to authenticate, to make room for a new one`,
+      ),
+    );
     this.server = createServer(
+      { maxHeaderSize: MAX_PRE_AUTH_BYTES },
       (req, res) =>
         void this.handle(req, res).catch((error: Error) => {
           this.host.log.warn(`MCP bridge: HTTP request failed: ${error?.message ?? String(error)}`);
@@ -96,9 +122,15 @@ export class HttpEndpoint {
           else res.destroy();
         }),
     );
+    this.server.on("connection", (socket: Socket) => this.room.enter(socket));
     this.server.maxConnections = this.limits.maxConnections;
     this.server.headersTimeout = HEADERS_TIMEOUT_MS;
     this.server.requestTimeout = REQUEST_TIMEOUT_MS;
+  }
+
+  /** Connections waiting to authenticate now (for tests and diagnostics). */
+  get unauthenticated(): number {
+    return this.room.size;
   }
 
   /** Bytes of request bodies being read now (for tests and diagnostics). */
@@ -164,6 +196,7 @@ export class HttpEndpoint {
       res.setHeader("WWW-Authenticate", 'Bearer realm="cordon-mcp-bridge"');
       return this.refuse(req, res, 401, "Unauthorized: this endpoint needs the bearer secret it was declared with");
     }
+    this.room.admit(req.socket);
     switch (req.method) {
       case "POST":
         return this.post(req, res, endpoint);

@@ -25,13 +25,14 @@ import { LineBuffer } from "../protocol/line-buffer.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
 import { type Endpoint, type EndpointHost, guarded, listenOnLoopback, sameSecret, throttledWarn } from "./endpoints.js";
 import type { McpLink } from "./link.js";
+import { MAX_PRE_AUTH_BYTES, MAX_WAITING, PRE_AUTH_TIMEOUT_MS } from "./waiting-room.js";
 
 /** Time a connection has to say hello. */
-const HELLO_TIMEOUT_MS = 3000;
+const HELLO_TIMEOUT_MS = PRE_AUTH_TIMEOUT_MS;
 /** Longest hello line (and so the most an unauthenticated connection buffers). */
-export const MAX_HELLO_BYTES = 4096;
+export const MAX_HELLO_BYTES = MAX_PRE_AUTH_BYTES;
 /** Connections waiting to authenticate at one time. */
-const MAX_UNAUTHENTICATED = 16;
+const MAX_UNAUTHENTICATED = MAX_WAITING;
 /** Longest line accepted from an authenticated bridge command. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
 /**

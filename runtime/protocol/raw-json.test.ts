@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attachRaw, objectMembers, rawMember, serialize, withMember } from "./raw-json.js";
+import { attachRaw, memberRange, objectMembers, rawMember, serialize, withMember } from "./raw-json.js";
 
 const parsed = (text: string) => attachRaw(JSON.parse(text) as Record<string, unknown>, text);
 
@@ -14,6 +14,19 @@ describe("raw JSON members", () => {
     expect(slice("e")).toBe("null");
     expect(slice("key")).toBe("true");
     expect(objectMembers("[1]")).toBeNull();
+  });
+
+  it("finds one member where it lies, by its decoded name, the last of repeated ones", () => {
+    const text = ` { "a" : "x\\"}]{[" , "params":[1], "b":{"params":2}, "p\\u0061rams" : {"c":"]"} }`;
+    const range = (key: string, start?: number) => {
+      const r = memberRange(text, key, start);
+      return r && text.slice(...r);
+    };
+    expect(range("params")).toBe('{"c":"]"}'); // the escaped spelling comes last
+    expect(range("b")).toBe('{"params":2}');
+    expect(range("params", text.indexOf('{"params":2}'))).toBe("2");
+    expect(range("nope")).toBeUndefined();
+    expect(memberRange("[1]", "a")).toBeUndefined();
   });
 
   it("a string ending in escaped backslashes ends where it should", () => {
@@ -36,5 +49,19 @@ describe("raw JSON members", () => {
     const noId = parsed('{"jsonrpc":"2.0", "method":"x"}');
     expect(serialize(withMember(noId, "id", 3))).toBe('{"jsonrpc":"2.0","method":"x","id":3}');
     expect(rawMember(parsed('{"params" : [1, 2.0]}'), "params")).toBe("[1, 2.0]");
+  });
+
+  it("carries the text on the message itself, invisibly: copies never carry it stale", () => {
+    const text = '{"jsonrpc":"2.0", "id": 1, "method":"x"}';
+    const message = parsed(text);
+    // A spread or Object.assign copy (made to change a member) must not be written as the original's text.
+    const spread = { ...message, method: "y" };
+    expect(serialize(spread)).toBe('{"jsonrpc":"2.0","id":1,"method":"y"}');
+    expect(serialize(Object.assign({}, message, { id: 2 }))).toBe('{"jsonrpc":"2.0","id":2,"method":"x"}');
+    // Nothing to see for keys, stringify or deep equality; the text still serialises as it arrived.
+    expect(Object.keys(message)).toEqual(["jsonrpc", "id", "method"]);
+    expect(JSON.stringify(message)).toBe('{"jsonrpc":"2.0","id":1,"method":"x"}');
+    expect(message).toStrictEqual({ jsonrpc: "2.0", id: 1, method: "x" });
+    expect(serialize(message)).toBe(text);
   });
 });

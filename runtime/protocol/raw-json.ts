@@ -4,21 +4,35 @@
  * that text, so every other byte — key order, whitespace, number spellings like `1.0` or
  * 2^53+1, escapes — reaches the next peer as its sender wrote it.
  *
- * The text travels beside the parsed value in a WeakMap (no field on the message, nothing to
- * strip), set by the framing layer (`attachRaw`) and read back when the message is written
- * (`serialize`). A message without text (built by Cordon, or edited) is written with
- * `JSON.stringify`.
+ * The text travels on the parsed value itself, in a non-enumerable symbol-keyed field set by the
+ * framing layer (`attachRaw`) and read back when the message is written (`serialize`). Being
+ * non-enumerable, it is not copied by a spread or `Object.assign`, so a copy made to change a member
+ * never carries the original's (now stale) text; nor is it seen by `JSON.stringify`, `Object.keys`
+ * or deep equality. A message without text (built by Cordon, or edited) is written with
+ * `JSON.stringify`. (A WeakMap did this before: its ephemeron table, touched by every scavenge, and
+ * its lookups cost about a quarter of a watching proxy's crossing.)
  *
  * Finding a member is one pass over the text (a character loop for structure, `indexOf` to jump
  * over string literals), no tokenising of numbers or literals; the input was already accepted by
  * `JSON.parse`, so the scanner need not validate.
  */
 
-const raws = new WeakMap<object, string | (() => string)>();
+const RAW = Symbol("cordon.raw");
+type Raw = string | (() => string);
+type Carrier = { [RAW]?: Raw };
+
+/**
+ * Sets the text field: defined once per object (non-enumerable), plainly assigned after that.
+ * Messages are plain objects, never prototypes of one another, so a field read is an own field.
+ */
+function setRaw(value: object, raw: Raw): void {
+  if ((value as Carrier)[RAW] !== undefined) (value as Carrier)[RAW] = raw;
+  else Object.defineProperty(value, RAW, { value: raw, writable: true, configurable: true, enumerable: false });
+}
 
 /** Remembers `text` as the exact spelling of `value` (an object `JSON.parse(text)` returned). */
 export function attachRaw<T extends object>(value: T, text: string): T {
-  raws.set(value, text);
+  setRaw(value, text);
   return value;
 }
 
@@ -28,18 +42,18 @@ export function attachRaw<T extends object>(value: T, text: string): T {
  * filter) without ever being written; building its text eagerly cost a few µs per hop.
  */
 export function attachLazyRaw<T extends object>(value: T, build: () => string): T {
-  raws.set(value, build);
+  setRaw(value, build);
   return value;
 }
 
 /** Whether `value` has text (without building lazy text). */
-export const hasRaw = (value: object): boolean => raws.has(value);
+export const hasRaw = (value: object): boolean => (value as Carrier)[RAW] !== undefined;
 
 export function rawOf(value: object): string | undefined {
-  const raw = raws.get(value);
+  const raw = (value as Carrier)[RAW];
   if (typeof raw !== "function") return raw;
   const text = raw();
-  raws.set(value, text);
+  (value as Carrier)[RAW] = text;
   return text;
 }
 
@@ -120,6 +134,36 @@ export function objectMembers(text: string, start = 0): Map<string, Range> | nul
   return members;
 }
 
+function hasBackslash(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (text.charCodeAt(i) === 0x5c) return true;
+  return false;
+}
+
+/**
+ * `[start, end)` of member `key`'s value in the object whose `{` is the first non-blank character
+ * at or after `start` (the last one for a repeated key, as with `JSON.parse`); undefined when there
+ * is no object there or no such member. The same walk as `objectMembers`, without its Map or a
+ * string per key: each name is compared where it lies (a name with an escape is decoded first).
+ * Routing looks up one member per hop (`params`, `id`), so this is the hop's form.
+ */
+export function memberRange(text: string, key: string, start = 0): Range | undefined {
+  let pos = skipWs(text, start);
+  if (text.charCodeAt(pos) !== 0x7b) return undefined;
+  let found: Range | undefined;
+  pos = skipWs(text, pos + 1);
+  while (pos < text.length && text.charCodeAt(pos) !== 0x7d) {
+    const keyEnd = stringEnd(text, pos);
+    const plain = keyEnd - pos - 2 === key.length && text.startsWith(key, pos + 1);
+    const named = plain || (hasBackslash(text, pos + 1, keyEnd - 1) && JSON.parse(text.slice(pos, keyEnd)) === key);
+    pos = skipWs(text, skipWs(text, keyEnd) + 1); // past the colon
+    const end = valueEnd(text, pos);
+    if (named) found = [pos, end];
+    pos = skipWs(text, end);
+    if (text.charCodeAt(pos) === 0x2c) pos = skipWs(text, pos + 1);
+  }
+  return found;
+}
+
 /**
  * A shallow copy of `message` with `key` set to `value`, its text the original's with only that
  * member's value replaced — in place, so key order is kept. When the original has no text, or no
@@ -127,11 +171,11 @@ export function objectMembers(text: string, start = 0): Map<string, Range> | nul
  */
 export function withMember<T extends object>(message: T, key: string, value: unknown): T {
   const copy = { ...message, [key]: value } as T;
-  if (!raws.has(message)) return copy;
+  if (!hasRaw(message)) return copy;
   // Spliced when the copy's text is first read: most copies are written, but not all.
-  raws.set(copy, () => {
+  setRaw(copy, () => {
     const text = rawOf(message)!;
-    const range = objectMembers(text)?.get(key);
+    const range = memberRange(text, key);
     return range ? text.slice(0, range[0]) + JSON.stringify(value) + text.slice(range[1]) : JSON.stringify(copy);
   });
   return copy;
@@ -140,6 +184,6 @@ export function withMember<T extends object>(message: T, key: string, value: unk
 /** The text of member `key` of `message` as it arrived, if the message has text and the member. */
 export function rawMember(message: object, key: string): string | undefined {
   const text = rawOf(message);
-  const range = text === undefined ? undefined : objectMembers(text)?.get(key);
+  const range = text === undefined ? undefined : memberRange(text, key);
   return range && text!.slice(range[0], range[1]);
 }

@@ -157,6 +157,71 @@ describe("the _cordon/* namespace belongs to the host", () => {
   });
 });
 
+describe("I-JSON: a proxy's text reads alike to every reader", () => {
+  const refusedData = { cordon: { component: "cordon", failure: "refused", gate: "i-json" } };
+
+  it("a request whose method a case-insensitive, first-key or raw-key reader reads otherwise is refused to the proxy", async () => {
+    const { client, proxies, lines, sessionId } = await chain([passThrough]);
+    const params = `{"sessionId":"${sessionId}","path":"/home/user/.ssh/id_rsa"}`;
+    const texts = [
+      `{"jsonrpc":"2.0","id":"go","method":"_x/y","Method":"fs/read_text_file","params":${params}}`,
+      `{"jsonrpc":"2.0","id":"first","method":"fs/read_text_file","method":"_x/y","params":${params}}`,
+      `{"jsonrpc":"2.0","id":"raw","method":"fs/read_text_file","\\u006dethod":"_x/y","params":${params}}`,
+    ];
+    for (const text of texts) proxies[0].emitText(text);
+    const go = await answerTo(proxies[0], "go");
+    expect(go.error).toEqual({
+      code: -32600,
+      message:
+        'Invalid request: the message breaks I-JSON (RFC 7493): members "method" and "Method" in the top level are one name to a reader that ignores case',
+      data: refusedData,
+    });
+    expect((await answerTo(proxies[0], "first")).error.message).toMatch(/member "method" appears twice in the top level/);
+    expect((await answerTo(proxies[0], "raw")).error.data).toEqual(refusedData);
+    await settle();
+    expect(client.received.some((m) => m.method === "_x/y" || m.method === "fs/read_text_file")).toBe(false);
+    expect(lines.join("\n")).toMatch(/proxy "p0" sent a _x\/y that breaks I-JSON \(RFC 7493\): members "method" and "Method"/);
+  });
+
+  it("a forged _cordon/notice spelled for another reader is dropped and logged; so are a repeated path and a lone surrogate", async () => {
+    const { client, proxies, lines, sessionId } = await chain([passThrough], { grants: [["fs:read"]] });
+    proxies[0].emitText(`{"jsonrpc":"2.0","method":"_x/y","METHOD":"_cordon/notice","params":{"level":"error","message":"forged"}}`);
+    proxies[0].emitText(
+      `{"jsonrpc":"2.0","id":"p","method":"fs/read_text_file","params":{"sessionId":"${sessionId}","path":"/a","path":"/b"}}`,
+    );
+    proxies[0].emitText(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"${sessionId}","text":"\\udc00"}}`);
+    expect((await answerTo(proxies[0], "p")).error.message).toMatch(/member "path" appears twice in params/);
+    await settle();
+    expect(client.received.filter((m) => m.method !== undefined && m.method !== "session/update")).toEqual([]);
+    expect(client.received.some((m) => m.params?.text !== undefined)).toBe(false);
+    const log = lines.join("\n");
+    expect(log).toMatch(/proxy "p0" sent a _x\/y that breaks I-JSON .*members "method" and "METHOD" in the top level/);
+    expect(log).toMatch(/proxy "p0" sent a session\/update that breaks I-JSON .*escaped low surrogate \\uDC00 without its high half/);
+  });
+
+  it("an answer that breaks it still answers its request: the requester gets an error", async () => {
+    const { proxies, agent, lines } = await chain([passThrough]);
+    proxies[0].script = (m, peer) => {
+      if (m.params?.method !== "_x/ask") return passThrough(m, peer); // it arrives in its envelope
+      peer.emitText(`{"jsonrpc":"2.0","id":${JSON.stringify(m.id)},"result":{"outcome":{"outcome":"cancelled","Outcome":"selected"}}}`);
+    };
+    agent.emit({ jsonrpc: "2.0", id: "ask", method: "_x/ask", params: {} });
+    const answer = await answerTo(agent, "ask");
+    expect(answer.error.message).toMatch(
+      /proxy "p0" answered with a result that breaks I-JSON .*"outcome" and "Outcome" in result\.outcome/,
+    );
+    expect(lines.join("\n")).toMatch(/proxy "p0" answered with a message that breaks I-JSON/);
+  });
+
+  it("honest text passes; the agent's text is not checked (it is not a proxy)", async () => {
+    const { client, proxies, agent, sessionId } = await chain([passThrough]);
+    proxies[0].emitText(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"${sessionId}","n":"\\ud83d\\ude00","ID":1}}`);
+    agent.emitText(`{"jsonrpc":"2.0","method":"_x/agent","params":{"a":1,"a":2}}`);
+    await client.waitFor((m) => m.params?.n === "\u{1F600}");
+    await client.waitFor((m) => m.method === "_x/agent");
+  });
+});
+
 describe("grants", () => {
   it("fs and terminal notifications from a proxy need the grant too", async () => {
     const { client, proxies, sessionId } = await chain([passThrough]);

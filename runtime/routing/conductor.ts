@@ -18,13 +18,15 @@
  * they arrived as; only the envelope fields (id, method, wrapping) are rewritten.
  */
 
-import { isLevel, type Logger, sanitizeForLog } from "../log.js";
+import { type Logger, sanitizeForLog } from "../log.js";
+import { iJsonViolationOf } from "../protocol/i-json.js";
 import {
   classify,
   ErrorCodes,
   errorResponse,
   idFromKey,
   idKey,
+  type JsonRpcMessage,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
@@ -34,14 +36,14 @@ import {
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
 import { withMember } from "../protocol/raw-json.js";
-import { type PromptCapabilities, promptCapabilitiesOf, unsupportedContent } from "./capabilities.js";
 import { type Call, cancelRequest, isRequest, stripId, unwrap, withId, wrap } from "./envelope.js";
 import { type FailureData, failureData } from "./failure.js";
-import { check, Gates, type Refusal, successorInit } from "./gates/index.js";
-import { type Grant, grantFor } from "./grants.js";
+import { type Refusal, successorInit } from "./gates/index.js";
+import type { Grant } from "./grants.js";
 import { type Dialect, type FailurePolicy, Hop, type Incoming, MAX_DROP_WARNINGS } from "./hop.js";
 import { ParentSuccessorPeer } from "./parent-successor.js";
 import type { FailureDetail, Peer } from "./peer.js";
+import { decide, type RouteContext, type Rule, ruleTable } from "./rules/index.js";
 import { StallWatch } from "./stall-watch.js";
 import { Supervisor } from "./supervisor.js";
 import { sessionOf, type Tracer } from "./trace.js";
@@ -100,8 +102,6 @@ export class Conductor {
   private initialized = false;
   /** The client's `initialize` params, replayed to a proxy that restarts. */
   private initParams: unknown = undefined;
-  /** What the client was told the agent accepts in prompts (after every proxy had its say). */
-  private promptCapabilities: PromptCapabilities = {};
   private exiting = false;
 
   private readonly proxyMode: boolean;
@@ -110,6 +110,9 @@ export class Conductor {
   private readonly stalls: StallWatch;
   /** `CORDON_LOG=debug`: one line per routed message. */
   private readonly debug: boolean;
+  /** The routing rules of each direction (rules/index.ts), and what they see of the chain. */
+  private readonly rules = ruleTable();
+  private readonly cx: RouteContext;
 
   constructor(private readonly options: ConductorOptions) {
     this.log = options.log;
@@ -139,6 +142,18 @@ export class Conductor {
         `${method} (id ${id}) has been inside ${proxy} for ${(ms / 1000).toFixed(1)} s: it has neither passed it on nor answered it`,
       ),
     );
+    this.cx = {
+      client: this.client,
+      agent: this.agent,
+      proxies: this.proxies,
+      indexOf: (hop) => this.indexOf(hop),
+      traceName: participant,
+      log: this.log,
+      trace: (event) => this.trace?.(event),
+      send: (hop, message: JsonRpcMessage) => hop.peer.send(message),
+      notice: (level, hop, message) => this.notice(level, hop, message),
+      dropped: (hop, why, message) => this.dropped(hop, why, message),
+    };
     this.supervisor = new Supervisor({
       open: (hop) => this.open(hop),
       restarted: (hop) => this.restarted(hop),
@@ -216,6 +231,9 @@ export class Conductor {
       if (nestsDeeperThan(value)) return this.tooDeep(hop, value);
       if (hop === this.client) return this.fromClient(value);
       if (!hop.alive) return;
+      // A proxy's text must read alike to every reader: the gates read JSON.parse's reading of it (i-json.ts).
+      const ambiguous = hop.position.role === "proxy" ? iJsonViolationOf(value) : null;
+      if (ambiguous) return this.refuseWhole(hop, value, `breaks I-JSON (RFC 7493): ${ambiguous.detail}`, "i-json");
       this.fromComponent(hop, value);
     } catch (error) {
       this.internalFault(hop, value, error);
@@ -224,16 +242,25 @@ export class Conductor {
 
   /** A message nesting deeper than the limit is refused whole; an answer becomes an error answer. */
   private tooDeep(hop: Hop, value: unknown): void {
+    this.refuseWhole(hop, value, `nests deeper than ${MAX_NESTING_DEPTH} levels (Cordon's limit for any message)`);
+  }
+
+  /**
+   * Refuses a message whole, before it is classified: a request gets an error, a notification is
+   * dropped (both logged, rate-bounded); an answer still answers its request, with an error saying why.
+   * `gate` names the rule in the error's data (a refusal, as the gates' are).
+   */
+  private refuseWhole(hop: Hop, value: unknown, why: string, gate?: string): void {
     const msg = value as Record<string, unknown>;
     const id = typeof msg.id === "string" || typeof msg.id === "number" ? msg.id : null;
-    const why = `nests deeper than ${MAX_NESTING_DEPTH} levels (Cordon's limit for any message)`;
     if (typeof msg.method === "string" || id === null) {
       const method = typeof msg.method === "string" ? sanitizeForLog(msg.method, 80) : "message";
-      this.dropped(hop, `${hop.label} sent a ${method} that ${why}; refused`, { id, method });
-      if (id !== null) hop.peer.send(errorResponse(id, ErrorCodes.invalidRequest, `Invalid request: the message ${why}`));
+      this.dropped(hop, `${hop.label} sent a ${method} that ${sanitizeForLog(why)}; refused`, { id, method });
+      const data = gate === undefined ? undefined : failureData("cordon", "refused", { gate });
+      if (id !== null) hop.peer.send(errorResponse(id, ErrorCodes.invalidRequest, `Invalid request: the message ${why}`, data));
       return;
     }
-    // An answer too deep to forward still answers its request: with an error saying why.
+    this.dropped(hop, `${hop.label} answered with a message that ${sanitizeForLog(why)}; its requester gets an error`, { id });
     this.receive(hop, errorResponse(id, ErrorCodes.internalError, `${hop.label} answered with a result that ${why}`));
   }
 
@@ -291,15 +318,15 @@ export class Conductor {
     const inner = unwrap(envelope);
     if (typeof inner === "string") return this.refuse(envelope, ErrorCodes.invalidRequest, inner);
     if (!this.initialized) return this.refuse(envelope, ErrorCodes.invalidRequest, `expected "proxy/initialize" before "${inner.method}"`);
-    const refusal = check(Gates.fromAgent, inner, this.agent);
-    if (refusal) return this.refuseGated(envelope, refusal, this.client);
-    this.call(this.agent, inner);
+    const ruled = this.ruled(this.rules.fromAgent, inner, this.agent, envelope, this.client);
+    if (ruled) this.call(this.agent, ruled.call);
   }
 
-  private fromClientCall(message: Call): void {
+  private fromClientCall(original: Call): void {
+    const ruled = this.ruled(this.rules.fromClient, original, this.client);
+    if (!ruled) return;
+    const message = ruled.call;
     const { method } = message;
-    const refusal = check(Gates.fromClient, message, this.client);
-    if (refusal) return this.refuseGated(message, refusal, this.client);
     if (this.startFailure !== null) {
       if (isRequest(message)) {
         this.client.peer.send(
@@ -332,10 +359,6 @@ export class Conductor {
       return this.toward(this.client, withMember(message, "method", Methods.initialize), 0);
     }
     if (!this.initialized) return this.refuse(message, ErrorCodes.invalidRequest, `expected "${expected}" before "${method}"`);
-    if (method === Methods.sessionPrompt) {
-      const unsupported = unsupportedContent(message.params, this.promptCapabilities);
-      if (unsupported) return this.refuse(message, ErrorCodes.invalidParams, unsupported);
-    }
     if (method === Methods.sessionCancel) this.cancelHeldPermissions(sessionOf(message.params));
     this.toward(this.client, message, 0);
   }
@@ -350,7 +373,7 @@ export class Conductor {
     for (const hop of [this.client, ...this.proxies]) {
       for (const [key, pending] of hop.outgoing) {
         if (pending.kind !== "forward" || pending.from !== this.agent || pending.sessionId !== sessionId) continue;
-        hop.settle(key);
+        this.settleFor(hop, key);
         this.agent.incoming.delete(idKey(pending.fromId));
         this.agent.peer.send({ jsonrpc: "2.0", id: pending.fromId, result: { outcome: { outcome: "cancelled" } } });
         this.sendCancel(this.agent, hop, cancelRequest(idFromKey(key)), hop !== this.client);
@@ -372,20 +395,19 @@ export class Conductor {
     const { method } = message;
     if (method === Methods.cancelRequest) return this.cancel(hop, message.params);
     if (pos.role === "agent") {
-      const refusal = check(Gates.fromAgent, message, hop);
-      if (refusal) return this.refuseGated(message, refusal, hop);
-      if (method === Methods.elicitationCreate) return this.elicitation(hop, message);
-      return this.backward(hop, message, this.proxies.length - 1);
+      const ruled = this.ruled(this.rules.fromAgent, message, hop);
+      if (!ruled) return;
+      if (method === Methods.elicitationCreate) return this.elicitation(hop, ruled.call);
+      return this.backward(hop, ruled.call, ruled.to ?? this.proxies.length - 1, ruled.to !== undefined);
     }
     if (pos.role !== "proxy") return;
-    if (method === Methods.cordonLog) return this.proxyLog(hop, message);
     if (isRequest(message))
       this.stalls.passedOn(hop.label, isProxySuccessor(method) ? String(paramsObject(message.params)?.method) : method);
     if (!isProxySuccessor(method)) {
-      const refusal = check(Gates.proxyToPredecessor, message, hop);
-      if (refusal) return this.refuseGated(message, refusal, hop);
-      if (method === Methods.elicitationCreate) return this.elicitation(hop, message);
-      return this.backward(hop, message, pos.index - 1);
+      const ruled = this.ruled(this.rules.proxyToPredecessor, message, hop);
+      if (!ruled) return;
+      if (method === Methods.elicitationCreate) return this.elicitation(hop, ruled.call);
+      return this.backward(hop, ruled.call, ruled.to ?? pos.index - 1, ruled.to !== undefined);
     }
     if (method === Methods.legacyProxySuccessor) hop.dialect = "rust";
     const inner = unwrap(message);
@@ -396,8 +418,8 @@ export class Conductor {
         hop.peer.send(errorResponse(inner.id, ErrorCodes.invalidRequest, `${inner.method} is only sent by the conductor`));
       return;
     }
-    const refusal = check(Gates.proxyToSuccessor, inner, hop);
-    if (refusal) return this.refuseGated(message, refusal, hop);
+    const ruled = this.ruled(this.rules.proxyToSuccessor, inner, hop, message);
+    if (!ruled) return;
     if (inner.method === Methods.initialize) {
       const verdict = successorInit(hop);
       if (verdict.kind === "refuse") return this.refuseGated(message, verdict.refusal, hop);
@@ -410,7 +432,34 @@ export class Conductor {
       if (isRequest(inner)) hop.successorInit = { kind: "pending" };
       hop.passedInitializeOn = true;
     }
-    this.toward(hop, inner, pos.index + 1);
+    this.toward(hop, ruled.call, ruled.to ?? pos.index + 1);
+  }
+
+  /**
+   * Runs a rule table on a call from `from`: the call to route on (maybe rewritten) and its target,
+   * or null when a rule refused it (the sender, or `replyTo`, is told about `envelope`) or handled it.
+   */
+  private ruled(
+    rules: readonly Rule[],
+    call: Call,
+    from: Hop,
+    envelope: Call = call,
+    replyTo: Hop = from,
+  ): { call: Call; to?: number } | null {
+    const verdict = decide(rules, this.cx, call, from);
+    if (verdict.kind === "pass") return { call: verdict.call ?? call, to: verdict.to };
+    if (verdict.kind === "refuse") {
+      if (verdict.plain) this.refuse(envelope, verdict.refusal.code, verdict.refusal.message, replyTo);
+      else this.refuseGated(envelope, verdict.refusal, replyTo);
+    }
+    return null;
+  }
+
+  /** The router answered `hop`'s request `key` on its behalf: its late answer is dropped, and the rules forget it. */
+  private settleFor(hop: Hop, key: string): boolean {
+    if (!hop.settle(key)) return false;
+    for (const rule of this.rules.all) rule.settled?.(this.cx, hop, key);
+    return true;
   }
 
   /**
@@ -423,7 +472,7 @@ export class Conductor {
   private retryInRustDialect(hop: Hop): boolean {
     for (const [key, pending] of hop.outgoing) {
       if (pending.kind !== "forward" || pending.method !== Methods.initialize || !pending.retry) continue;
-      hop.settle(key);
+      this.settleFor(hop, key);
       pending.from.incoming.delete(idKey(pending.fromId));
       this.log.info(`${hop.label} forwarded proxy/initialize instead of answering it: it speaks the Rust SDK's _proxy/* dialect; retrying`);
       pending.retry();
@@ -449,13 +498,15 @@ export class Conductor {
     send();
   }
 
-  /** Right to left: to proxy `index` wrapped in `proxy/successor`, or to the client when `index` is -1. */
-  private backward(from: Hop, message: Call, index: number): void {
-    const pass = mayPass(message);
-    while (index >= 0 && (pass ? this.proxies[index].skips(message, true) : this.proxies[index].bypassed)) index--;
+  /**
+   * Right to left: to proxy `index` wrapped in `proxy/successor`, or to the client when `index` is
+   * -1. `exact`: a rule chose that proxy, which gets the call even if it would only pass it on.
+   */
+  private backward(from: Hop, message: Call, index: number, exact = false): void {
+    const pass = mayPass(message) && !exact;
+    while (index >= 0 && (pass ? this.proxies[index].skips(message, true) : this.proxies[index].bypassed && !exact)) index--;
     if (index < 0) return this.deliver(from, message, this.client, message, false);
     const target = this.proxies[index];
-    if (grantFor(message.method)) target.forwardable.add(message.method, message.params);
     this.deliver(from, message, target, wrap(message, target.dialect), true);
   }
 
@@ -483,8 +534,10 @@ export class Conductor {
         params: original.params ?? null,
       });
       if (this.debug) this.log.debug(`${participant(from)} → ${participant(to)}: ${original.method}`);
-      if (to.alive) to.peer.send(stripId(outgoing));
-      else this.log.debug(`dropped ${original.method} notification for ${to.label}: ${to.failure}`);
+      if (to.alive) {
+        for (const rule of this.rules.all) rule.forwarded?.(this.cx, { from, to, key: null, call: original });
+        to.peer.send(stripId(outgoing));
+      } else this.log.debug(`dropped ${original.method} notification for ${to.label}: ${to.failure}`);
       return;
     }
     if (!to.alive) {
@@ -543,10 +596,13 @@ export class Conductor {
         `${participant(from)} → ${participant(to)}: ${original.method} (id ${JSON.stringify(original.id)} → ${JSON.stringify(id)})`,
       );
     if (to.position.role === "proxy") this.stalls.delivered(to.label, idKey(id), JSON.stringify(id), original.method);
+    const record = { from, fromId: original.id, to, toId: id, key: idKey(id), call: original };
+    for (const rule of this.rules.all) rule.forwarded?.(this.cx, record);
     to.peer.send(withId(outgoing, id) as JsonRpcRequest);
   }
 
-  private response(hop: Hop, message: JsonRpcResponse): void {
+  private response(hop: Hop, received: JsonRpcResponse): void {
+    let message = received;
     const key = message.id === null ? null : idKey(message.id);
     const pending = key === null ? undefined : hop.outgoing.get(key);
     if (key !== null && hop.settled.delete(key)) return; // already answered on its behalf
@@ -565,8 +621,11 @@ export class Conductor {
     // on: one that did understood it, and is relaying an error from further down the chain.
     if (pending.retry && message.error?.code === ErrorCodes.methodNotFound && !hop.passedInitializeOn) {
       pending.from.incoming.delete(idKey(pending.fromId)); // the retry forwards the same request again
+      for (const rule of this.rules.all) rule.settled?.(this.cx, hop, key);
       return pending.retry();
     }
+    const answered = { answerer: hop, key, asker: pending.from, method: pending.method };
+    for (const rule of this.rules.all) message = rule.answer?.(this.cx, message, answered) ?? message;
     this.trace?.({
       type: "response",
       from: participant(hop),
@@ -576,8 +635,7 @@ export class Conductor {
       payload: message.error ?? message.result ?? null,
     });
     if (pending.method === Methods.initialize) {
-      if (pending.from === this.client) this.promptCapabilities = promptCapabilitiesOf(message.result);
-      else if (pending.from.position.role === "proxy") {
+      if (pending.from.position.role === "proxy") {
         // An error answer lets the proxy try again; a result is replayed to its restarted instances.
         pending.from.successorInit = message.error
           ? { kind: "none" }
@@ -683,7 +741,8 @@ export class Conductor {
     const what = isRequest(message) ? "request refused" : "notification dropped";
     this.dropped(from, `${refusal.gate}: ${sanitizeForLog(refusal.message)}; ${what}`, message);
     if (isRequest(message) && from.alive) {
-      from.peer.send(errorResponse(message.id, refusal.code, refusal.message, failureData("cordon", "refused", { gate: refusal.gate })));
+      const data = failureData("cordon", "refused", refusal.grant ? { gate: refusal.gate, grant: refusal.grant } : { gate: refusal.gate });
+      from.peer.send(errorResponse(message.id, refusal.code, refusal.message, data));
     }
   }
 
@@ -707,16 +766,6 @@ export class Conductor {
     });
   }
 
-  /** `_cordon/log` from a proxy: one line on stderr (control characters escaped), and the trace. */
-  private proxyLog(hop: Hop, message: Call): void {
-    const p = paramsObject(message.params);
-    const level = isLevel(p?.level) ? p.level : "info";
-    const text = sanitizeForLog(typeof p?.message === "string" ? p.message : JSON.stringify(p ?? null));
-    this.log[level](`${hop.label}: ${text}`);
-    this.trace?.({ type: "trace", component: participant(hop), level, message: text });
-    if (isRequest(message)) hop.peer.send(errorResponse(message.id, ErrorCodes.invalidRequest, `${Methods.cordonLog} is a notification`));
-  }
-
   // ---- failure ---------------------------------------------------------------------------
 
   /**
@@ -727,6 +776,7 @@ export class Conductor {
   private closed(hop: Hop, reason: string, detail?: FailureDetail): void {
     if (!hop.fail(reason)) return;
     this.stalls.settled(hop.label);
+    for (const rule of this.rules.all) rule.closed?.(this.cx, hop);
     if (hop === this.client) {
       this.log.debug(`${this.proxyMode ? "parent conductor" : "client"} closed the connection`);
       this.exit(0);
@@ -763,6 +813,7 @@ export class Conductor {
 
   /** A restarted proxy is up: replay its initialization (its successor is not re-initialized), release held deliveries. */
   private restarted(hop: Hop): void {
+    for (const rule of this.rules.all) rule.restarted?.(this.cx, hop);
     if (this.initialized) {
       const id = hop.issueId();
       const method = hop.dialect === "rust" ? Methods.legacyProxyInitialize : Methods.proxyInitialize;
@@ -810,7 +861,7 @@ export class Conductor {
 
   /** A request whose asker died: nobody waits for its answer any more, so cancel it where it is. */
   private settle(asker: Hop, record: Incoming): void {
-    record.to.settle(idKey(record.toId));
+    this.settleFor(record.to, idKey(record.toId));
     if (record.to.alive) this.sendCancel(asker, record.to, cancelRequest(record.toId), record.enveloped);
   }
 

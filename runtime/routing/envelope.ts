@@ -6,7 +6,7 @@
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { paramsObject } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
-import { attachLazyRaw, attachRaw, hasRaw, objectMembers, rawMember, rawOf, withMember } from "../protocol/raw-json.js";
+import { attachLazyRaw, attachRaw, hasRaw, memberRange, rawMember, rawOf, withMember } from "../protocol/raw-json.js";
 import type { Dialect } from "./hop.js";
 
 export type Call = JsonRpcRequest | JsonRpcNotification;
@@ -14,16 +14,22 @@ export type Call = JsonRpcRequest | JsonRpcNotification;
 export const isRequest = (m: Call): m is JsonRpcRequest => "id" in m;
 
 /**
+ * An envelope built in this process keeps the message it carries, in a non-enumerable field (like
+ * the text in raw-json.ts: a spread copy does not carry it, and no WeakMap is touched per hop): an
+ * in-process peer (the MCP bridge) unwrapping one gets the very message back — its text and key
+ * order included — instead of a copy rebuilt from `{method, params}`.
+ */
+const CARRIED = Symbol("cordon.carried");
+type Carrier = { [CARRIED]?: Call };
+const carriedBy = (envelope: object): Call | undefined => (envelope as Carrier)[CARRIED];
+const carry = (envelope: object, inner: Call): void => {
+  Object.defineProperty(envelope, CARRIED, { value: inner, enumerable: false });
+};
+
+/**
  * Wraps a call in a `proxy/successor` envelope (in the peer's dialect). The envelope's own `_meta`
  * is hop-local. The inner params keep the text they arrived as (see raw-json.ts).
  */
-/**
- * Envelopes built in this process, to the message they carry: an in-process peer (the MCP
- * bridge) unwrapping one gets the very message back — its text and key order included — instead
- * of a copy rebuilt from `{method, params}`.
- */
-const carried = new WeakMap<object, Call>();
-
 export function wrap(message: Call, dialect: Dialect): Call {
   const params: Record<string, unknown> = { method: message.method };
   if (message.params !== undefined) params.params = message.params;
@@ -38,15 +44,15 @@ export function wrap(message: Call, dialect: Dialect): Call {
       return `{"jsonrpc":"2.0",${idText(message)}"method":"${method}","params":${inner}}`;
     });
   }
-  carried.set(envelope, message);
+  carry(envelope, message);
   return envelope;
 }
 
 /** A copy of `message` with another id (spliced in place, see raw-json.ts); an envelope keeps what it carries. */
 export function withId<T extends object>(message: T, id: JsonRpcId): T {
   const copy = withMember(message, "id", id);
-  const inner = carried.get(message);
-  if (inner) carried.set(copy, inner);
+  const inner = carriedBy(message);
+  if (inner) carry(copy, inner);
   return copy;
 }
 
@@ -58,14 +64,14 @@ export function withId<T extends object>(message: T, id: JsonRpcId): T {
 export function unwrap(envelope: Call): Call | string {
   const p = paramsObject(envelope.params);
   if (!p || typeof p.method !== "string") return `${envelope.method} needs params {method, params?}`;
-  const original = carried.get(envelope);
+  const original = carriedBy(envelope);
   if (original && isRequest(original) === isRequest(envelope))
     return isRequest(envelope) ? withMember(original, "id", envelope.id) : original;
   const inner: Call = isRequest(envelope) ? { jsonrpc: "2.0", id: envelope.id, method: p.method } : { jsonrpc: "2.0", method: p.method };
   if (p.params !== undefined) inner.params = p.params;
   const text = rawOf(envelope);
-  const outer = text === undefined ? undefined : objectMembers(text)?.get("params");
-  const range = outer && p.params !== undefined ? objectMembers(text!, outer[0])?.get("params") : undefined;
+  const outer = text === undefined ? undefined : memberRange(text, "params");
+  const range = outer && p.params !== undefined ? memberRange(text!, "params", outer[0]) : undefined;
   if (range)
     attachRaw(
       inner,

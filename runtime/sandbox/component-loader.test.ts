@@ -12,7 +12,6 @@ import {
   loadComponent,
   loadComponentBytes,
   MAX_COMPONENT_BYTES,
-  parseWorldItems,
 } from "./component-loader.js";
 
 let dir: string;
@@ -21,7 +20,7 @@ beforeAll(() => {
 });
 
 describe("loadComponent", () => {
-  it("validates a component, reads its encodings and caches what jco found by SHA-256 (no code: the entry points into the component)", async () => {
+  it("validates a component, reads its encodings and caches what it found by SHA-256 (no code: the entry points into the component)", async () => {
     const cacheDir = join(dir, "cache-a");
     const path = join(dir, "echo16.wasm");
     writeFileSync(path, await echoComponent("utf16"));
@@ -76,6 +75,13 @@ describe("loadComponent", () => {
     const core = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
     await expect(loadComponentBytes("core.wasm", core, { cacheDir: join(dir, "f") })).rejects.toThrow(
       /core module; build it into a component/,
+    );
+    // A component whose core module V8 would not compile (its magic number broken).
+    const broken = await echoComponent("utf8");
+    const first = coreModules(broken)[0];
+    broken[first.byteOffset - broken.byteOffset] = 0xff;
+    await expect(loadComponentBytes("broken.wasm", broken, { cacheDir: join(dir, "f") })).rejects.toThrow(
+      /broken\.wasm cannot run as a Cordon proxy: its core module #0 is not valid WebAssembly/,
     );
     await expect(loadComponent(join(dir, "missing.wasm"))).rejects.toThrow(
       /missing\.wasm cannot run as a Cordon proxy: cannot read it \(ENOENT\)/,
@@ -175,13 +181,3 @@ describe("loadComponent", () => {
 });
 
 const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
-
-describe("parseWorldItems", () => {
-  it("reads imports and exports from jco's WIT text", () => {
-    const wit = `package root:component;\n\nworld root {\n  import wasi:io/streams@0.2.0;\n  import cordon:proxy/channel@0.1.0;\n\n  export cordon:proxy/handler@0.1.0;\n}\n`;
-    expect(parseWorldItems(wit)).toEqual({
-      imports: ["wasi:io/streams@0.2.0", "cordon:proxy/channel@0.1.0"],
-      exports: ["cordon:proxy/handler@0.1.0"],
-    });
-  });
-});

@@ -2,9 +2,12 @@
  * Turns a `.wasm` component file into something the sandbox can run: validated against the
  * `cordon:proxy` world, its core module taken out, its string encodings read.
  *
- * Validation and unpacking use jco-transpile (the wasm-tools parser/validator compiled to wasm).
- * That costs ~150 ms and ~50 MB of RSS the first time, so what jco found is cached on disk by
- * the component's SHA-256: a later start never loads jco at all.
+ * Cordon reads what it needs from the binary itself, with no toolchain at run time: the world's
+ * names (`component-world.ts`), the string encodings (`string-encoding.ts`), the manifest, and the
+ * top-level core modules, each compiled (so validated) by V8; the guest is the one with a memory.
+ * It never instantiates the component's own wiring, so the rest of the component is never run
+ * (see component-world.ts for why that makes a full component validator unnecessary here). What a
+ * first load found is cached on disk by the component's SHA-256.
  *
  * The cache is an optimisation, never a trust anchor, so that a pin (`sha256` in the chain
  * config) covers the code that runs:
@@ -28,6 +31,7 @@ import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { CHANNEL_IMPORT, checkCoreModule, type GuestEncodings } from "./canonical-host.js";
+import { type ComponentWorld, readComponentWorld } from "./component-world.js";
 import { type Manifest, readManifest } from "./manifest.js";
 import { type CanonicalEncodings, readCanonicalEncodings } from "./string-encoding.js";
 import { grantForInterface, WASI_GRANTS } from "./wasi-grants.js";
@@ -81,19 +85,6 @@ function defaultCacheDir(): string {
   if (process.env.CORDON_CACHE_DIR) return process.env.CORDON_CACHE_DIR;
   const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
   return join(base, "cordon", "components");
-}
-
-/** Reads the world's imports and exports out of the WIT text jco prints for a component. */
-export function parseWorldItems(wit: string): { imports: string[]; exports: string[] } {
-  const imports: string[] = [];
-  const exports: string[] = [];
-  for (const raw of wit.split("\n")) {
-    const line = raw.trim();
-    const m = /^(import|export)\s+([^;{]+?)\s*(?:;|\{)?$/.exec(line);
-    if (!m) continue;
-    (m[1] === "import" ? imports : exports).push(m[2].trim());
-  }
-  return { imports, exports };
 }
 
 /**
@@ -275,17 +266,12 @@ async function readCache(cacheDir: string, sha256: string, bytes: Uint8Array) {
 async function unpack(source: string, bytes: Uint8Array, sha256: string, cacheDir: string | null, progress?: (line: string) => void) {
   progress?.(`validating ${basename(source)} (first load; cached afterwards)`);
   const declared = readEncodings(source, bytes);
-  const [{ transpileBytes }, { componentWit }] = await Promise.all([
-    import("@bytecodealliance/jco-transpile"),
-    import("@bytecodealliance/jco-transpile/wasm-tools"),
-  ]);
-  let wit: string;
+  let items: ComponentWorld;
   try {
-    wit = await componentWit(bytes);
+    items = readComponentWorld(bytes);
   } catch (error) {
     throw new ComponentRejected(source, `it is not a valid WebAssembly component (${firstLine(error)})`);
   }
-  const items = parseWorldItems(wit);
   if (!items.exports.includes(HANDLER_EXPORT)) checkWorld(source, items, WASI_GRANTS);
   const encodings = pickEncodings(source, declared);
   let manifest: Manifest | null;
@@ -294,31 +280,23 @@ async function unpack(source: string, bytes: Uint8Array, sha256: string, cacheDi
   } catch (error) {
     throw new ComponentRejected(source, (error as Error).message);
   }
-  let files: Record<string, Uint8Array>;
-  try {
-    ({ files } = await transpileBytes(bytes, {
-      name: "guest",
-      instantiation: "sync",
-      wasiShim: false,
-      noTypescript: true,
-      base64Cutoff: 0,
-    } as Parameters<typeof transpileBytes>[1]));
-  } catch (error) {
-    throw new ComponentRejected(source, `jco could not unpack it (${firstLine(error)})`);
-  }
-  // wit-component adds shim/fixup core modules for lowered imports; the guest is the one with a memory.
-  const guests = Object.entries(files)
-    .filter(([name]) => name.endsWith(".wasm"))
-    .map(([, core]) => ({ core, module: new WebAssembly.Module(core as Uint8Array<ArrayBuffer>) }))
-    .filter(({ module }) => WebAssembly.Module.exports(module).some((e) => e.kind === "memory"));
+  // Every top-level core module must compile (V8 validates it); wit-component adds shim/fixup
+  // modules beside the guest, and the guest is the one with a memory.
+  const guests: { index: number; core: Uint8Array; module: WebAssembly.Module }[] = [];
+  coreModules(bytes).forEach((view, index) => {
+    const core = view.slice();
+    let module: WebAssembly.Module;
+    try {
+      module = new WebAssembly.Module(core);
+    } catch (error) {
+      throw new ComponentRejected(source, `its core module #${index} is not valid WebAssembly (${firstLine(error)})`);
+    }
+    if (WebAssembly.Module.exports(module).some((e) => e.kind === "memory")) guests.push({ index, core, module });
+  });
   if (guests.length !== 1) throw new ComponentRejected(source, `expected one core module with a memory, found ${guests.length}`);
-  const [{ core, module }] = guests;
-  // Cached only when the guest is one of the component's own top-level core modules (it is, for
-  // wit-component output): the entry can then point at it instead of holding code.
-  const coreSha256 = sha(core);
-  const index = coreModules(bytes).findIndex((m) => m.length === core.length && sha(m) === coreSha256);
-  if (cacheDir !== null && index >= 0) {
-    await writeCache(cacheDir, { format: CACHE_FORMAT, sha256, core: { index, sha256: coreSha256 }, ...items });
+  const [{ index, core, module }] = guests;
+  if (cacheDir !== null) {
+    await writeCache(cacheDir, { format: CACHE_FORMAT, sha256, core: { index, sha256: sha(core) }, ...items });
   }
   return { sha256, module, coreBytes: core, encodings, ...items, manifest };
 }

@@ -1,7 +1,8 @@
 /**
  * The little of the WebAssembly binary format Cordon reads itself: LEB128 integers and the
  * section list of a core module or a component (both are `magic, version, then id/size/body`
- * sections). Everything else — validation, unpacking — is jco's.
+ * sections). Core modules are validated by V8 when compiled; the component's own sections are
+ * read by the modules that need them (component-world.ts, string-encoding.ts, manifest.ts).
  */
 export class BinaryError extends Error {}
 

@@ -28,6 +28,7 @@ import {
   SessionUpdate,
   Side,
 } from "./messages";
+import { canonicalNames } from "./names";
 import { forgetSession } from "./sessions";
 import { errorResponse, fill, key, parseId } from "./wire";
 
@@ -65,7 +66,8 @@ export class Dispatcher extends Hooks {
   receive(text: string): void {
     const first = this.fresh;
     this.fresh = false;
-    const msg = RawObject.parse(text, SCAN_PATH);
+    // Names compared after decoding escapes (names.ts): `"t\u0065xt"` is `text` to every hook.
+    const msg = RawObject.parse(canonicalNames(text), SCAN_PATH);
     if (msg == null) {
       this.log(LogLevel.Error, "dropped a message that is not a JSON object");
       return;

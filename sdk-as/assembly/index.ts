@@ -16,7 +16,7 @@ export { JSON } from "json-as";
 export { ErrorCode, LogLevel, McpErrorCode } from "./codes";
 export { Config } from "./config";
 export { ContentBlock, ResourceLinkBlock, TextBlock } from "./content";
-export { arrObj, arrString, getArr, getBool, getJson, getNumber, getObj, getString, quote, typeOf } from "./json";
+export { arrObj, arrString, getArr, getBool, getJson, getNumber, getObj, getString, quote, stringValue, typeOf } from "./json";
 export {
   InitializeRequest,
   InitializeResponse,

@@ -5,7 +5,6 @@
 // - safe typed getters over json-as `JSON.Obj`/`JSON.Arr` (json-as' own `getAs<T>` reinterprets
 //   whatever is stored, so reading a string where the peer sent a number would read garbage).
 import { JSON } from "json-as";
-import { deserializeString } from "json-as/assembly/deserialize/index/string";
 
 const QUOTE: u16 = 0x22;
 const BACKSLASH: u16 = 0x5c;
@@ -40,8 +39,8 @@ function stringEnd(p: usize, end: usize): usize {
 /**
  * The members of one JSON object as raw ranges of its source string: keys without their quotes,
  * values exactly as written. Nothing is decoded; values are skipped with json-as' word-at-a-time
- * scanner. Keys are compared as written, so a key spelled with escapes (`"\u006dethod"`) does not
- * match `method` — JSON-RPC peers never do that.
+ * scanner. Keys are compared as written: the dispatcher hands it text whose names were first
+ * brought to one spelling (names.ts), so `"\u006dethod"` is found as `method`.
  */
 export class RawObject {
   /** The string the pointers below point into (kept alive by this reference). */
@@ -212,10 +211,78 @@ export function slice(start: usize, end: usize): string {
   return changetype<string>(out);
 }
 
-/** Decodes the JSON string token between two pointers (quotes included). */
+function hexDigit(c: u16): i32 {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const l = c | 0x20;
+  if (l >= 0x61 && l <= 0x66) return l - 0x61 + 10;
+  return -1;
+}
+
+/**
+ * Decodes the JSON string token between two pointers (quotes included), as `JSON.parse` does.
+ * (json-as 1.6's own decoder turns `\/` into U+0000, so a token written `"abc\/def"` would reach a
+ * hook as something other than what the client reads; this one is used everywhere instead.)
+ * A plain copy when there is no escape; an escape the host would have refused (it parses every
+ * message first) is kept as written.
+ */
 export function decodeString(start: usize, end: usize): string {
-  // json-as' word-at-a-time decoder (a plain copy when there is nothing to unescape).
-  return deserializeString(start, end);
+  if (end - start < 4) return "";
+  const s = start + 2;
+  const e = end - 2;
+  let p = s;
+  while (p < e && load<u16>(p) != BACKSLASH) p += 2;
+  if (p >= e) return slice(s, e);
+  const out = __new(e - s, idof<string>());
+  memory.copy(out, s, p - s);
+  let o = out + (p - s);
+  while (p < e) {
+    const c = load<u16>(p);
+    if (c != BACKSLASH || p + 2 >= e) {
+      store<u16>(o, c);
+      o += 2;
+      p += 2;
+      continue;
+    }
+    const d = load<u16>(p + 2);
+    let v: i32 = -1;
+    let width: usize = 4;
+    if (d == QUOTE || d == BACKSLASH || d == 0x2f) v = d;
+    else if (d == 0x62) v = 0x08;
+    else if (d == 0x66) v = 0x0c;
+    else if (d == 0x6e) v = 0x0a;
+    else if (d == 0x72) v = 0x0d;
+    else if (d == 0x74) v = 0x09;
+    else if (d == 0x75 && p + 12 <= e) {
+      const h0 = hexDigit(load<u16>(p + 4));
+      const h1 = hexDigit(load<u16>(p + 6));
+      const h2 = hexDigit(load<u16>(p + 8));
+      const h3 = hexDigit(load<u16>(p + 10));
+      if ((h0 | h1 | h2 | h3) >= 0) {
+        v = (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
+        width = 12;
+      }
+    }
+    if (v < 0) {
+      store<u16>(o, c); // not an escape JSON knows: kept as written
+      o += 2;
+      p += 2;
+      continue;
+    }
+    store<u16>(o, <u16>v);
+    o += 2;
+    p += width;
+  }
+  return changetype<string>(__renew(out, o - out));
+}
+
+/**
+ * A string `JSON.Value` decoded as `JSON.parse` decodes it (use this rather than `v.get<string>()`,
+ * see `decodeString`). The caller has checked `typeOf(v) == JSON.Types.String`.
+ */
+export function stringValue(v: JSON.Value): string {
+  const lz = v.__lazySlice();
+  if (lz != 0) return decodeString(<usize>(lz >>> 32), <usize>(<u32>lz));
+  return v.get<string>();
 }
 
 /** `s` as a JSON string token, quotes and escapes included. */
@@ -320,7 +387,7 @@ function isNumberType(t: u16): bool {
 export function getString(obj: JSON.Obj, key: string): string | null {
   const v = obj.get(key);
   if (v == null || typeOf(v) != JSON.Types.String) return null;
-  return v.get<string>();
+  return stringValue(v);
 }
 
 /** `obj[key]` when it is an object (the same instance on every call, so edits stick), else null. */
@@ -373,7 +440,7 @@ export function arrString(arr: JSON.Arr, i: i32): string | null {
   if (i < 0 || i >= arr.length) return null;
   const v = arr.at(i);
   if (typeOf(v) != JSON.Types.String) return null;
-  return v.get<string>();
+  return stringValue(v);
 }
 
 /**

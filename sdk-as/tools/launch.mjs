@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 
 function inRepository() {
   try {
-    return JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).name === "cordon";
+    return JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).name === "@cordon/cli";
   } catch {
     return false;
   }

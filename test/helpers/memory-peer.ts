@@ -5,6 +5,7 @@
  * re-entered from its own `send`).
  */
 import type { JsonRpcMessage } from "../../runtime/protocol/json-rpc.js";
+import { attachRaw } from "../../runtime/protocol/raw-json.js";
 import type { Peer, PeerSink } from "../../runtime/routing/peer.js";
 
 export type Json = Record<string, any>;
@@ -70,6 +71,11 @@ export class MemoryPeer implements Peer {
   /** The peer sends `message` to the conductor. */
   emit(message: Json | unknown): void {
     this.sink!.message(message);
+  }
+
+  /** The peer writes `text`: parsed, with the text kept as a framing layer keeps it (raw-json.ts). */
+  emitText(text: string): void {
+    this.sink!.message(attachRaw(JSON.parse(text) as object, text));
   }
 
   /** The peer dies (what waited for its output goes on, as `Peer.whenIdle` promises). */

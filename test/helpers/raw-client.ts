@@ -11,6 +11,8 @@ export type Json = Record<string, any>;
 export class RawClient {
   readonly child: ChildProcess;
   readonly received: Json[] = [];
+  /** Every line from the conductor's stdout as written (`received` holds them parsed). */
+  readonly lines: string[] = [];
   stderr = "";
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private nextId = 1;
@@ -26,6 +28,7 @@ export class RawClient {
     this.child.stdout!.on("data", (chunk: Buffer) => {
       for (const line of lines.push(chunk)) {
         if (line.kind !== "line") throw new Error("oversized line from the conductor");
+        this.lines.push(line.text);
         const msg = JSON.parse(line.text) as Json;
         this.received.push(msg);
         if ("method" in msg && "id" in msg) void this.answer(msg);

@@ -3,7 +3,8 @@
 // tests can check exactly what reached the agent and send exactly what they want back.
 //
 // - initialize → {protocolVersion: 1, agentCapabilities: $SCRIPTED_CAPS or {}, agentInfo, _meta}
-// - session/new → {sessionId: "sess-<n>", _meta: {received: <params as received>}}
+// - session/new → {sessionId: "sess-<n>", _meta: {received: <params as received>}}, after a
+//   session/update for the new id per entry of $SCRIPTED_SETUP_UPDATES (a JSON array of updates)
 // - session/prompt: the first text block is a JSON array of steps, run in order:
 //     {"send": <message>}            write a raw notification/request to the client
 //     {"ask": <request sans id>}     send a request, wait for its answer, then go on
@@ -95,8 +96,13 @@ createInterface({ input: process.stdin }).on("line", (line) => {
           _meta: { "test/received": msg.params },
         },
       });
-    case "session/new":
-      return out({ jsonrpc: "2.0", id: msg.id, result: { sessionId: `sess-${++sessions}`, _meta: { received: msg.params } } });
+    case "session/new": {
+      const sessionId = `sess-${++sessions}`;
+      // $SCRIPTED_SETUP_UPDATES: updates sent for the new session before the answer names it.
+      for (const update of JSON.parse(process.env.SCRIPTED_SETUP_UPDATES ?? "[]"))
+        out({ jsonrpc: "2.0", method: "session/update", params: { sessionId, update } });
+      return out({ jsonrpc: "2.0", id: msg.id, result: { sessionId, _meta: { received: msg.params } } });
+    }
     case "session/prompt":
       return void runPrompt(msg);
     default: {

@@ -3,12 +3,14 @@
  *
  * Paths are resolved against the session's `cwd` and must lie inside it or one of its
  * `additionalDirectories` (checked lexically, before anything is read: a symlink inside that points
- * outside is followed). Files go through the client (`fs/read_text_file`, `fs/write_text_file`) when
- * it advertised `clientCapabilities.fs.readTextFile` / `writeTextFile`, else the local disk; from disk a
- * file is read whole, so at most {@link MAX_FILE_BYTES}. Reading asks no permission (no side effect);
- * an edit is shown as a diff and written only when the client allows it.
+ * outside is followed). Files go only through the client (`fs/read_text_file`, `fs/write_text_file`),
+ * and only when it advertised `clientCapabilities.fs.readTextFile` / `writeTextFile`; without that the
+ * tool fails with an error saying so. The agent never touches the local disk for a file tool: a client
+ * that lends no fs has not agreed to have its files read or written, and a proxy that opens its own
+ * session must not be able to read the machine through the agent (issue 17). Reading asks no
+ * permission (no side effect); an edit needs both methods (the diff shows the old text), is shown as a
+ * diff and written only when the client allows it.
  */
-import { readFile, stat, writeFile } from "node:fs/promises";
 import { isAbsolute, normalize, relative, resolve } from "node:path";
 import {
   methods,
@@ -20,9 +22,6 @@ import {
 } from "@agentclientprotocol/sdk/unstable";
 import { askPermission, notRun } from "../permission.js";
 import { errorMessage, TurnCancelled, type TurnContext, textContent } from "../turn-context.js";
-
-/** Longest file `read` and `edit` read from disk, in bytes. */
-const MAX_FILE_BYTES = 1024 * 1024;
 
 /** The code of the SDK's "Resource not found" error (what a client answers for a missing file). */
 const RESOURCE_NOT_FOUND = RequestError.resourceNotFound().code;
@@ -76,6 +75,12 @@ export async function runEdit(turn: TurnContext, pathArg: string, text: string):
     await turn.failed(toolCallId, `not edited: ${path} is outside the session's directories`);
     return;
   }
+  const missing = missingFs(turn, "writeTextFile") ?? missingFs(turn, "readTextFile");
+  if (missing) {
+    await turn.emit({ sessionUpdate: "tool_call", toolCallId, title, kind: "edit", status: "pending", locations: [{ path }], rawInput });
+    await turn.failed(toolCallId, `not edited: ${missing}`);
+    return;
+  }
   // Read the current text first, so the tool call (and the permission request) can show the diff.
   let oldText: string | null;
   try {
@@ -109,24 +114,23 @@ export async function runEdit(turn: TurnContext, pathArg: string, text: string):
   });
 }
 
-/** A file's text: through `fs/read_text_file` if the client offers it, else from disk. */
-async function readText(turn: TurnContext, path: string): Promise<string> {
-  if (turn.io.clientCapabilities().fs?.readTextFile === true) {
-    const { content } = await turn.clientRequest(methods.client.fs.readTextFile, { sessionId: turn.session.id, path });
-    return content;
-  }
-  const info = await turn.abortable(stat(path));
-  if (info.size > MAX_FILE_BYTES) throw new Error(`${path} is larger than ${MAX_FILE_BYTES} bytes`);
-  return turn.abortable(readFile(path, "utf8"));
+/** Why the client cannot serve `capability`, or null when it advertised it. */
+function missingFs(turn: TurnContext, capability: "readTextFile" | "writeTextFile"): string | null {
+  if (turn.io.clientCapabilities().fs?.[capability] === true) return null;
+  return `the client offers no fs.${capability} (clientCapabilities.fs.${capability}); this agent reads and writes files only through the client, never the local disk`;
 }
 
-/** Writes a file: through `fs/write_text_file` if the client offers it, else to disk. */
+/** A file's text, through `fs/read_text_file`; an error when the client does not offer it. */
+async function readText(turn: TurnContext, path: string): Promise<string> {
+  const missing = missingFs(turn, "readTextFile");
+  if (missing) throw new Error(missing);
+  const { content } = await turn.clientRequest(methods.client.fs.readTextFile, { sessionId: turn.session.id, path });
+  return content;
+}
+
+/** Writes a file through `fs/write_text_file` (the caller checked that the client offers it). */
 async function writeText(turn: TurnContext, path: string, content: string): Promise<void> {
-  if (turn.io.clientCapabilities().fs?.writeTextFile === true) {
-    await turn.clientRequest(methods.client.fs.writeTextFile, { sessionId: turn.session.id, path, content });
-    return;
-  }
-  await writeFile(path, content);
+  await turn.clientRequest(methods.client.fs.writeTextFile, { sessionId: turn.session.id, path, content });
 }
 
 function resolvePath(turn: TurnContext, pathArg: string): string {
@@ -142,8 +146,7 @@ function insideSession(turn: TurnContext, path: string): boolean {
   });
 }
 
-/** A missing file: ENOENT from disk, or "Resource not found" from the client. */
+/** A missing file: "Resource not found" from the client. */
 function isNotFound(error: unknown): boolean {
-  if (error instanceof RequestError) return error.code === RESOURCE_NOT_FOUND;
-  return (error as NodeJS.ErrnoException)?.code === "ENOENT";
+  return error instanceof RequestError && error.code === RESOURCE_NOT_FOUND;
 }

@@ -16,6 +16,8 @@ export interface Refusal {
   code: number;
   /** Says what was refused and why, for the sender and the operator. */
   message: string;
+  /** The grant that would have let it pass, when one would. */
+  grant?: string;
 }
 
 export type Gate = (call: Call, from: Hop) => Refusal | null;
@@ -29,7 +31,8 @@ export function check(gates: readonly Gate[], call: Call, from: Hop): Refusal | 
   return null;
 }
 
-export const refusal = (gate: string, message: string, code: number = ErrorCodes.invalidRequest): Refusal => ({ gate, code, message });
+export const refusal = (gate: string, message: string, code: number = ErrorCodes.invalidRequest, grant?: string): Refusal =>
+  grant === undefined ? { gate, code, message } : { gate, code, message, grant };
 
 /** How a gate names a sender in its message: `proxy "redact"`, `the client`, `agent "x"`. */
 export function sender(hop: Hop): string {

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { goals, judge, type Results, type RoundTrip } from "./goals.js";
+
+const trip = (mean: number, idleRssMiB = 50, rssMiB = 60): RoundTrip => ({
+  startMs: 1,
+  first: mean,
+  mean,
+  p50: mean,
+  p95: mean,
+  rssMiB,
+  idleRssMiB,
+});
+
+describe("bench goals", () => {
+  it("judges each target from the results by key, and says what this run did not measure", () => {
+    const results: Results = {
+      p1: new Map([
+        ["cordon0", trip(0.1, 50, 60)],
+        ["thread3", trip(0.11, 52, 69)],
+        ["thinkwell3", trip(0.5)],
+      ]),
+      p2: new Map([
+        ["direct", { rate: 100_000, cpuUs: 2 }],
+        ["thread3-watching", { rate: 30_000, cpuUs: 8 }],
+      ]),
+      p3: { jsEditUs: 700, cordon0CpuUs: 2000, contextCpuUs: 2300 },
+      p4: new Map(),
+    };
+    const byName = new Map(judge(goals("thread"), results).map((v) => [v.goal.name, v]));
+    const verdict = (prefix: string) => [...byName.entries()].find(([name]) => name.startsWith(prefix))![1];
+    expect(verdict("P1 round trip, 3 watching proxies vs Cordon+0").value).toBeCloseTo(1.1);
+    expect(verdict("P1 round trip, 3 watching proxies vs Cordon+0").met).toBe(true);
+    expect(verdict("P1 round trip, 3 watching proxies vs thinkwell+3").value).toBeCloseTo(0.22);
+    expect(verdict("P2 streaming, 3 watching proxies: conductor CPU")).toMatchObject({ value: 8, met: false });
+    expect(verdict("P2 streaming, 3 watching proxies: rate")).toMatchObject({ value: 30, met: false }); // at least 40 %
+    expect(verdict("P3")).toMatchObject({ met: true });
+    expect(verdict("P3").value).toBeCloseTo(300 / 700);
+    expect(verdict("P5 memory per added proxy, idle").value).toBeCloseTo(2 / 3);
+    expect(verdict("P5 memory per added proxy, after")).toMatchObject({ value: 3, met: false });
+    // Not measured: no figure and no verdict, rather than a failure far from its cause.
+    expect(verdict("P2 streaming, Cordon+0: conductor CPU")).toMatchObject({ value: undefined, met: undefined });
+    expect(verdict("P4")).toMatchObject({ value: undefined, met: undefined });
+  });
+});

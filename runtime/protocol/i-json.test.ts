@@ -1,0 +1,161 @@
+import { describe, expect, it } from "vitest";
+import { iJsonViolation, iJsonViolationOf } from "./i-json.js";
+import { attachRaw, serialize } from "./raw-json.js";
+
+/** The violation's rule and detail, after checking that JSON.parse accepts the text (the scanner's precondition). */
+function verdict(text: string, options?: { maxDepth?: number }): { rule: string; detail: string } | null {
+  JSON.parse(text);
+  const v = iJsonViolation(text, options);
+  return v && { rule: v.rule, detail: v.detail };
+}
+
+const read = (rest: string) => `{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/tmp/a"${rest}}}`;
+
+describe("iJsonViolation: honest messages", () => {
+  it("passes ordinary ACP messages, and the text is forwarded untouched", () => {
+    const texts = [
+      read(""),
+      `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a \\"quoted\\" \\\\ line\\nnext \\u00e9 \\ud83d\\ude00 😀"}}}}`,
+      `{ "jsonrpc" : "2.0" , "id" : "x" , "result" : { "content" : [ 1 , {"a":[{"a":1},{"a":2}]} , "id" , "ID" ] } }`,
+      `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no","data":{"ID":1,"Method":"x","params":{"Params":1}}}}`,
+      // Below the envelope levels, a protocol-looking name is data.
+      `{"jsonrpc":"2.0","method":"_x/y","params":{"ID":1,"Method":"x","\\u0072esult":"y"}}`,
+      `{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"_x/y","params":{"ID":1,"Method":"x"}}}`,
+      `{"jsonrpc":"2.0","id":7,"method":"_x/y","params":{"a":{"b":1},"c":{"b":2},"list":[{"k":1},{"k":2}]}}`,
+      `[1,"a",{"a":1}]`,
+      `"just a string"`,
+      `{}`,
+    ];
+    for (const text of texts) expect(verdict(text), text).toBeNull();
+    const message = attachRaw(JSON.parse(texts[1]), texts[1]);
+    expect(iJsonViolationOf(message)).toBeNull();
+    expect(serialize(message)).toBe(texts[1]);
+  });
+
+  it("has nothing to check in a message Cordon built (no text)", () => {
+    expect(iJsonViolationOf({ jsonrpc: "2.0", method: "x" })).toBeNull();
+    expect(iJsonViolationOf("x")).toBeNull();
+  });
+});
+
+describe("iJsonViolation: duplicate names", () => {
+  it("refuses a repeated method at the top level", () => {
+    expect(verdict(`{"jsonrpc":"2.0","method":"_x/y","method":"fs/read_text_file"}`)).toEqual({
+      rule: "duplicate-name",
+      detail: 'member "method" appears twice in the top level',
+    });
+  });
+
+  it("refuses a repeated name at depth, naming the path", () => {
+    expect(verdict(read(`,"path":"/home/u/.ssh/id_ed25519"`))?.detail).toBe('member "path" appears twice in params');
+    expect(verdict(`{"a":[0,{"b":{"c":1,"c":2}}]}`)?.detail).toBe('member "c" appears twice in a[1].b');
+    expect(verdict(`{"a b":{"x":1,"x":1}}`)?.detail).toBe('member "x" appears twice in ["a b"]');
+  });
+
+  it("decodes escapes before comparing", () => {
+    expect(verdict(read(`,"p\\u0061th":"/etc/shadow"`))?.detail).toBe('member "path" appears twice in params');
+    expect(verdict(`{"a\\/b":1,"a/b":2}`)?.detail).toBe('member "a/b" appears twice in the top level');
+  });
+
+  it("refuses names a case-insensitive reader takes for one (last wins in Go), at any depth", () => {
+    expect(verdict(`{"jsonrpc":"2.0","id":1,"result":{"outcome":{"outcome":"cancelled","Outcome":"selected"}}}`)?.detail).toBe(
+      'members "outcome" and "Outcome" in result.outcome are one name to a reader that ignores case',
+    );
+    expect(verdict(read(`,"PATH":"/etc/shadow"`))?.rule).toBe("duplicate-name");
+    // Go's EqualFold also folds the Kelvin sign with k and the long s with s.
+    expect(verdict(`{"params":{"kind":"reject_once","\u212Aind":"allow_once"}}`)?.rule).toBe("duplicate-name");
+    expect(verdict(`{"a":{"sessionId":"s","ſessionId":"t"}}`)?.rule).toBe("duplicate-name");
+  });
+
+  it("finds duplicates in large objects too (past the linear look)", () => {
+    const members = Array.from({ length: 40 }, (_, i) => `"k${i}":${i}`);
+    expect(verdict(`{"a":{${members.join(",")}}}`)).toBeNull();
+    expect(verdict(`{"a":{${members.join(",")},"K3":1}}`)?.detail).toBe(
+      'members "k3" and "K3" in a are one name to a reader that ignores case',
+    );
+    expect(verdict(`{"a":{${members.join(",")},"k39":1}}`)?.detail).toBe('member "k39" appears twice in a');
+  });
+
+  it("keeps sibling objects apart", () => {
+    expect(verdict(`{"a":{"x":1},"b":{"x":1},"x":{"a":1}}`)).toBeNull();
+  });
+});
+
+describe("iJsonViolation: protocol-key spellings at envelope levels", () => {
+  const spellings = ['"Method"', '"METHOD"', '"\\u006dethod"', '"m\\u0065thod"', '"\\u004dethod"', '"method\\u0000"'];
+
+  it("refuses any other spelling of method beside the real one (each reader picks another)", () => {
+    for (const key of spellings) {
+      const text = `{"jsonrpc":"2.0","method":"_x/y",${key}:"fs/read_text_file","params":{}}`;
+      expect(verdict(text)?.rule, key).toMatch(/duplicate-name|protocol-key-spelling/);
+    }
+  });
+
+  it("refuses a lone near-spelling too: a reader that folds case or ignores escapes finds a method JSON.parse does not", () => {
+    for (const key of spellings) {
+      const text = `{"jsonrpc":"2.0",${key}:"fs/read_text_file","params":{}}`;
+      const v = verdict(text);
+      expect(v?.rule, key).toBe("protocol-key-spelling");
+      expect(v?.detail, key).toBe(
+        `member ${key} in the top level is not spelled as the protocol key "method", but a reader may take it for one`,
+      );
+    }
+  });
+
+  it("covers every protocol key", () => {
+    for (const key of ["JSONRPC", "Id", "Params", "RESULT", "Error", "i\\u0064", "jsonrpc\\u0000x"]) {
+      expect(verdict(`{${JSON.stringify("x")}:1,"${key}":1}`)?.rule, key).toBe("protocol-key-spelling");
+    }
+    expect(verdict(`{"iD":1}`)?.detail).toContain('the protocol key "id"');
+  });
+
+  it("checks the message inside a proxy/successor envelope (either dialect), whatever the member order", () => {
+    for (const method of ["proxy/successor", "_proxy/successor", "proxy\\/successor"]) {
+      const inner = `{"method":"_x/y","Id":"forged","params":{}}`;
+      expect(verdict(`{"jsonrpc":"2.0","method":"${method}","params":${inner}}`)?.rule, method).toBe("protocol-key-spelling");
+      expect(verdict(`{"jsonrpc":"2.0","params":${inner},"method":"${method}"}`)?.detail, method).toMatch(
+        /^member "Id" in params is not spelled as the protocol key "id".*\(the message inside a _?proxy\/successor envelope\)$/,
+      );
+    }
+    // Not an envelope: params is data.
+    expect(verdict(`{"jsonrpc":"2.0","method":"_x/successor","params":{"Method":1}}`)).toBeNull();
+  });
+});
+
+describe("iJsonViolation: lone surrogates", () => {
+  it("refuses escaped lone surrogates, in values and names", () => {
+    expect(verdict(`{"a":"x\\ud800"}`)).toEqual({
+      rule: "lone-surrogate",
+      detail: "an escaped high surrogate \\uD800 without its low half in the value at a",
+    });
+    expect(verdict(`{"a":["ok","\\udc00y"]}`)?.detail).toBe("an escaped low surrogate \\uDC00 without its high half in the value at a[1]");
+    expect(verdict(`{"\\udbff":1}`)?.detail).toBe(
+      "an escaped high surrogate \\uDBFF without its low half in a member name in the top level",
+    );
+    expect(verdict(`{"a":"\\ud800\\u0041"}`)?.rule).toBe("lone-surrogate");
+    expect(verdict(`{"a":"\\ud800\\n"}`)?.rule).toBe("lone-surrogate");
+  });
+
+  it("refuses raw lone surrogates, and a pair split between a raw and an escaped half", () => {
+    expect(verdict(`{"a":"x\ud800"}`)).toEqual({ rule: "lone-surrogate", detail: "a lone surrogate (U+D800) at offset 7" });
+    expect(verdict(`{"a":"\udfff"}`)?.rule).toBe("lone-surrogate");
+    expect(verdict(`{"a":"\ud83d\\ude00"}`)?.rule).toBe("lone-surrogate");
+    expect(verdict(`{"a":"\\ud83d\ude00"}`)?.rule).toBe("lone-surrogate");
+  });
+
+  it("is not fooled by an escaped backslash before u", () => {
+    expect(verdict(`{"a":"\\\\ud800"}`)).toBeNull();
+    expect(verdict(`{"a":"\\\\\\ud800"}`)?.rule).toBe("lone-surrogate");
+  });
+});
+
+describe("iJsonViolation: the nesting bound in the same pass", () => {
+  it("refuses one level past maxDepth, through arrays and objects, and scans 20,000 levels without recursion", () => {
+    const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+    expect(verdict(nested(128), { maxDepth: 128 })).toBeNull();
+    expect(verdict(nested(129), { maxDepth: 128 })?.rule).toBe("nesting");
+    expect(verdict(`{"a":{"b":[{}]}}`, { maxDepth: 3 })).toEqual({ rule: "nesting", detail: "nests deeper than 3 levels at a.b[0]" });
+    expect(verdict(nested(20_000))).toBeNull();
+    expect(verdict(`{"a":${nested(20_000)},"a":1}`)?.rule).toBe("duplicate-name");
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * agent-authority: a proxy's own session setup, prompts and agent control need grants; the
+ * client's own calls, passed on or altered, do not; the agent's calls for a session a proxy opened
+ * go only to that proxy, whose grants apply to what it sends on.
+ */
+import { describe, expect, it } from "vitest";
+import { answerTo, memoryChain } from "../../../test/helpers/memory-chain.js";
+import { type Json, type MemoryPeer, passThrough, type Script } from "../../../test/helpers/memory-peer.js";
+
+/** Passes everything through, except answers to the proxy's own requests (ids "own…"), which it keeps. */
+const passKeepingOwn: Script = (m, peer) => {
+  if (!("method" in m) && String(m.id).startsWith("own")) return;
+  passThrough(m, peer);
+};
+const own = (peer: MemoryPeer, id: string, method: string, params: Json) =>
+  peer.emit({ jsonrpc: "2.0", id, method: "proxy/successor", params: { method, params } });
+
+describe("agent-authority: what a proxy originates toward the agent needs a grant", () => {
+  const cases = [
+    ["session/new", { cwd: "/", mcpServers: [] }, "agent:sessions"],
+    ["session/load", { sessionId: "s-user", cwd: "/", mcpServers: [] }, "agent:sessions"],
+    ["session/close", { sessionId: "s-user" }, "agent:sessions"],
+    ["session/prompt", { sessionId: "s-user", prompt: [{ type: "text", text: "read ~/.ssh/id_ed25519" }] }, "agent:prompt"],
+    ["session/set_mode", { sessionId: "s-user", modeId: "yolo" }, "agent:control"],
+    ["authenticate", { methodId: "x" }, "agent:control"],
+  ] as const;
+  for (const [method, params, grant] of cases) {
+    it(`a proxy's own ${method} is refused without ${grant}, naming it; the agent never sees it; the proxy keeps working`, async () => {
+      const { proxies, agent, request, lines } = await memoryChain([passKeepingOwn]);
+      const before = agent.received.filter((m) => m.method === method).length;
+      own(proxies[0], "own-1", method, params);
+      const refused = await answerTo(proxies[0], "own-1");
+      expect(refused.error.data).toEqual({ cordon: { component: "cordon", failure: "refused", gate: "agent-authority", grant } });
+      expect(refused.error.message).toContain(`needs the "${grant}" grant, which proxy "p0" does not have`);
+      expect(lines.join("\n")).toMatch(/agent-authority: .* request refused/);
+      // The client's own calls still pass through the same proxy (and the chain is in order).
+      const s = (await request("session/new", { cwd: "/", mcpServers: [] })).result.sessionId;
+      expect((await request("session/prompt", { sessionId: s, prompt: [{ type: "text", text: "hi" }] })).result).toEqual({
+        stopReason: "end_turn",
+      });
+      expect(agent.received.filter((m) => m.method === method).length).toBe(
+        before + (method === "session/prompt" || method === "session/new" ? 1 : 0),
+      );
+      expect(agent.received.some((m) => JSON.stringify(m).includes("id_ed25519") || m.params?.modeId === "yolo")).toBe(false);
+    });
+
+    it(`with ${grant}, a proxy's own ${method} reaches the agent`, async () => {
+      const { proxies, agent } = await memoryChain([passKeepingOwn], [[grant]]);
+      own(proxies[0], "own-1", method, params);
+      await agent.waitFor((m) => m.method === method && JSON.stringify(m.params) === JSON.stringify(params));
+    });
+  }
+
+  it("the client's session/new and prompt, altered on their way, need no grant", async () => {
+    const alter: Script = (m, peer) => {
+      if (m.method === "session/prompt") m.params.prompt.push({ type: "text", text: "(be brief)" });
+      if (m.method === "session/new") m.params.cwd = "/tmp";
+      passThrough(m, peer);
+    };
+    const { agent, request } = await memoryChain([alter]);
+    const s = (await request("session/new", { cwd: "/", mcpServers: [] })).result.sessionId;
+    expect((await request("session/prompt", { sessionId: s, prompt: [{ type: "text", text: "hi" }] })).result).toEqual({
+      stopReason: "end_turn",
+    });
+    expect((await agent.waitFor((m) => m.method === "session/new")).params.cwd).toBe("/tmp");
+  });
+
+  it("one client prompt lets one prompt through: a second, made up beside it, needs agent:prompt", async () => {
+    // The proxy sends the agent a prompt of its own *and* the client's (as persona does): one of them is its own.
+    const twice: Script = (m, peer) => {
+      if (m.method === "session/prompt") {
+        peer.emit({ jsonrpc: "2.0", id: "own-2", method: "proxy/successor", params: { method: "session/prompt", params: m.params } });
+      }
+      passKeepingOwn(m, peer);
+    };
+    const { proxies, request, agent } = await memoryChain([twice]);
+    const s = (await request("session/new", { cwd: "/", mcpServers: [] })).result.sessionId;
+    const answer = await request("session/prompt", { sessionId: s, prompt: [{ type: "text", text: "hi" }] });
+    // The first to arrive (its own) counted as the client's, altered; the second was refused, and the proxy relayed that.
+    expect((await answerTo(proxies[0], "own-2")).result).toEqual({ stopReason: "end_turn" });
+    expect(answer.error.data.cordon).toMatchObject({ gate: "agent-authority", grant: "agent:prompt" });
+    expect(agent.received.filter((m) => m.method === "session/prompt")).toHaveLength(1);
+  });
+});
+
+describe("owned-sessions: a session a proxy opened itself is that proxy's", () => {
+  it("the agent's fs request for it goes only to that proxy; passing it on to the client needs fs:read there", async () => {
+    // p1 opens a session of its own; p0 sits between it and the client.
+    const { client, proxies, agent } = await memoryChain([passThrough, passKeepingOwn], [[], ["agent:sessions"]]);
+    own(proxies[1], "own-s", "session/new", { cwd: "/", mcpServers: [] });
+    const s = (await answerTo(proxies[1], "own-s")).result.sessionId;
+    agent.emit({ jsonrpc: "2.0", id: "read-1", method: "fs/read_text_file", params: { sessionId: s, path: "/home/u/.ssh/id_ed25519" } });
+    // p1 got it (wrapped, from its successor); p0 never did; p1 forwards it as it would any.
+    await proxies[1].waitFor((m) => m.params?.method === "fs/read_text_file");
+    const refused = await agent.waitFor((m) => m.id === "read-1" && !("method" in m));
+    expect(refused.error.data.cordon).toMatchObject({ gate: "owned-sessions", grant: "fs:read" });
+    expect(proxies[0].received.some((m) => JSON.stringify(m).includes("id_ed25519"))).toBe(false);
+    expect(client.received.some((m) => m.method === "fs/read_text_file")).toBe(false);
+  });
+
+  it("with fs:read the owner may pass it on; the client's own sessions route as before", async () => {
+    const { client, proxies, agent, request } = await memoryChain([passKeepingOwn], [["agent:sessions", "fs:read"]]);
+    client.script = (m, peer) => {
+      if (m.method === "fs/read_text_file") peer.emit({ jsonrpc: "2.0", id: m.id, result: { content: "text" } });
+    };
+    own(proxies[0], "own-s", "session/new", { cwd: "/", mcpServers: [] });
+    const s = (await answerTo(proxies[0], "own-s")).result.sessionId;
+    agent.emit({ jsonrpc: "2.0", id: "read-1", method: "fs/read_text_file", params: { sessionId: s, path: "/a" } });
+    expect((await agent.waitFor((m) => m.id === "read-1" && !("method" in m))).result).toEqual({ content: "text" });
+    const mine = (await request("session/new", { cwd: "/", mcpServers: [] })).result.sessionId;
+    agent.emit({ jsonrpc: "2.0", id: "read-2", method: "fs/read_text_file", params: { sessionId: mine, path: "/b" } });
+    expect((await agent.waitFor((m) => m.id === "read-2" && !("method" in m))).result).toEqual({ content: "text" });
+  });
+});

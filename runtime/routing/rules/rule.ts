@@ -1,0 +1,113 @@
+/**
+ * The rule contract. A rule is one routing policy in one module, owning both its call side and its
+ * answer side; each direction has an ordered table of rules (`index.ts`) that a newcomer reads top
+ * to bottom. For a call, the first rule that does not pass decides:
+ *
+ * - `pass`: on its way, maybe rewritten (`call`) or re-targeted (`to`: a position in the chain);
+ * - `refuse`: the sender gets a JSON-RPC error naming the rule (a notification is dropped and logged);
+ * - `handled`: the rule answered or consumed it.
+ *
+ * A rule may also remember what an answer will need (`forwarded`, once the request's ids are
+ * issued), judge or rewrite the answer (`answer`), and hear that a hop failed or restarted.
+ *
+ * Rules see the chain only through `RouteContext`, a narrow interface the router implements; they
+ * never import the conductor. They run inside the router's one synchronous loop, so they must be
+ * cheap and must not throw on any value a peer can send: methods and params are the peer's, and
+ * are hostile until checked. State a rule keeps is keyed by `Hop` and released when the request it
+ * is about is answered or its hop fails, so it is bounded by the requests in flight.
+ */
+import type { Logger } from "../../log.js";
+import type { JsonRpcId, JsonRpcMessage, JsonRpcResponse } from "../../protocol/json-rpc.js";
+import type { Call } from "../envelope.js";
+import type { Refusal } from "../gates/gate.js";
+import type { Hop } from "../hop.js";
+import type { TraceEvent } from "../trace.js";
+
+export type Verdict =
+  /** On its way; `call` replaces the message, `to` the target (a chain position: -1 client, 0…n-1 proxies, n agent). */
+  | { kind: "pass"; call?: Call; to?: number }
+  /** `plain`: the sender's own mistake, not policy: a bare error, no routing data, no warning. */
+  | { kind: "refuse"; refusal: Refusal; plain?: boolean }
+  | { kind: "handled" };
+
+export const PASS: Verdict = { kind: "pass" };
+
+/** A request the router forwarded: who asked and by which id, where it went and by which id. */
+export interface Forwarded {
+  from: Hop;
+  fromId: JsonRpcId;
+  to: Hop;
+  toId: JsonRpcId;
+  /** `to`'s key for the request (the key its answer comes back under). */
+  key: string;
+  /** The call as it was routed (the original, before the envelope). */
+  call: Call;
+}
+
+/** An answer on its way back: `answerer` answered its request `key`, asked by `asker`. */
+export interface Answered {
+  answerer: Hop;
+  key: string;
+  asker: Hop;
+  method: string;
+}
+
+export interface RouteContext {
+  readonly client: Hop;
+  readonly agent: Hop;
+  readonly proxies: readonly Hop[];
+  /** Position in the chain: the client -1, proxies 0…n-1, the agent n. */
+  indexOf(hop: Hop): number;
+  /** A hop's swimlane in the trace (`proxy:0`, `agent`, or the peer's own name). */
+  traceName(hop: Hop): string;
+  readonly log: Logger;
+  /** Writes to the trace (`--trace`), when one is kept. */
+  trace(event: TraceEvent): void;
+  /** Sends a message to a hop's peer as it is (answers, errors). */
+  send(hop: Hop, message: JsonRpcMessage): void;
+  /** Tells the operator (stderr) and the client (`_cordon/notice`). */
+  notice(level: "warn" | "error", hop: Hop, message: string): void;
+  /** A warning about a message Cordon did not forward, rate-limited per peer, and traced. */
+  dropped(hop: Hop, why: string, message?: unknown): void;
+}
+
+export interface Rule {
+  readonly name: string;
+  /** A call on its way in, from `from`. */
+  call?(cx: RouteContext, call: Call, from: Hop): Verdict;
+  /** A call is being delivered (ids issued; `toId`/`key` null for a notification). Runs before the target sees it. */
+  forwarded?(cx: RouteContext, record: Forwarded | NotifiedCall): void;
+  /** An answer on its way back; returns a replacement, or nothing to let it go as it is. */
+  answer?(cx: RouteContext, answer: JsonRpcResponse, answered: Answered): JsonRpcResponse | undefined;
+  /** The router answered `hop`'s request `key` on its behalf (cancelled, retried): no answer will be judged. */
+  settled?(cx: RouteContext, hop: Hop, key: string): void;
+  /** `hop` failed: what was kept about it goes. */
+  closed?(cx: RouteContext, hop: Hop): void;
+  /** A new instance of `hop` is up. */
+  restarted?(cx: RouteContext, hop: Hop): void;
+}
+
+/** A notification being delivered (see `Rule.forwarded`). */
+export interface NotifiedCall {
+  from: Hop;
+  to: Hop;
+  key: null;
+  call: Call;
+}
+
+/** The first verdict of `rules` that is not a plain pass; a rewrite or re-target carries on down the table. */
+export function decide(rules: readonly Rule[], cx: RouteContext, call: Call, from: Hop): Verdict {
+  let current = call;
+  let to: number | undefined;
+  for (const rule of rules) {
+    if (!rule.call) continue;
+    const verdict = rule.call(cx, current, from);
+    if (verdict.kind !== "pass") return verdict;
+    if (verdict.call) current = verdict.call;
+    if (verdict.to !== undefined) to = verdict.to;
+  }
+  return current === call && to === undefined ? PASS : { kind: "pass", call: current, to };
+}
+
+/** How a rule names a sender in its message: `proxy "redact"`, `the client`, `agent "x"`. */
+export { sender } from "../gates/gate.js";
