@@ -22,10 +22,10 @@
 import { FuelUnsupported, readLocals, skipInstruction } from "./fuel-decode.js";
 import { readU32 } from "./wasm-binary.js";
 
-export const CHECK_FUEL = 10;
+const CHECK_FUEL = 10;
 export const CALL_FUEL = 32;
 /** Largest loop-free, call-free body charged at its call sites instead of at its entry. */
-export const SMALL_LEAF = CALL_FUEL - 2;
+const SMALL_LEAF = CALL_FUEL - 2;
 export const HOST_CALL_FUEL = 5_000;
 /**
  * log2 of the units per table element of a bulk table operation: 256, for the 32–56 ns V8 takes
@@ -38,7 +38,7 @@ export const TABLE_ELEMENT_SHIFT = 8;
 /** A check charging a constant. */
 export const CHARGE = 0;
 /** A check charging the length operand of the bulk memory operation right after it. */
-export const BULK_MEMORY = 1;
+const BULK_MEMORY = 1;
 /** The same for a bulk table operation (`TABLE_ELEMENT_SHIFT`). */
 export const BULK_TABLE = 2;
 

@@ -29,7 +29,7 @@ export const FUEL_EXPORT = "cordon:fuel";
 export const START_EXPORT = "cordon:start";
 
 /** Most checks one module may need to be metered in-thread (the AssemblyScript proxies need 1–3 k). */
-export const MAX_FUEL_CHECKS = 250_000;
+const MAX_FUEL_CHECKS = 250_000;
 
 export interface FuelOptions {
   /** Initial value of the counter (the host sets it before every metered call anyway). */
