@@ -373,6 +373,33 @@ describe("bounded memory toward the application (issue 17)", () => {
     expect(cordon.orphanStats).toEqual({ pendingSetups: 0, updates: 0, bytes: 0 });
   });
 
+  it("a reader that is behind because it awaits its own request through the chain is not deadlocked by the pause", async () => {
+    const cordon = await start({});
+    const session = await cordon.newSession();
+    const sid = session.id;
+    const total = 3000;
+    const run = session.prompt(
+      script(
+        Array.from({ length: total }, (_, i) =>
+          update(sid, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${i};` } }),
+        ),
+      ),
+    );
+    let n = 0;
+    let asked = false;
+    for await (const e of run) {
+      if (e.type !== "text") continue;
+      n++;
+      if (!asked) {
+        asked = true;
+        // Let the run fall far behind, then wait on the chain from inside the loop.
+        while (run.buffered.events < 1024 && !run.done) await new Promise((r) => setTimeout(r, 10));
+        expect(await cordon.request("_vendor/echo", { n })).toEqual({ echo: { jsonrpc: "2.0", method: "_vendor/echo", params: { n: 1 } } });
+      }
+    }
+    expect(n).toBe(total);
+  });
+
   it("a reader that falls behind pauses the chain instead of buffering without bound, and loses nothing", async () => {
     const cordon = await start({});
     const session = await cordon.newSession();

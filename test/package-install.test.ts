@@ -9,10 +9,10 @@
  * packed tarballs and the npm cache (`--prefer-offline`), else the registry.
  */
 import { type SpawnSyncOptions, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SpawnedAgent } from "../runtime/client/spawned-agent.js";
 import { ROOT } from "./helpers/paths.js";
 
@@ -58,6 +58,10 @@ beforeAll(() => {
 const open: SpawnedAgent[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()));
+});
+afterAll(() => {
+  // ~250 MB per run: the runtime install and the author's project with its toolchain.
+  for (const dir of [work, home]) rmSync(dir, { recursive: true, force: true });
 });
 
 /** The official ACP client on `cordon run <args>`, started from the author's folder with the installed cordon first on PATH. */
@@ -140,6 +144,15 @@ describe("the author's route: the SDK installed into a project made by cordon ne
     // The same two commands on Cordon's command line, with the project's SDK.
     expect(run(cordon, ["build"], { cwd: project }).out).toMatch(/up to date +hello/);
     expect(run(cordon, ["test", "dist/hello.wasm", "test/hello.jsonl"], { cwd: project }).status).toBe(0);
+    // cordon pack builds through the same path (the project's SDK) and writes the publishable tarball.
+    const packed = run(cordon, ["pack"], { cwd: project });
+    expect(packed.status, packed.out).toBe(0);
+    expect(existsSync(join(project, "hello-0.1.0.tgz")), packed.out).toBe(true);
+    // Without --sdk, outside a checkout, the project asks the registry for the SDK matching this Cordon.
+    expect(run(cordon, ["new", "plain", "--no-install"], { cwd: home }).status).toBe(0);
+    expect(JSON.parse(readFileSync(join(home, "plain", "package.json"), "utf8")).devDependencies).toEqual({
+      "@cordon/sdk-as": `^${version}`,
+    });
     expect(run(cordon, ["new", "hello"], { cwd: home }).status).toBe(1); // exists: refused
     expect(run(cordon, ["new", "Bad_Name"], { cwd: home }).status).toBe(2);
   }, 300_000);

@@ -57,13 +57,13 @@ const onTerminal = (args: string[], cwd: string, answers: string) =>
   run("script", ["-qec", [NODE, CORDON, ...args].map((w) => `'${w}'`).join(" "), "/dev/null"], cwd, join(root, "cache-tty"), {}, answers);
 
 /** A proxy project as `cordon new` makes it (dev dependencies, scripts, private), built; packed and published. */
-async function publish(version: string, grants: string[], config?: object): Promise<void> {
-  const dir = join(root, `project-${version}`);
+async function publish(version: string, grants: string[], config?: object, name = "@t/echo"): Promise<void> {
+  const dir = join(root, `project-${name.replace(/\W/g, "")}-${version}`);
   mkdirSync(join(dir, "dist"), { recursive: true });
   writeFileSync(
     join(dir, "package.json"),
     JSON.stringify({
-      name: "@t/echo",
+      name,
       version,
       private: true,
       type: "module",
@@ -84,7 +84,7 @@ async function publish(version: string, grants: string[], config?: object): Prom
   const packed = await cordon(["pack", dir, "--no-build", "--json"], dir);
   expect(packed.code, packed.stderr).toBe(0);
   const { file } = JSON.parse(packed.stdout) as { file: string };
-  expect(file).toBe(join(dir, `t-echo-${version}.tgz`));
+  expect(file).toBe(join(dir, `${name.slice(1).replace("/", "-")}-${version}.tgz`));
   const published = await run(
     "npm",
     ["publish", file, "--registry", registry.url, "--userconfig", registry.npmrc, "--access", "public"],
@@ -200,12 +200,12 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
   it("refuses a tarball tampered with in the registry's storage, writing nothing", async () => {
     const stored = join(registry.storage, "@t", "echo", "echo-1.0.0.tgz");
     const original = readFileSync(stored);
-    copyFileSync(join(root, "project-1.0.0", "t-echo-1.0.0.tgz"), `${stored}.orig`);
+    copyFileSync(join(root, "project-techo-1.0.0", "t-echo-1.0.0.tgz"), `${stored}.orig`);
     // Another valid proxy package under the same name and version.
-    writeFileSync(join(root, "project-1.0.0", "README.md"), "changed\n");
-    const repacked = await cordon(["pack", join(root, "project-1.0.0"), "--no-build"], a);
+    writeFileSync(join(root, "project-techo-1.0.0", "README.md"), "changed\n");
+    const repacked = await cordon(["pack", join(root, "project-techo-1.0.0"), "--no-build"], a);
     expect(repacked.code, repacked.stderr).toBe(0);
-    writeFileSync(stored, readFileSync(join(root, "project-1.0.0", "t-echo-1.0.0.tgz")));
+    writeFileSync(stored, readFileSync(join(root, "project-techo-1.0.0", "t-echo-1.0.0.tgz")));
     try {
       const d = folder("d", read(a, "chain.json"), read(a, "chain.lock.json"));
       const installed = await cordon(["install", "--registry", registry.url], d, join(root, "cache-d"));
@@ -225,9 +225,23 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     const updated = await cordon(["update", "--registry", registry.url], a);
     expect(updated.code, updated.stderr).toBe(3);
     expect(updated.stdout).toContain("echo  @t/echo 1.0.0 → @t/echo 1.1.0   NOT UPDATED: asks for more");
-    expect(updated.stdout).toMatch(/\+ terminal\s+may ask your editor to run commands in your workspace/);
+    expect(updated.stdout).toMatch(/\+ terminal\s+it may run commands in a terminal the client opens/);
     expect(updated.stdout).toContain("approve: cordon update echo --grant terminal");
     expect(read(a, "chain.json")).toBe(before.config);
+    expect(read(a, "chain.lock.json")).toBe(before.lock);
+    const json = await cordon(["update", "--json", "--registry", registry.url], a);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout)).toEqual([
+      {
+        name: "echo",
+        from: { package: "@t/echo", version: "1.0.0" },
+        to: { package: "@t/echo", version: "1.1.0" },
+        status: "needs-approval",
+        newGrants: ["terminal"],
+        revoked: [],
+        approve: "cordon update echo --grant terminal",
+      },
+    ]);
     expect(read(a, "chain.lock.json")).toBe(before.lock);
     expect((await loaded(a)).version).toBe("1.0.0");
     await converse(a);
@@ -246,7 +260,7 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     expect(existsSync(join(g, "chain.json"))).toBe(false);
     const yes = await onTerminal(["add", "@t/echo@1.1.0", "--registry", registry.url], g, "y\n");
     expect(yes.code, yes.stdout + yes.stderr).toBe(0);
-    expect(yes.stdout).toMatch(/\? terminal\s+may ask your editor to run commands in your workspace/);
+    expect(yes.stdout).toMatch(/\? terminal\s+it may run commands in a terminal the client opens/);
     expect(JSON.parse(read(g, "chain.json")).proxies).toEqual([{ name: "echo", package: "@t/echo@1.1.0", grants: ["terminal"] }]);
   });
 
@@ -280,6 +294,12 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
 
   it("revokes the grant when a version no longer requests it", async () => {
     await publish("1.2.0", []);
+    const before = { config: read(a, "chain.json"), lock: read(a, "chain.lock.json") };
+    const dry = await cordon(["update", "--dry-run", "--registry", registry.url], a);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain("echo  @t/echo 1.1.0 → @t/echo 1.2.0   updated");
+    expect(dry.stdout).toContain("(--dry-run: nothing written)");
+    expect({ config: read(a, "chain.json"), lock: read(a, "chain.lock.json") }).toEqual(before);
     const updated = await cordon(["update", "--registry", registry.url], a);
     expect(updated.code, updated.stderr).toBe(0);
     expect(updated.stdout).toMatch(/- terminal .*\(revoked: 1\.2\.0 no longer requests it\)/);
@@ -296,6 +316,32 @@ describe("proxies installed by name from a real registry", { timeout: 60_000 }, 
     expect(updated.stdout).toMatch(/mask/);
     expect(read(a, "chain.json")).toBe(before.config);
     expect(read(a, "chain.lock.json")).toBe(before.lock);
+    // Added fresh, it is added, with a note that it needs a config before it runs.
+    const i = join(root, "i");
+    mkdirSync(i);
+    const added = await cordon(["add", "@t/echo@1.3.0", "--registry", registry.url], i);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stderr).toMatch(/cordon add: note: "echo" needs a "config" in \S+chain\.json before it runs \(mask: /);
+  });
+
+  it("reads a scope's registry and its auth token (an environment variable) from .npmrc", async () => {
+    await publish("1.0.0", [], undefined, "@private/echo");
+    const h = join(root, "h");
+    mkdirSync(h);
+    const port = new URL(registry.url).port;
+    writeFileSync(join(h, ".npmrc"), `@private:registry=${registry.url}\n//127.0.0.1:${port}/:_authToken=\${PRIVATE_TOKEN}\n`);
+    const denied = await cordon(["add", "@private/echo@^1"], h, join(root, "cache-h"));
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toMatch(
+      /cannot fetch the package document of @private\/echo from http:\/\/127\.0\.0\.1:\d+\/@private%2fecho: HTTP 40[13]/,
+    );
+    const added = await cordon(["add", "@private/echo@^1"], h, join(root, "cache-h"), { PRIVATE_TOKEN: registry.token });
+    expect(added.code, added.stderr).toBe(0);
+    expect(lockOf(h).proxies.echo).toMatchObject({
+      package: "@private/echo",
+      version: "1.0.0",
+      resolved: "@private/echo/-/echo-1.0.0.tgz",
+    });
   });
 
   it("installs offline from the store, and names what the store lacks", async () => {

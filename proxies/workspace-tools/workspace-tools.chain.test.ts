@@ -139,7 +139,10 @@ describe("persona.wasm in a chain", () => {
   it("the agent gets the embodiment prompt first, the client sees that turn and then its own answer, and persona_info works", async () => {
     const embodiment = "You are Sparkle, a cheerful assistant.";
     const client = chain(
-      [{ name: "persona", wasm: proxyWasm("persona"), config: { name: "Sparkle", embodiment } }, passthrough("after")],
+      [
+        { name: "persona", wasm: proxyWasm("persona"), grants: ["agent:prompt"], config: { name: "Sparkle", embodiment } },
+        passthrough("after"),
+      ],
       "stdio",
     );
     await start(client);

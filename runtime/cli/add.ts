@@ -14,12 +14,14 @@ import { requestedAuthority } from "../distribution/package-contents.js";
 import { resolveSpec } from "../distribution/resolve.js";
 import { baseName, parseSpec } from "../distribution/spec.js";
 import { storeWasm } from "../distribution/store.js";
-import { configFlag, openChain, registriesFor, saveChain } from "./chain-files.js";
+import { configProblems } from "../sandbox/manifest.js";
+import { type ChainFiles, configFlag, openChain, registriesFor, saveChain } from "./chain-files.js";
 import { askGrants, describeFetched, EXIT, failure, grantFlags, interactive, parseCommand, UsageError } from "./distribution-command.js";
 
 const USAGE = "usage: cordon add <spec> [--name <name>] [--grant <grant>]... [--config chain.json] [--registry <url>]\n";
 
 export async function add(argv: string[]): Promise<number> {
+  let files: ChainFiles | undefined;
   try {
     const { values, positionals } = parseCommand("add", argv, ["config", "registry", "grant", "name"]);
     if (values.help) {
@@ -30,7 +32,7 @@ export async function add(argv: string[]): Promise<number> {
     const given = grantFlags(values.grant);
     const spec = parseSpec(positionals[0]);
     const name = values.name ?? baseName(spec.name);
-    const files = await openChain(values.config, { create: true });
+    files = await openChain(values.config, { create: true });
     const proxies = (files.raw.proxies ??= []);
     if (proxies.some((p) => p.name === name)) {
       throw new UsageError(
@@ -66,8 +68,14 @@ export async function add(argv: string[]): Promise<number> {
     process.stdout.write(
       `added "${name}" (${fetched.entry.package}@${fetched.entry.version}) to ${files.configPath}${files.existed ? "" : " (created)"}\n`,
     );
+    const problems = await configProblems(fetched.pkg.manifest, {});
+    if (problems.length) {
+      process.stderr.write(`cordon add: note: "${name}" needs a "config" in ${files.configPath} before it runs (${problems.join("; ")})\n`);
+    }
     return EXIT.ok;
   } catch (error) {
     return failure("add", error);
+  } finally {
+    await files?.release();
   }
 }

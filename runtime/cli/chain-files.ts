@@ -6,12 +6,13 @@
  * leaves either both old, or a new lock the old config still agrees with where it matters (the
  * lock only ever gains entries the config then names).
  */
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { writeFileAtomic } from "../distribution/atomic-write.js";
 import { type Lockfile, lockPathFor, readLockfile, serializeLockfile } from "../distribution/lockfile.js";
 import { type RegistrySettings, registrySettings } from "../distribution/npmrc.js";
 import { ConfigError, type PackageProxyEntry, parseChainConfigFile } from "./chain-config.js";
+import { lockChain } from "./chain-lock.js";
 
 export interface ChainFiles {
   configPath: string;
@@ -23,12 +24,34 @@ export interface ChainFiles {
   lock: Lockfile;
   /** The lock's text as read, to write only when it changed. */
   lockText: string;
+  /** Lets other commands change this chain again (`chain-lock.ts`); call when done, written or not. */
+  release(): Promise<void>;
 }
 
 export const DEFAULT_CONFIG = "chain.json";
 
+/** Opens a chain for changing, holding its lock (`release()` when done). */
 export async function openChain(configPath: string | undefined, { create = false } = {}): Promise<ChainFiles> {
   const path = resolve(configPath ?? DEFAULT_CONFIG);
+  if (
+    create &&
+    !(await stat(dirname(path)).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  ) {
+    throw new ConfigError(`cannot create chain config ${path}: its folder does not exist`);
+  }
+  const release = await lockChain(path);
+  try {
+    return await readChain(path, create, release);
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+async function readChain(path: string, create: boolean, release: () => Promise<void>): Promise<ChainFiles> {
   let text: string | null = null;
   try {
     text = await readFile(path, "utf8");
@@ -37,11 +60,20 @@ export async function openChain(configPath: string | undefined, { create = false
       throw new ConfigError(`cannot read chain config ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
   }
+  if (
+    text === null &&
+    !(await stat(dirname(path)).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  ) {
+    throw new ConfigError(`cannot create chain config ${path}: its folder does not exist`);
+  }
   if (text !== null) parseChainConfigFile(text, path); // the same errors as cordon run
   const raw = text === null ? { proxies: [] } : JSON.parse(text);
   const lockPath = lockPathFor(path);
   const lock = await readLockfile(lockPath);
-  return { configPath: path, lockPath, raw, existed: text !== null, lock, lockText: serializeLockfile(lock) };
+  return { configPath: path, lockPath, raw, existed: text !== null, lock, lockText: serializeLockfile(lock), release };
 }
 
 /** The config's package entries (validated), with their positions. */

@@ -13,6 +13,7 @@ import { LockfileError } from "../distribution/lockfile.js";
 import { requestedAuthority } from "../distribution/package-contents.js";
 import type { Fetched } from "../distribution/resolve.js";
 import { ConfigError } from "./chain-config.js";
+import { ChainBusy } from "./chain-lock.js";
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, approval: 3 } as const;
 
@@ -27,6 +28,7 @@ const OPTIONS = {
   frozen: { type: "boolean" },
   json: { type: "boolean" },
   "no-build": { type: "boolean" },
+  "dry-run": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -63,9 +65,13 @@ export function failure(command: string, error: unknown): number {
     process.stderr.write(`cordon ${command}: ${error.message}\n`);
     return EXIT.usage;
   }
-  if (error instanceof PackageRefused) {
+  if (error instanceof ChainBusy) {
     process.stderr.write(`cordon ${command}: ${error.message}\n`);
     return EXIT.refused;
+  }
+  if (error instanceof PackageRefused) {
+    process.stderr.write(`cordon ${command}: ${error.message}\n`);
+    return error.code === "ESPEC" ? EXIT.usage : EXIT.refused; // a spec Cordon does not take is a usage error
   }
   throw error;
 }

@@ -14,13 +14,12 @@
  * edited to ask for more is refused. Everything is fetched and checked before anything is written.
  */
 import { missingGrants } from "../distribution/authority.js";
-import { PackageRefused } from "../distribution/errors.js";
 import type { LockEntry } from "../distribution/lockfile.js";
 import { registryFor } from "../distribution/npmrc.js";
 import { fetchLocked, resolveSpec } from "../distribution/resolve.js";
 import { parseSpec } from "../distribution/spec.js";
 import { readStoredWasm, storeWasm } from "../distribution/store.js";
-import { configFlag, openChain, packageEntries, registriesFor, saveChain } from "./chain-files.js";
+import { type ChainFiles, configFlag, openChain, packageEntries, registriesFor, saveChain } from "./chain-files.js";
 import { EXIT, failure, parseCommand, UsageError } from "./distribution-command.js";
 
 const USAGE = "usage: cordon install [--config chain.json] [--offline] [--frozen] [--registry <url>]\n";
@@ -28,6 +27,7 @@ const USAGE = "usage: cordon install [--config chain.json] [--offline] [--frozen
 const ciFrozen = () => !!process.env.CI && process.env.CI !== "false" && process.env.CI !== "0";
 
 export async function install(argv: string[]): Promise<number> {
+  let files: ChainFiles | undefined;
   try {
     const { values, positionals } = parseCommand("install", argv, ["config", "registry", "offline", "frozen"]);
     if (values.help) {
@@ -37,7 +37,7 @@ export async function install(argv: string[]): Promise<number> {
     if (positionals.length) throw new UsageError(`cordon install: takes no packages (cordon add <spec> adds one)\n${USAGE}`);
     const offline = values.offline === true;
     const frozen = values.frozen === true || ciFrozen();
-    const files = await openChain(values.config);
+    files = await openChain(values.config);
     const entries = packageEntries(files);
     const settings = registriesFor(files, values.registry);
     const lock = files.lock;
@@ -121,7 +121,8 @@ export async function install(argv: string[]): Promise<number> {
     );
     return EXIT.ok;
   } catch (error) {
-    if (error instanceof PackageRefused) process.stderr.write("cordon install: nothing was written\n");
-    return failure("install", error);
+    return failure("install", error); // thrown before anything was written
+  } finally {
+    await files?.release();
   }
 }

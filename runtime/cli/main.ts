@@ -42,7 +42,7 @@ Usage:
   cordon install [--config chain.json] [--offline] [--frozen]
       Put exactly what the lock pins into the local store (--frozen, the default under CI: the
       config and lock must agree; --offline: the store only).
-  cordon update [<name>...] [--grant G]... [--config chain.json]
+  cordon update [<name>...] [--grant G]... [--dry-run] [--json] [--config chain.json]
       Move package entries to the newest version their spec allows; a version asking for more
       is not applied (exit 3) until approved with --grant.
   cordon remove <name> [--config chain.json]      Drop a proxy from the chain and the lock.

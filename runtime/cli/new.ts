@@ -134,7 +134,11 @@ export async function newProject(argv: string[]): Promise<number> {
       stdio: ["ignore", "inherit", "inherit"],
     });
     if (npm.status !== 0) {
-      process.stderr.write(`cordon new: npm install failed in ${project}; fix it and run npm install there\n`);
+      const fromRegistry = sdk === `^${cordon.version}`;
+      const hint = fromRegistry
+        ? ` (the SDK was asked of the registry as @cordon/sdk-as@${sdk}; a packed one is used with --sdk path/to/cordon-sdk-as-${cordon.version}.tgz)`
+        : "";
+      process.stderr.write(`cordon new: npm install failed in ${project}${hint}; fix it and run npm install there\n`);
       return 1;
     }
   }

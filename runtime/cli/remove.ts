@@ -2,12 +2,13 @@
  * `cordon remove <name> [--config chain.json]`: drops the chain entry of that name and its lock
  * entry, each file written atomically. The stored component stays (another chain may use it).
  */
-import { openChain, saveChain } from "./chain-files.js";
+import { type ChainFiles, openChain, saveChain } from "./chain-files.js";
 import { EXIT, failure, parseCommand, UsageError } from "./distribution-command.js";
 
 const USAGE = "usage: cordon remove <name> [--config chain.json]\n";
 
 export async function remove(argv: string[]): Promise<number> {
+  let files: ChainFiles | undefined;
   try {
     const { values, positionals } = parseCommand("remove", argv, ["config"]);
     if (values.help) {
@@ -16,7 +17,7 @@ export async function remove(argv: string[]): Promise<number> {
     }
     if (positionals.length !== 1) throw new UsageError(`cordon remove: give exactly one proxy name\n${USAGE}`);
     const [name] = positionals;
-    const files = await openChain(values.config);
+    files = await openChain(values.config);
     const proxies = files.raw.proxies ?? [];
     const index = proxies.findIndex((p) => p.name === name);
     if (index === -1 && !files.lock.proxies[name]) throw new UsageError(`cordon remove: no proxy named "${name}" in ${files.configPath}`);
@@ -27,5 +28,7 @@ export async function remove(argv: string[]): Promise<number> {
     return EXIT.ok;
   } catch (error) {
     return failure("remove", error);
+  } finally {
+    await files?.release();
   }
 }

@@ -12,7 +12,7 @@ import { killAllGroups } from "../components/process-group.js";
 import { StdioClientPeer } from "../components/stdio-client.js";
 import { WasmProxyPeer } from "../components/wasm-proxy.js";
 import { createLogger, type Logger } from "../log.js";
-import { McpBridgePeer } from "../mcp/bridge.js";
+import { BRIDGE_GRANTS, McpBridgePeer } from "../mcp/bridge.js";
 import { Conductor, type ConductorOptions } from "../routing/conductor.js";
 import { GRANTS, type Grant } from "../routing/grants.js";
 import type { Peer } from "../routing/peer.js";
@@ -114,7 +114,7 @@ export async function run(options: RunOptions): Promise<number> {
       mode: options.mode,
       log,
       trace: trace?.write,
-      ...proxyOptions(proxies),
+      ...proxyOptions(proxies, options.mode === "agent"),
       onExit: (code) => void finish(code),
     });
     for (const signal of signals) {
@@ -143,17 +143,26 @@ export async function run(options: RunOptions): Promise<number> {
   });
 }
 
-/** The conductor's per-proxy options for these entries (the same for `cordon run` and the embedding API). */
-export function proxyOptions(entries: ProxyEntry[]): Pick<ConductorOptions, "failurePolicies" | "grants" | "dialects" | "slowRequestMs"> {
+/**
+ * The conductor's per-proxy options for these entries (the same for `cordon run` and the embedding
+ * API); `bridge`: the MCP bridge follows them (agent mode) and gets its grants.
+ */
+export function proxyOptions(
+  entries: ProxyEntry[],
+  bridge: boolean,
+): Pick<ConductorOptions, "failurePolicies" | "grants" | "dialects" | "slowRequestMs"> {
   const slow = Number(process.env.CORDON_SLOW_REQUEST_MS);
   return {
     // CORDON_SLOW_REQUEST_MS: report requests that sit inside a proxy longer than this (0: never).
     slowRequestMs: Number.isFinite(slow) && slow >= 0 && process.env.CORDON_SLOW_REQUEST_MS !== "" ? slow : undefined,
     failurePolicies: entries.map((p) => p.onFailure ?? "fail-closed"),
     // Native proxies are trusted: they run with the user's privileges anyway.
-    grants: entries.map((p) =>
-      isNativeProxy(p) ? [...GRANTS] : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)),
-    ),
+    grants: [
+      ...entries.map((p) =>
+        isNativeProxy(p) ? [...GRANTS] : p.grants.filter((g): g is Grant => (GRANTS as readonly string[]).includes(g)),
+      ),
+      ...(bridge ? [[...BRIDGE_GRANTS]] : []),
+    ],
     dialects: entries.map((p) => (isNativeProxy(p) ? p.dialect : undefined)),
   };
 }

@@ -11,7 +11,7 @@ import { type Requested, requestedAuthority } from "./package-contents.js";
 export const missingGrants = (requested: Requested, granted: readonly string[]) =>
   requestedAuthority(requested).filter((g) => !granted.includes(g));
 
-/** One line per requested grant, in plain words: `  terminal   may ask your editor to run commands…`. */
+/** One line per requested grant, in plain words: `  + terminal  it may run commands in a terminal…`. */
 export function grantLines(grants: readonly string[], mark = " "): string[] {
   const width = Math.max(0, ...grants.map((g) => g.length));
   return grants.map((g) => `  ${mark} ${g.padEnd(width)}  ${describeGrant(g)}`);

@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, readChainConfig } from "../cli/chain-config.js";
 import { sha256Hex } from "./digests.js";
 import { type LockEntry, serializeLockfile } from "./lockfile.js";
@@ -26,6 +26,11 @@ const locked = (over: Partial<LockEntry> = {}): LockEntry => ({
 
 let dir: string;
 let store: string;
+const savedStore = process.env.CORDON_STORE;
+afterAll(() => {
+  if (savedStore === undefined) delete process.env.CORDON_STORE;
+  else process.env.CORDON_STORE = savedStore;
+});
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "cordon-locked-"));
   store = join(dir, "store");

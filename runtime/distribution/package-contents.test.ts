@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { withCustomSection } from "../../test/fixtures/custom-section.js";
-import { echoComponent, wasiComponent } from "../../test/fixtures/wat-components.js";
+import { buildComponent, ECHO_BODY, echoComponent, wasiComponent } from "../../test/fixtures/wat-components.js";
 import { MANIFEST_SECTION } from "../sandbox/manifest.js";
 import { PackageRefused } from "./errors.js";
 import { checkProxyPackage } from "./package-contents.js";
@@ -49,6 +49,19 @@ describe("checkProxyPackage", () => {
     );
     expect(pkg).toMatchObject({ wasmPath: "echo.wasm", requested: { grants: ["fs:read", "terminal"], wasi: [] }, warnings: [] });
     expect(pkg.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("counts the WASI a component imports as requested, beside the manifest's grants", async () => {
+    const random = await buildComponent({
+      wat: `(module
+        (import "cordon:proxy/channel@0.1.0" "send" (func $send (param i32 i32)))
+        (import "wasi:random/random@0.2.0" "get-random-u64" (func $r (result i64)))
+        ${ECHO_BODY})`,
+      wit: `package wasi:random@0.2.0 { interface random { get-random-u64: func() -> u64; } }
+        world guest { import wasi:random/random@0.2.0; import cordon:proxy/channel@0.1.0; export cordon:proxy/handler@0.1.0; }`,
+    });
+    const pkg = await checkProxyPackage(tarball({ wasm: withManifestOf(random, { version: "1.2.0", grants: ["fs:read"] }) }), ID);
+    expect(pkg.requested).toEqual({ grants: ["fs:read"], wasi: ["wasi:random"] });
   });
 
   it("accepts the agent grants by name", async () => {

@@ -177,6 +177,14 @@ describe("integrity, origin and transport", () => {
     );
   });
 
+  it("fetches a locked tarball by its path on whatever registry is configured now (a mirror)", async () => {
+    served.keys = null;
+    publish(["1.0.0"]);
+    const { entry } = await resolveSpec(parseSpec("@t/echo@1.0.0"), { url });
+    const mirrored = await fetchLocked(entry, { url: `${url}npm/` }); // the same packages under another base
+    expect(mirrored.entry).toEqual(entry);
+  });
+
   it("refuses bytes that differ from the registry's integrity", async () => {
     publish(["1.0.0"]);
     served.doc!.versions["1.0.0"].dist!.integrity = sha512Integrity(Buffer.from("something else"));

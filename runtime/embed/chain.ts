@@ -171,7 +171,7 @@ export async function startChain(options: ChainOptions & { onMessage(message: Js
     mode: "agent",
     log,
     trace: trace?.write,
-    ...proxyOptions(config.proxies),
+    ...proxyOptions(config.proxies, true),
     onExit: (code) => void finish(code),
   });
   const started = Date.now();

@@ -30,7 +30,7 @@ import { type ChainExit, type ChainOptions, type RunningChain, startChain } from
 import { AbortError, AgentError, ChainStartError, ConnectionClosedError, InvalidRequestError } from "./errors.js";
 import { OrphanUpdates } from "./orphan-updates.js";
 import { decide, type PermissionPolicy } from "./permissions.js";
-import { type PromptEvent, ToolCallTracker, toEvent } from "./prompt-stream.js";
+import { type PromptEvent, type PromptRun, ToolCallTracker, toEvent } from "./prompt-stream.js";
 import { ReadPressure } from "./read-pressure.js";
 import { type RequestOptions, RpcEndpoint, RpcError } from "./rpc.js";
 import { Session, type SessionHost } from "./session.js";
@@ -124,7 +124,7 @@ export class Connection implements SessionHost {
   private readonly sessions = new Map<string, Session>();
   private readonly orphans: OrphanUpdates;
   /** @internal Backpressure from the prompt runs' readers toward the chain. */
-  readonly readPressure: ReadPressure;
+  readonly readPressure: ReadPressure<PromptRun>;
   private init: acp.InitializeResponse | null = null;
   private closing: Promise<ChainExit> | null = null;
   private readonly policy: PermissionPolicy;
@@ -137,7 +137,17 @@ export class Connection implements SessionHost {
     private readonly options: ConnectOptions,
   ) {
     this.policy = options.permissions ?? "deny";
-    this.readPressure = new ReadPressure((congested) => chain.congested(congested));
+    // The chain is paused for a reader that is behind only while the application awaits nothing
+    // else from it: a request of its own, or a turn other than the behind runs' (else: deadlock).
+    this.readPressure = new ReadPressure<PromptRun>(
+      (congested) => chain.congested(congested),
+      (behind) => {
+        const { prompts, others } = this.rpc.pendingCounts();
+        let ownPrompts = 0;
+        for (const run of behind) if (!run.done) ownPrompts++;
+        return others > 0 || prompts > ownPrompts;
+      },
+    );
     const onUpdate = options.onUpdate;
     this.orphans = new OrphanUpdates(
       onUpdate &&
@@ -150,10 +160,14 @@ export class Connection implements SessionHost {
         }),
       throttledWarn(chain.log),
     );
-    this.rpc = new RpcEndpoint((m) => chain.write(m), {
-      request: (method, params, signal) => this.handleRequest(method, params, signal),
-      notification: (method, params) => this.handleNotification(method, params),
-    });
+    this.rpc = new RpcEndpoint(
+      (m) => chain.write(m),
+      {
+        request: (method, params, signal) => this.handleRequest(method, params, signal),
+        notification: (method, params) => this.handleNotification(method, params),
+      },
+      () => this.readPressure.recheck(),
+    );
     this.closed = chain.exited.then((exit) => {
       this.rpc.close(
         new ConnectionClosedError(
@@ -378,6 +392,7 @@ export class Connection implements SessionHost {
   close(): Promise<ChainExit> {
     if (this.closing) return this.closing;
     this.closing = (async () => {
+      this.readPressure.close(); // running turns must be able to end
       const running = [...this.sessions.values()].flatMap((s) => (s.currentRun ? [{ session: s, run: s.currentRun }] : []));
       if (!this.rpc.closed && running.length > 0) {
         for (const { session } of running) session.cancel();

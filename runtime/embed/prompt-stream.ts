@@ -315,8 +315,9 @@ export interface PromptBufferLimits {
  * {@link PROMPT_BUFFER_BYTES}, whichever comes first):
  * - while the run is being iterated and its reader is behind by that much, the chain is paused
  *   (see `read-pressure.ts`) until the reader has taken half of it: a slow reader slows the agent,
- *   nothing is lost. Events already on their way still arrive; past {@link HARD_BOUND_FACTOR} times
- *   the bound the run fails as below.
+ *   nothing is lost. Events already on their way still arrive, and the chain is not paused while
+ *   the application awaits something else from it (that would deadlock); past
+ *   {@link HARD_BOUND_FACTOR} times the bound the run fails as below.
  * - while nobody iterates it (a caller that only awaits `result`, or one that has not started
  *   reading, or left the loop), nothing pauses; at the bound the waiting events are dropped and
  *   an iteration throws {@link PromptOverflowError}. `result` still resolves with the stop, and the
@@ -394,7 +395,7 @@ export class PromptRun implements AsyncIterable<PromptEvent> {
     this.pressure?.set(this, false);
     this.overflow = new PromptOverflowError(
       this.reading
-        ? `the prompt run's reader fell behind by ${events} events even with the chain paused; they were dropped (the turn goes on: \`result\` still resolves)`
+        ? `the prompt run's reader fell behind by ${events} events (more than ${HARD_BOUND_FACTOR} × ${this.maxEvents} events or ${HARD_BOUND_FACTOR} × ${this.maxBytes} bytes, while the chain could not be paused for it); they were dropped (the turn goes on: \`result\` still resolves)`
         : `${events} events of this prompt run waited with nobody reading them (more than ${this.maxEvents} events or ${this.maxBytes} bytes); they were dropped. Iterate the run as it goes, or use session.onEvent (the turn goes on: \`result\` still resolves)`,
     );
   }

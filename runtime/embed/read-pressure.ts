@@ -5,26 +5,52 @@
  * stdio client that stops reading its stdout) until every reader has caught up. The application's
  * own writes (a `session/cancel`, answers to the agent's requests) still go through meanwhile.
  *
- * Invariant: `congested(true)` is signalled once when the first reader falls behind and
- * `congested(false)` once when the last catches up; a reader that ends (finished, left, failed)
- * must {@link ReadPressure.set} itself clear.
+ * A reader may be behind because it awaits something from the chain itself (a request of its own,
+ * another session's turn): pausing the chain then would deadlock it. So the chain is paused only
+ * while `waitingOnChain` says the application waits for nothing but the behind runs themselves;
+ * otherwise the runs keep buffering up to their hard bound (see `PromptRun`). It is asked again
+ * whenever a reader falls behind or catches up and whenever {@link ReadPressure.recheck} is called
+ * (the connection does so when its outstanding requests change).
+ *
+ * Invariant: `signal(true)` and `signal(false)` alternate, starting with true; after
+ * {@link ReadPressure.close} (having signalled false if needed) nothing is signalled again.
  */
-export class ReadPressure {
-  private readonly behind = new Set<object>();
+export class ReadPressure<Reader extends object = object> {
+  private readonly behind = new Set<Reader>();
+  private signalled = false;
+  private closed = false;
 
-  constructor(private readonly signal: (congested: boolean) => void) {}
+  constructor(
+    private readonly signal: (congested: boolean) => void,
+    private readonly waitingOnChain: (behind: ReadonlySet<Reader>) => boolean = () => false,
+  ) {}
 
-  /** Whether any reader is behind now. */
+  /** Whether the chain is paused for the readers now. */
   get congested(): boolean {
-    return this.behind.size > 0;
+    return this.signalled;
   }
 
   /** `reader` has fallen behind (true) or caught up (false). */
-  set(reader: object, behind: boolean): void {
+  set(reader: Reader, behind: boolean): void {
     if (behind === this.behind.has(reader)) return;
     if (behind) this.behind.add(reader);
     else this.behind.delete(reader);
-    if (behind && this.behind.size === 1) this.signal(true);
-    else if (!behind && this.behind.size === 0) this.signal(false);
+    this.recheck();
+  }
+
+  /** Re-evaluates whether the chain should be paused (what the application waits for changed). */
+  recheck(): void {
+    if (this.closed) return;
+    const congested = this.behind.size > 0 && !this.waitingOnChain(this.behind);
+    if (congested === this.signalled) return;
+    this.signalled = congested;
+    this.signal(congested);
+  }
+
+  /** The connection is closing: the chain is let go for good, so that turns can end. */
+  close(): void {
+    if (this.signalled) this.signal(false);
+    this.signalled = false;
+    this.closed = true;
   }
 }

@@ -47,10 +47,19 @@ export class RpcEndpoint {
   constructor(
     private readonly write: (message: JsonRpcMessage) => boolean,
     private readonly handlers: IncomingHandlers,
+    /** Called whenever a request starts or stops waiting for its answer. */
+    private readonly onPendingChange: () => void = () => {},
   ) {}
 
   get closed(): boolean {
     return this.closedWith !== null;
+  }
+
+  /** Requests waiting for their answer: `session/prompt` ones, and all others. */
+  pendingCounts(): { prompts: number; others: number } {
+    let prompts = 0;
+    for (const p of this.pending.values()) if (p.method === "session/prompt") prompts++;
+    return { prompts, others: this.pending.size - prompts };
   }
 
   /**
@@ -65,6 +74,7 @@ export class RpcEndpoint {
       const id = this.nextId++;
       const onAbort = () => {
         if (!this.pending.delete(id)) return;
+        this.onPendingChange();
         this.write({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } });
         reject(new AbortError(`${method} was aborted`));
       };
@@ -87,8 +97,10 @@ export class RpcEndpoint {
         },
       });
       signal?.addEventListener("abort", onAbort, { once: true });
+      this.onPendingChange();
       if (!this.write({ jsonrpc: "2.0", id, method, params })) {
         this.pending.delete(id);
+        this.onPendingChange();
         done();
         reject(this.closedWith ?? new ConnectionClosedError());
       }
@@ -108,6 +120,7 @@ export class RpcEndpoint {
         const pending = id === null ? undefined : this.pending.get(id);
         if (!pending || id === null) return;
         this.pending.delete(id);
+        this.onPendingChange();
         pending.settle(c.message);
         return;
       }
@@ -158,6 +171,7 @@ export class RpcEndpoint {
       this.pending.delete(id);
       pending.fail(error);
     }
+    this.onPendingChange();
     for (const controller of this.incoming.values()) controller.abort();
   }
 }

@@ -52,6 +52,7 @@ import {
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { withMember } from "../protocol/raw-json.js";
 import { type Call, cancelRequest, unwrap, withId, wrap } from "../routing/envelope.js";
+import type { Grant } from "../routing/grants.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { type Endpoint, type EndpointHost, guarded, newEndpointId, newSecret } from "./endpoints.js";
 import { HttpEndpoint } from "./http-endpoint.js";
@@ -63,6 +64,13 @@ type Mode = "pending" | "native" | "http" | "stdio" | "off";
 
 const SETUP_METHODS = new Set(["session/new", "session/load", "session/resume", "session/fork"]);
 const ENDING_METHODS = new Set(["session/close", "session/delete"]);
+
+/**
+ * What the conductor grants the bridge: it is Cordon's own component, and the stdio or HTTP
+ * declarations it writes in place of a proxy's `{"type":"acp"}` one lead to its own endpoints,
+ * which the `mcp-servers` rule would otherwise refuse as servers a proxy added.
+ */
+export const BRIDGE_GRANTS: readonly Grant[] = ["agent:mcp"];
 
 /** The command line of `cordon mcp-bridge` as this installation runs it. */
 function defaultBridgeCommand(): { command: string; args: string[] } {

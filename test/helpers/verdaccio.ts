@@ -26,6 +26,8 @@ export interface TestRegistry {
   storage: string;
   /** An npm user config (`--userconfig`) that publishes to it as a registered user. */
   npmrc: string;
+  /** That user's token; `@private/*` packages are readable only with it. */
+  token: string;
   close(): Promise<void>;
 }
 
@@ -41,7 +43,10 @@ export async function startVerdaccio(): Promise<TestRegistry> {
     storage,
     auth: { htpasswd: { file: join(dir, "htpasswd"), max_users: 10 } },
     uplinks: {},
-    packages: { "**": { access: "$all", publish: "$authenticated" } },
+    packages: {
+      "@private/*": { access: "$authenticated", publish: "$authenticated" },
+      "**": { access: "$all", publish: "$authenticated" },
+    },
     log: { type: "stdout", format: "pretty", level: "fatal" },
     web: { enable: false },
   });
@@ -62,6 +67,7 @@ export async function startVerdaccio(): Promise<TestRegistry> {
     url,
     storage,
     npmrc,
+    token,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
