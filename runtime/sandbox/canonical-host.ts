@@ -21,7 +21,7 @@ import type { StringEncoding } from "./string-encoding.js";
 import { allowedWasiImport, wasiImports } from "./wasi-grants.js";
 
 export const CHANNEL_IMPORT = "cordon:proxy/channel@0.1.0";
-const RECEIVE_EXPORT = "cordon:proxy/handler@0.1.0#receive";
+export const RECEIVE_EXPORT = "cordon:proxy/handler@0.1.0#receive";
 
 export interface GuestEncodings {
   /** How `receive`'s argument is laid out in guest memory. */
