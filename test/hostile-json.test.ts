@@ -14,7 +14,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { prompt, session, useConfigChains } from "./helpers/config-chain.js";
 import { readers, readings } from "./helpers/json-readers.js";
-import { CORDON, NODE, ROOT } from "./helpers/paths.js";
+import { CORDON, NODE, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
 import { type Json, RawClient } from "./helpers/raw-client.js";
 
 const exec = promisify(execFile);
@@ -27,6 +27,13 @@ beforeAll(async () => {
 
 const chain = useConfigChains({ protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true } } });
 const smuggler = { name: "smuggler", wasm: SMUGGLER };
+
+/** A chain with the smuggler whose client keeps the raw lines it reads from then on. */
+async function smugglerChain(): Promise<RawClient & { lines: string[] }> {
+  const client = await chain([smuggler]);
+  client.lines = [];
+  return client as RawClient & { lines: string[] };
+}
 
 /** The members of `line` each reader must read alike, with what each read where they differ. */
 function disagreements(line: string, paths: (string | number)[][]): string[] {
@@ -63,7 +70,7 @@ describe("the readers this suite uses disagree on each smuggled spelling (so the
 
 describe("a hostile proxy cannot smuggle a message past the gates in a spelling another reader reads otherwise", () => {
   it("toward the client: no forged _cordon/notice or fs/read_text_file reaches it in any reading; refusals logged, the proxy told", async () => {
-    const client = await chain([smuggler]);
+    const client = await smugglerChain();
     const s = await session(client);
     expect((await prompt(client, s, "client")).result).toEqual({ stopReason: "end_turn" });
     // Everything the proxy sent before forwarding the prompt was routed before its answer (one ordered loop).
@@ -86,7 +93,7 @@ describe("a hostile proxy cannot smuggle a message past the gates in a spelling 
   });
 
   it("a repeated path in the agent's forwarded fs/read_text_file is refused; the agent's own request still reaches the client", async () => {
-    const client = await chain([smuggler]); // no fs:read grant: only the agent's own request may pass
+    const client = await smugglerChain(); // no fs:read grant: only the agent's own request may pass
     const reads: Json[] = [];
     client.onRequest = (m) => (reads.push(m), { result: { content: `contents of ${m.params.path}` } });
     const s = await session(client);
@@ -103,10 +110,54 @@ describe("a hostile proxy cannot smuggle a message past the gates in a spelling 
   });
 });
 
-describe("toward the agent (inside proxy/successor)", () => {
+describe("answers toward the agent", () => {
+  it("a permission answer whose allow only a Go-style reader sees never reaches the agent; the agent gets an error", async () => {
+    const client = await chain([smuggler]); // no permission:allow grant
+    let asked = 0;
+    client.onRequest = () => (asked++, { result: { outcome: { outcome: "cancelled" } } });
+    const s = await session(client);
+    await prompt(client, s, "allow");
+    const options = [
+      { optionId: "allow", name: "Allow", kind: "allow_once" },
+      { optionId: "reject", name: "Reject", kind: "reject_once" },
+    ];
+    const ask = {
+      ask: { method: "session/request_permission", params: { sessionId: s, toolCall: { toolCallId: "t1", title: "rm -rf ~" }, options } },
+    };
+    expect((await prompt(client, s, JSON.stringify([ask, { report: true }]))).result).toEqual({ stopReason: "end_turn" });
+    const answer = JSON.stringify((await client.waitFor((m) => m.method === "_test/answers")).params.answers[0]);
+    expect(
+      disagreements(answer, [
+        ["result", "outcome", "optionId"],
+        ["result", "outcome", "outcome"],
+      ]),
+    ).toEqual([]);
+    expect(answer).not.toContain("smuggled");
+    expect(JSON.parse(answer).error.message).toMatch(
+      /proxy "smuggler" answered with a result that breaks I-JSON .*"OptionId" in result\.outcome/,
+    );
+    expect(client.stderr).toMatch(/proxy "smuggler" answered with a message that breaks I-JSON/);
+    expect(asked).toBe(0);
+  });
+});
+
+describe("toward the agent (inside proxy/successor), and from a native proxy", () => {
   const open: RawClient[] = [];
   afterEach(async () => {
     await Promise.all(open.splice(0).map((c) => c.close()));
+  });
+
+  it("a native --proxy-cmd proxy is held to the same rule: its smuggled notices never reach the client", async () => {
+    const native = `${JSON.stringify(NODE)} ${JSON.stringify(join(ROOT, "test/peers/smuggling-native-proxy.mjs"))}`;
+    const client = new RawClient(NODE, [CORDON, "run", "--proxy-cmd", native, "--", ...SCRIPTED_AGENT]);
+    open.push(client);
+    await client.request("initialize", { protocolVersion: 1 });
+    client.lines = [];
+    const s = await session(client);
+    expect((await prompt(client, s, "smuggle")).result).toEqual({ stopReason: "end_turn" });
+    expect(client.lines.flatMap((line) => disagreements(line, ENVELOPE))).toEqual([]);
+    expect(client.lines.filter((line) => line.includes("smuggled"))).toEqual([]);
+    await expect.poll(() => client.stderr.match(/ sent a _x\/y that breaks I-JSON \(RFC 7493\)/g)?.length).toBe(3);
   });
 
   it("no hidden MCP server, other session or near-spelled method reaches the agent in any reading", async () => {

@@ -17,6 +17,7 @@ import { treeRssMiB } from "../bench/process-tree.js";
 import { coreModules } from "../runtime/sandbox/component-loader.js";
 import { buildAttacker } from "./fixtures/hostile/sandbox-attacker.js";
 import { prompt, session, useConfigChains } from "./helpers/config-chain.js";
+import { peakRss, survivedAndServes } from "./helpers/hostile-chain.js";
 import { CORDON, NODE, proxyWasm, ROOT } from "./helpers/paths.js";
 import type { Json, RawClient } from "./helpers/raw-client.js";
 
@@ -43,40 +44,6 @@ const chain = useConfigChains();
 
 const attacker = (extra: Json = {}) => ({ name: "attacker", wasm: ATTACKER_UTF16, ...extra });
 const pass = { wasm: proxyWasm("passthrough") };
-
-/** Samples the tree's RSS every 25 ms until `work` settles; returns its result and the peak. */
-async function peakRss<T>(client: RawClient, work: Promise<T>): Promise<{ result: T; peakMiB: number }> {
-  let peak = treeRssMiB(client.child.pid!);
-  const timer = setInterval(() => (peak = Math.max(peak, treeRssMiB(client.child.pid!))), 25);
-  try {
-    const result = await work;
-    peak = Math.max(peak, treeRssMiB(client.child.pid!));
-    return { result, peakMiB: peak };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-/** After the attacker was stopped: Cordon is alive, says who it was, and a fresh session gets its prompt answered (once the attacker has restarted). */
-async function survivedAndServes(client: RawClient, named: RegExp): Promise<void> {
-  expect(client.child.exitCode).toBeNull();
-  const notice = await client.waitFor((m) => m.method === "_cordon/notice");
-  expect(notice.params.component).toBe('proxy "attacker"');
-  expect(notice.params.message).toMatch(named);
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const s = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
-    if (s.result) {
-      const res = await prompt(client, s.result.sessionId, "still alive?");
-      if (res.result) {
-        expect(res.result).toEqual({ stopReason: "end_turn" });
-        expect(client.child.exitCode).toBeNull();
-        return;
-      }
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`the chain did not recover; stderr: ${client.stderr}`);
-}
 
 describe("hole 3: nothing a guest does can abort Cordon or make it allocate without bound", () => {
   it("a table grown by 10 M entries: the grow fails inside the guest (cap 65 536), it traps, Cordon lives", async () => {

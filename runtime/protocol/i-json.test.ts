@@ -122,6 +122,44 @@ describe("iJsonViolation: protocol-key spellings at envelope levels", () => {
   });
 });
 
+describe("iJsonViolation: the names Cordon's rules read, where they read them", () => {
+  it("refuses a lone near-spelling a Go peer would act on but the rules never saw", () => {
+    // A permission answer the permission rule reads as no selection, and a Go agent as "allow".
+    expect(verdict(`{"jsonrpc":"2.0","id":3,"result":{"outcome":{"outcome":"selected","OptionId":"allow"}}}`)).toEqual({
+      rule: "protocol-key-spelling",
+      detail:
+        'member "OptionId" in result.outcome is not spelled "optionId", which Cordon\'s rules read there, but a reader may take it for that',
+    });
+    expect(verdict(`{"jsonrpc":"2.0","id":3,"result":{"Outcome":{"outcome":"selected","optionId":"allow"}}}`)?.detail).toMatch(
+      /^member "Outcome" in result is not spelled "outcome"/,
+    );
+    const server = (member: string) =>
+      `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[{"name":"x","${member}":"/bin/sh","args":[],"env":[]}]}}`;
+    expect(verdict(server("Command"))?.detail).toMatch(/^member "Command" in params\.mcpServers\[0\] is not spelled "command"/);
+    expect(verdict(server("command"))).toBeNull();
+    const inner = `{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/","mcpServers":[],"MCPServers":[1]}}}`;
+    expect(verdict(inner)?.rule).toBe("duplicate-name");
+    expect(verdict(`{"method":"fs/read_text_file","params":{"sessionId":"s","PATH":"/etc/shadow"}}`)?.detail).toMatch(/not spelled "path"/);
+  });
+
+  it("leaves the same names alone elsewhere: tool input and other data keep their spelling", () => {
+    const update = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","rawInput":{"Path":"/x","Command":"ls","OptionId":1}}}}`;
+    expect(verdict(update)).toBeNull();
+    expect(verdict(`{"jsonrpc":"2.0","id":1,"result":{"content":{"Outcome":1},"items":[{"OptionId":1}]}}`)).toBeNull();
+  });
+});
+
+describe("iJsonViolation: a message is a request, a notification or an answer", () => {
+  it("refuses method beside result or error, and result beside error", () => {
+    expect(verdict(`{"jsonrpc":"2.0","id":7,"method":"_x/y","result":{"stopReason":"end_turn"}}`)).toEqual({
+      rule: "mixed-message",
+      detail: 'the top level has "method" and "result": a reader may take it for a request or an answer',
+    });
+    expect(verdict(`{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"no"},"result":{}}`)?.rule).toBe("mixed-message");
+    expect(verdict(`{"jsonrpc":"2.0","method":"_x/y","params":{"result":1,"error":2,"method":3}}`)).toBeNull();
+  });
+});
+
 describe("iJsonViolation: lone surrogates", () => {
   it("refuses escaped lone surrogates, in values and names", () => {
     expect(verdict(`{"a":"x\\ud800"}`)).toEqual({

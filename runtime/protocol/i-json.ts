@@ -17,27 +17,46 @@
  *   NUL for readers that stop there) must be spelled exactly so — a lone `"Method"` or
  *   `"\u006dethod"` is refused. The envelope levels are the message's top level and, when the
  *   message is a `proxy/successor` envelope (either dialect), its `params` (the inner message).
- *   Below them a name's spelling is data (tool input may hold `"ID"`) and only the duplicate
- *   rules apply;
+ *   Below them the same holds for the few names Cordon's own rules read, where they read them
+ *   (`JUDGED_NAMES`: a permission answer's `outcome`/`optionId`, an MCP server's `command`…);
+ *   elsewhere a name's spelling is data (tool input may hold `"ID"`) and only the duplicate rules
+ *   apply;
+ * - **mixed messages**: a top level with `method` and `result`/`error`, or both `result` and
+ *   `error` (JSON-RPC allows neither): Cordon takes the first for a request, a reader that looks
+ *   for `result` first for an answer — to a request of its own with that id;
  * - **lone surrogates**, raw or escaped (`"\ud800"` alone, a `\udc00` without its high half, or a
  *   pair split between a raw and an escaped half), in names and in values.
+ *
+ * Refused, not re-serialized: rewriting every proxy's output from the parsed value would cost a
+ * `JSON.stringify` per message and lose byte-faithfulness for the honest ones (number spellings,
+ * escapes, key order); refusing costs them nothing, and only a proxy that writes ambiguous text —
+ * which no JSON serializer does — is told. The conductor checks every message from every proxy
+ * hop (sandboxed, native `command` proxies alike: the gates apply to both, so both must be read
+ * as their next reader reads them), right after the nesting bound; the client and the agent are
+ * not proxies and are not checked.
  *
  * Honest text passes untouched: nothing is rewritten, so byte-faithful forwarding is unchanged.
  *
  * The scan assumes text `JSON.parse` already accepted (it does not validate), and is one pass:
  * a character loop over structure, `indexOf` jumps over string contents (the next backslash is
  * looked up again only once passed), `isWellFormed` for raw surrogates, a regular expression for
- * escaped ones (only in text with a backslash), and the folded names of the open objects on one shared stack (a map for an object past 16 members). It needs no stack frames: a 20,000-deep text
- * scans like a flat one. `maxDepth` makes the same pass enforce the nesting bound (nesting.ts).
+ * escaped ones (only in text with a `\u` escape), and the folded names of the open objects on
+ * one shared stack (a map for an object past 16 members). It needs no stack frames: a
+ * 20,000-deep text scans like a flat one. `maxDepth` makes the same pass enforce the nesting
+ * bound (nesting.ts), for when the router wants one scan for both.
  *
- * Cost (Node 20, one core, on `bench`-style ACP messages): about 1.5 µs for a typical 1 KB
- * `session/update`, about 25 µs for a 100 KB one (mostly one long text); `JSON.parse` of the same
- * texts takes about 2 µs and 110 µs.
+ * Cost, measured on Node 20 on a shared 2-core machine (load average 6–16, so absolute figures
+ * are a few times an idle machine's; compare each with `JSON.parse` of the same text, measured in
+ * the same runs): a 1.2 KB `session/update` (a tool call, 25 members in 9 objects) 5–6 µs against
+ * 3.5–6.7 µs; a 100 KB one whose text has 5,100 escapes 85–130 µs against 64–93 µs; a 100 KB text
+ * without escapes 2 µs (one `indexOf` over the string) against 35 µs; a 150-byte message chunk
+ * (`bench/hot-path.ts`) 1.2–3 µs against 1–3.3 µs. So checking a proxy's output costs about what
+ * parsing it does (0.7–1.7×), once per message.
  */
 import { rawOf } from "./raw-json.js";
 
 export interface IJsonViolation {
-  rule: "duplicate-name" | "protocol-key-spelling" | "lone-surrogate" | "nesting";
+  rule: "duplicate-name" | "protocol-key-spelling" | "mixed-message" | "lone-surrogate" | "nesting";
   /** What is wrong and where, e.g. `member "path" appears twice in params`. */
   detail: string;
   /** Offset in the text where the offending name, string or bracket starts. */
@@ -48,7 +67,12 @@ export interface IJsonViolation {
 interface Seen {
   folded: string[];
   spelled: string[];
+  /** Entries in use; past it, stale ones of closed objects (setting an array's length costs more than reusing its slots). */
+  count: number;
 }
+
+/** One for every scan (a scan runs to its end synchronously): its arrays are reused, not reallocated per message. */
+const SEEN: Seen = { folded: [], spelled: [], count: 0 };
 
 /** Members of one object compared linearly before a map takes over. */
 const MAP_AT = 16;
@@ -56,6 +80,38 @@ const MAP_AT = 16;
 /** The names whose meaning is the protocol's at an envelope level. */
 const PROTOCOL_KEYS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]);
 const ENVELOPES = new Set(["proxy/successor", "_proxy/successor"]);
+const METHOD = 1;
+const RESULT = 2;
+const ERROR = 4;
+const KIND_OF = new Map([
+  ["method", METHOD],
+  ["result", RESULT],
+  ["error", ERROR],
+]);
+
+/**
+ * The names Cordon's rules read below the top level, by where they read them (`[]`: any element):
+ * there they must be spelled exactly, or a case-insensitive reader (a Go agent) would act on a
+ * member the rules never saw — a lone `"OptionId":"allow"` in a permission answer, a
+ * `"Command"` in an MCP server. Both a message and the message inside an envelope count.
+ */
+const JUDGED_NAMES: Record<string, string[]> = {
+  result: ["outcome"],
+  "result.outcome": ["outcome", "optionId"],
+  params: ["sessionId", "path", "content", "command", "args", "env", "cwd", "mcpServers", "options", "toolCall"],
+  "params.mcpServers[]": ["type", "name", "command", "args", "env", "url", "headers", "serverId"],
+  "params.options[]": ["optionId", "kind"],
+};
+const JUDGED = new Map<string, Map<string, string>>();
+for (const [path, names] of Object.entries(JUDGED_NAMES)) {
+  for (const at of path.startsWith("params") ? [path, `params.${path}`] : [path]) {
+    JUDGED.set(at, new Map(names.map((n) => [n.toLowerCase(), n])));
+  }
+}
+/** Every path on the way to a `JUDGED` one (where the scan keeps track of where it is). */
+const JUDGED_PREFIXES = new Set(
+  [...JUDGED.keys()].flatMap((path) => path.split(/(?=\.|\[\])/).map((_, i, parts) => parts.slice(0, i + 1).join(""))),
+);
 
 interface Frame {
   object: boolean;
@@ -68,8 +124,10 @@ interface Frame {
   /** Arrays: index of the current element. Objects: name of the current member. */
   index: number;
   member: string;
-  /** A protocol-key spelling violation found in this object, if it turns out to be an envelope level. */
+  /** The top level's `params`: an envelope level if the message is an envelope. */
   candidate: boolean;
+  /** Where it sits as a `JUDGED` path (`params.mcpServers[]`), or null when no judged path runs through it. */
+  shape: string | null;
 }
 
 /**
@@ -77,7 +135,16 @@ interface Frame {
  * `maxDepth`, nesting deeper than that (the top-level value is level 1) is one too.
  */
 export function iJsonViolation(text: string, options: { maxDepth?: number } = {}): IJsonViolation | null {
-  const maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
+  const violation = scan(text, options.maxDepth ?? Number.POSITIVE_INFINITY);
+  // The reused name stack would keep a big message's names alive: let them go.
+  if (text.length > 64 * 1024) {
+    SEEN.folded = [];
+    SEEN.spelled = [];
+  }
+  return violation;
+}
+
+function scan(text: string, maxDepth: number): IJsonViolation | null {
   if (!(text as unknown as { isWellFormed(): boolean }).isWellFormed()) {
     const offset = loneSurrogateAt(text);
     return { rule: "lone-surrogate", detail: `a lone surrogate (U+${hex(text.charCodeAt(offset))}) at offset ${offset}`, offset };
@@ -92,7 +159,10 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
   let topMethod: string | undefined;
   /** A protocol-key spelling found in the top level's `params`: a violation if the message is an envelope. */
   let innerSpelling: IJsonViolation | null = null;
-  const seen: Seen = { folded: [], spelled: [] };
+  /** Which of `method`, `result`, `error` the top level has (bits). */
+  let kinds = 0;
+  const seen = SEEN;
+  seen.count = 0;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -113,34 +183,54 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
         continue;
       }
       expectName = false;
-      const literal = text.slice(start, i + 1);
-      const violation = checkName(top, seen, decode(literal, escaped), literal, start);
-      if (violation === null) continue;
-      if (violation.rule === "duplicate-name" || depth === 1) return violation;
-      if (top.candidate) innerSpelling ??= violation;
+      const written = text.slice(start + 1, i);
+      const name = escaped ? (JSON.parse(text.slice(start, i + 1)) as string) : written;
+      const folded = fold(name);
+      const duplicate = recordName(top, seen, name, folded, start);
+      if (duplicate !== null) return duplicate;
+      if (top.shape !== null) {
+        const misspelled = judgedSpelling(top, folded, written, start);
+        if (misspelled !== null) return misspelled;
+      }
+      if (depth === 1) kinds |= KIND_OF.get(name) ?? 0;
+      if (depth === 1 || top.candidate) {
+        const misspelled = protocolSpelling(top, folded, written, start);
+        if (misspelled !== null && depth === 1) return misspelled;
+        if (misspelled !== null) innerSpelling ??= misspelled;
+      }
     } else if (c === 0x7b || c === 0x5b) {
       const at: string | number | null = top === null ? null : top.object ? top.member : top.index;
       top = {
         object: c === 0x7b,
-        namesFrom: seen.folded.length,
+        namesFrom: seen.count,
         names: null,
         at,
         parent: top,
         index: 0,
         member: "",
         candidate: depth === 1 && at === "params",
+        shape: shapeOf(top, at),
       };
       depth++;
       if (depth > maxDepth) return { rule: "nesting", detail: `nests deeper than ${maxDepth} levels at ${pathOf(top)}`, offset: i };
       expectName = top.object;
     } else if (c === 0x7d || c === 0x5d) {
-      if (top !== null) seen.folded.length = seen.spelled.length = top.namesFrom;
+      if (top !== null) seen.count = top.namesFrom; // its names are forgotten (overwritten by the next object's)
       top = top?.parent ?? null;
       depth--;
     } else if (c === 0x2c && top !== null) {
       if (top.object) expectName = true;
       else top.index++;
     }
+  }
+  if ((kinds & METHOD && kinds & (RESULT | ERROR)) || (kinds & RESULT && kinds & ERROR)) {
+    // Cordon classifies by `method` first, then `error`; a reader that looks for `result` first takes it for an answer.
+    const names = ["method", "result", "error"].filter((_, k) => kinds & (1 << k)).map((n) => `"${n}"`);
+    return {
+      rule: "mixed-message",
+      detail: `the top level has ${names.join(" and ")}: a reader may take it for a request or an answer`,
+      offset: 0,
+    };
   }
   if (innerSpelling !== null && topMethod !== undefined && ENVELOPES.has(topMethod)) {
     return { ...innerSpelling, detail: `${innerSpelling.detail} (the message inside a ${topMethod} envelope)` };
@@ -155,48 +245,67 @@ export function iJsonViolationOf(message: unknown, options?: { maxDepth?: number
   return text === undefined ? null : iJsonViolation(text, options);
 }
 
-/**
- * Records member `name` (spelled `literal`) of object `frame`; a violation if it repeats a name
- * of that object (after decoding and folding) or is a protocol key spelled otherwise.
- */
-function checkName(frame: Frame, seen: Seen, name: string, literal: string, offset: number): IJsonViolation | null {
-  const folded = fold(name);
+/** Records member `name` of object `frame`; a violation if it repeats a name of that object (after decoding and folding). */
+function recordName(frame: Frame, seen: Seen, name: string, folded: string, offset: number): IJsonViolation | null {
   let first: string | undefined;
   if (frame.names !== null) {
     first = frame.names.get(folded);
     frame.names.set(folded, name);
   } else {
     // Most objects have a handful of members: a linear look over a shared stack allocates nothing.
-    const end = seen.folded.length;
+    const end = seen.count;
     for (let j = frame.namesFrom; j < end; j++) {
       if (seen.folded[j] === folded) {
         first = seen.spelled[j];
         break;
       }
     }
-    seen.folded.push(folded);
-    seen.spelled.push(name);
+    seen.folded[end] = folded;
+    seen.spelled[end] = name;
+    seen.count = end + 1;
     if (end + 1 - frame.namesFrom > MAP_AT) {
       frame.names = new Map();
       for (let j = frame.namesFrom; j <= end; j++) frame.names.set(seen.folded[j], seen.spelled[j]);
     }
   }
-  if (first !== undefined) {
-    const where = pathOf(frame);
-    const detail =
-      first === name
-        ? `member ${quote(name)} appears twice in ${where}`
-        : `members ${quote(first)} and ${quote(name)} in ${where} are one name to a reader that ignores case`;
-    return { rule: "duplicate-name", detail, offset };
-  }
   frame.member = name;
+  if (first === undefined) return null;
+  const where = pathOf(frame);
+  const detail =
+    first === name
+      ? `member ${quote(name)} appears twice in ${where}`
+      : `members ${quote(first)} and ${quote(name)} in ${where} are one name to a reader that ignores case`;
+  return { rule: "duplicate-name", detail, offset };
+}
+
+/** A protocol key (at an envelope level) spelled otherwise than the protocol does. */
+function protocolSpelling(frame: Frame, folded: string, written: string, offset: number): IJsonViolation | null {
   const key = protocolFold(folded);
-  if (!PROTOCOL_KEYS.has(key) || literal.slice(1, -1) === key) return null;
+  if (!PROTOCOL_KEYS.has(key) || written === key) return null;
   return {
     rule: "protocol-key-spelling",
-    detail: `member ${quote(literal.slice(1, -1), false)} in ${pathOf(frame)} is not spelled as the protocol key "${key}", but a reader may take it for one`,
+    detail: `member ${quote(written, false)} in ${pathOf(frame)} is not spelled as the protocol key "${key}", but a reader may take it for one`,
     offset,
   };
+}
+
+/** A name Cordon's rules read at this place, spelled otherwise (a Go peer would read it as that name; the rules would not). */
+function judgedSpelling(frame: Frame, folded: string, written: string, offset: number): IJsonViolation | null {
+  const key = JUDGED.get(frame.shape!)?.get(protocolFold(folded));
+  if (key === undefined || written === key) return null;
+  return {
+    rule: "protocol-key-spelling",
+    detail: `member ${quote(written, false)} in ${pathOf(frame)} is not spelled "${key}", which Cordon's rules read there, but a reader may take it for that`,
+    offset,
+  };
+}
+
+/** The `JUDGED` path of a container opened at `at` in `parent` (the root: ""), or null when none runs through it. */
+function shapeOf(parent: Frame | null, at: string | number | null): string | null {
+  if (parent === null) return "";
+  if (parent.shape === null) return null;
+  const shape = typeof at === "number" ? `${parent.shape}[]` : parent.shape === "" ? String(at) : `${parent.shape}.${at}`;
+  return JUDGED_PREFIXES.has(shape) ? shape : null;
 }
 
 /** A name for a message: JSON-quoted (or as written, when `encode` is false), long ones cut. */

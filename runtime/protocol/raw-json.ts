@@ -52,9 +52,23 @@ export const hasRaw = (value: object): boolean => (value as Carrier)[RAW] !== un
 export function rawOf(value: object): string | undefined {
   const raw = (value as Carrier)[RAW];
   if (typeof raw !== "function") return raw;
-  const text = raw();
-  (value as Carrier)[RAW] = text;
-  return text;
+  // Built once and kept on the builder, which stays in the field (lazyRawOf hands it out).
+  const lazy = raw as LazyText;
+  if (lazy.text === undefined) lazy.text = raw();
+  return lazy.text;
+}
+
+/** A builder with its text once built, and room for what its message's owner keeps with it. */
+export type LazyText = (() => string) & { text?: string; carried?: object };
+
+/**
+ * The builder `attachLazyRaw` set on `value` (undefined when its text is not lazy): a place to keep
+ * something beside the text without a second field on the message (envelope.ts keeps the message
+ * an envelope carries there).
+ */
+export function lazyRawOf(value: object): LazyText | undefined {
+  const raw = (value as Carrier)[RAW];
+  return typeof raw === "function" ? (raw as LazyText) : undefined;
 }
 
 /** The text to write for `message`: as it arrived (with Cordon's splices), or freshly serialised. */

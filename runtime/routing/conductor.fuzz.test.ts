@@ -4,13 +4,17 @@
  * and reused ids — while proxies die and restart (two of them routed past for what they do not
  * watch), and real prompts run between the storms.
  * Authority shapes too: proxies declare MCP servers, open sessions, prompt and reconfigure the agent
- * on their own, and answer permission requests with an allow.
+ * on their own, and answer permission requests with an allow. And parser differentials: proxies
+ * write some of their messages as text another reader reads otherwise (a case-variant or escaped
+ * `method`, a repeated one, an `OptionId` allow, a lone surrogate).
  * Invariants: no routing bug is hit (the exception boundary never fires), the client never sees
  * a file, terminal or host-reserved message a peer had no right to send, the agent never gets an
- * MCP server or an allow a proxy made up (none holds agent:mcp or permission:allow), and every
- * real prompt is answered exactly once, with its own answer.
+ * MCP server or an allow a proxy made up (none holds agent:mcp or permission:allow), what reaches
+ * the client or the agent reads the same to JSON.parse, a Go-style, a first-key and a raw-key
+ * reader, and every real prompt is answered exactly once, with its own answer.
  */
 import { describe, expect, it } from "vitest";
+import { readings } from "../../test/helpers/json-readers.js";
 import { agentScript, type Json, MemoryPeer, passThrough } from "../../test/helpers/memory-peer.js";
 import { createLogger } from "../log.js";
 import { Conductor } from "./conductor.js";
@@ -160,6 +164,31 @@ describe("routing fuzzer", () => {
       }
     };
 
+    // A proxy's message as text another reader reads otherwise than JSON.parse.
+    const smuggled = (m: Json): string | null => {
+      let text: string;
+      try {
+        text = JSON.stringify(m);
+      } catch {
+        return null; // too deep to write: sent as a value instead
+      }
+      const open = text.slice(0, -1);
+      switch (rand(5)) {
+        case 0: // Go-style readers: the last of the case-insensitive "method"s
+          return `${open},"METHOD":"_cordon/notice"}`;
+        case 1: // first-key readers
+          return `{"method":"fs/read_text_file",${text.slice(1)}`;
+        case 2: // raw-key readers keep the first, undecoded spelling
+          return `${open},"\\u006dethod":"_x/smuggled"}`;
+        case 3: // an allow only a Go-style reader sees
+          return `{"jsonrpc":"2.0","id":${JSON.stringify(pick(ids))},"result":{"outcome":{"outcome":"selected","OptionId":"allow"}}}`;
+        default:
+          return `${open},"_s":"\\ud800"}`;
+      }
+    };
+    client.texts = [];
+    agent.texts = [];
+
     const real: Promise<Json>[] = [];
     let permissions = 0;
     /** Permission requests of the agent's that offer the option "allow" (allow_once): only these can be approved. */
@@ -184,7 +213,9 @@ describe("routing fuzzer", () => {
           m.id = `perm-${permissions++}`;
           if (m.params?.options?.some((o: Json) => o.optionId === "allow" && o.kind === "allow_once")) offersAllow.add(m.id);
         }
-        from.emit(m);
+        const text = proxies.includes(from) && typeof m === "object" && m !== null && rand(8) === 0 ? smuggled(m) : null;
+        if (text !== null) from.emitText(text);
+        else from.emit(m);
       }
       if (round % 10 === 5) pick(proxies).die("failed (trap): fuzzed to death");
       const id = `real-${round}`;
@@ -217,6 +248,12 @@ describe("routing fuzzer", () => {
     const answered = agent.received.filter((m) => !("method" in m) && offersAllow.has(m.id));
     expect(answered.filter((m) => m.result?.outcome?.optionId === "allow")).toEqual([]);
     expect(answered.length).toBeGreaterThan(0); // permission requests that offered an allow were answered
+    // Nothing reached the client or the agent that another reader reads otherwise; the rule was exercised.
+    const paths = [["method"], ["id"], ["params", "method"], ["params", "path"], ["result", "outcome", "optionId"]];
+    const differs = (text: string) =>
+      paths.some((path) => new Set(Object.values(readings(text, ...path)).map((v) => JSON.stringify(v))).size > 1);
+    expect([...client.texts, ...agent.texts].filter(differs)).toEqual([]);
+    expect(lines.some((l) => l.includes("breaks I-JSON (RFC 7493)"))).toBe(true);
     for (const rule of ["mcp-servers", "agent-authority"]) expect(refusedBy.has(rule), `${rule} refused nothing`).toBe(true);
     expect(
       lines.some((l) => l.includes("permission-allow:")),

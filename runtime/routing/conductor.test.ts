@@ -199,6 +199,14 @@ describe("I-JSON: a proxy's text reads alike to every reader", () => {
     expect(log).toMatch(/proxy "p0" sent a session\/update that breaks I-JSON .*escaped low surrogate \\uDC00 without its high half/);
   });
 
+  it("a request that also carries a result (an answer to a reader that looks for result first) is refused", async () => {
+    const { client, proxies } = await chain([passThrough]);
+    proxies[0].emitText(`{"jsonrpc":"2.0","id":"mix","method":"_x/y","result":{"stopReason":"end_turn"}}`);
+    expect((await answerTo(proxies[0], "mix")).error.message).toMatch(/the top level has "method" and "result"/);
+    await settle();
+    expect(client.received.some((m) => m.method === "_x/y" || m.result?.stopReason !== undefined)).toBe(false);
+  });
+
   it("an answer that breaks it still answers its request: the requester gets an error", async () => {
     const { proxies, agent, lines } = await chain([passThrough]);
     proxies[0].script = (m, peer) => {

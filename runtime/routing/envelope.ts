@@ -6,7 +6,7 @@
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { paramsObject } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
-import { attachLazyRaw, attachRaw, hasRaw, memberRange, rawMember, rawOf, withMember } from "../protocol/raw-json.js";
+import { attachLazyRaw, attachRaw, hasRaw, lazyRawOf, memberRange, rawMember, rawOf, withMember } from "../protocol/raw-json.js";
 import type { Dialect } from "./hop.js";
 
 export type Call = JsonRpcRequest | JsonRpcNotification;
@@ -21,9 +21,13 @@ export const isRequest = (m: Call): m is JsonRpcRequest => "id" in m;
  */
 const CARRIED = Symbol("cordon.carried");
 type Carrier = { [CARRIED]?: Call };
-const carriedBy = (envelope: object): Call | undefined => (envelope as Carrier)[CARRIED];
+/** An envelope with lazy text keeps it on the text's builder: one field defined per envelope, not two. */
+const carriedBy = (envelope: object): Call | undefined =>
+  (lazyRawOf(envelope)?.carried as Call | undefined) ?? (envelope as Carrier)[CARRIED];
 const carry = (envelope: object, inner: Call): void => {
-  Object.defineProperty(envelope, CARRIED, { value: inner, enumerable: false });
+  const lazy = lazyRawOf(envelope);
+  if (lazy) lazy.carried = inner;
+  else Object.defineProperty(envelope, CARRIED, { value: inner, enumerable: false });
 };
 
 /**

@@ -28,7 +28,7 @@ export function skipLeb(bytes: Uint8Array, pos: number, end: number): number {
 const NUM_TYPES = new Set([0x7f, 0x7e, 0x7d, 0x7c, 0x7b]);
 const REF_TYPES = new Set([0x70, 0x6f]); // funcref, externref
 
-export function valType(bytes: Uint8Array, pos: number): number {
+function valType(bytes: Uint8Array, pos: number): number {
   const t = bytes[pos];
   if (NUM_TYPES.has(t) || REF_TYPES.has(t)) return pos + 1;
   throw new FuelUnsupported(`value type 0x${t.toString(16)} (typed references or GC) is not supported`);

@@ -8,6 +8,7 @@ import { CanonicalHost } from "./canonical-host.js";
 import { loadComponentBytes } from "./component-loader.js";
 import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isOutOfFuel, START_EXPORT } from "./fuel.js";
 import { CALL_FUEL, HOST_CALL_FUEL } from "./fuel-weigh.js";
+import { WallClockExceeded, withinWallClock } from "./wall-clock.js";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-fuel-"));
 
@@ -141,7 +142,7 @@ describe("instrumentFuel: fuel charges work, not instructions", () => {
     expect(outOfFuel(m, m.run("run", BUDGET, 1000))).toBe(true);
   });
 
-  // 8 units per element: 1000 × 4096 elements = 32 M units.
+  // 256 units per element: 100 × 4096 elements = 105 M units.
   const table = {
     "table.fill": "(table.fill $t (i32.const 0) (ref.null func) (i32.const 4096))",
     "table.copy": "(table.copy $t $t (i32.const 0) (i32.const 4096) (i32.const 4096))",
@@ -150,8 +151,18 @@ describe("instrumentFuel: fuel charges work, not instructions", () => {
   it.each(Object.entries(table))("%s is charged by its length", async (_, op) => {
     const m = await meter(`(module (table $t 8192 funcref) (func $f) (elem $e func ${"$f ".repeat(4096)})
       (func (export "run") (param $n i32) (loop $l ${op} (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))))`);
-    expect(m.run("run", BUDGET, 10).error).toBeNull();
-    expect(outOfFuel(m, m.run("run", BUDGET, 1000))).toBe(true);
+    expect(m.run("run", BUDGET, 5).error).toBeNull(); // 5 M units
+    expect(outOfFuel(m, m.run("run", BUDGET, 100))).toBe(true);
+  });
+
+  it("a loop of bulk operations stays interruptible by the wall-clock backstop (V8 puts no check in such a loop)", async () => {
+    const m = await meter(`(module (memory 1025)
+      (func (export "run") (param $n i32) (loop $l (memory.copy (i32.const 33554432) (i32.const 0) (i32.const 33554432))
+        (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))))`);
+    m.fuel.value = 10n ** 15n; // fuel for minutes: only the backstop can stop it here
+    const t = performance.now();
+    expect(() => withinWallClock(() => m.exports.run(2_000_000_000), 200)).toThrow(WallClockExceeded);
+    expect(performance.now() - t).toBeLessThan(5_000); // unmetered: 90–120 s
   });
 
   it("a large loop-free function is charged its size at entry (4096 stores × 10 000 calls)", async () => {

@@ -12,6 +12,11 @@
  * of the start section and exported as `cordon:start`, so the host sets the start budget first
  * and runs it as any other metered call.
  *
+ * Interruptible: each bulk charge ends with a call of an added empty function. V8 puts no
+ * interrupt check in a loop whose body calls a bulk operation, so without that call such a loop
+ * ignores TerminateExecution — the wall-clock backstop — for minutes (measured: 90–120 s); a
+ * wasm function's entry is a check.
+ *
  * Bounded at load: the pass decodes each instruction once, refuses a module that would need more
  * than `maxChecks` checks (the caller runs it in a worker, as for a module it cannot decode), and
  * writes its output into one buffer sized before anything is written.
@@ -20,7 +25,7 @@
  * `module-caps.ts` in `wasm-binary.ts`; this file reassembles the module.
  */
 import { FuelUnsupported, skipInstruction, skipLeb } from "./fuel-decode.js";
-import { type BodyShape, BULK_TABLE, CHARGE, emitted, FuelPlan, TABLE_ELEMENT_SHIFT, weighBody } from "./fuel-weigh.js";
+import { type BodyShape, BULK_TABLE, CHARGE, emitted, FuelPlan, MEMORY_BYTE_SHIFT, TABLE_ELEMENT_SHIFT, weighBody } from "./fuel-weigh.js";
 import { BinaryError, encodeU32, functionImports, functionTypes, readU32, type Section, sections } from "./wasm-binary.js";
 
 export { FuelUnsupported } from "./fuel-decode.js";
@@ -29,7 +34,7 @@ export const FUEL_EXPORT = "cordon:fuel";
 export const START_EXPORT = "cordon:start";
 
 /** Most checks one module may need to be metered in-thread (the AssemblyScript proxies need 1–3 k). */
-export const MAX_FUEL_CHECKS = 250_000;
+const MAX_FUEL_CHECKS = 250_000;
 
 export interface FuelOptions {
   /** Initial value of the counter (the host sets it before every metered call anyway). */
@@ -216,6 +221,18 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     return type.params;
   };
 
+  // Types and functions: an empty function `[] -> []` appended, called after each bulk charge: V8
+  // does not interrupt a loop of bulk operations (no stack check), and a call's entry is one.
+  const [typeCount, typesStart] = typeSection ? readU32(bytes, typeSection.body) : [0, 0];
+  const voidType = typeCount;
+  const typesOut = [...encodeU32(typeCount + 1), ...(typeSection ? bytes.subarray(typesStart, typeSection.end) : []), 0x60, 0x00, 0x00];
+  const interruptFunction = imports + definedTypes.length;
+  const functionsOut = [
+    ...encodeU32(definedTypes.length + 1),
+    ...(funcSection ? bytes.subarray(readU32(bytes, funcSection.body)[1], funcSection.end) : []),
+    ...encodeU32(voidType),
+  ];
+
   // Globals: the fuel global appended.
   const globalSection = byId(6);
   const [globalCount, globalsStart] = globalSection ? readU32(bytes, globalSection.body) : [0, 0];
@@ -289,7 +306,7 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     for (let k = first; k < plan.at.length; k++) {
       const kind = plan.kind[k];
       if (!emitted(kind)) continue;
-      grown += kind === CHARGE ? chargeSize(plan.cost[k]) : bulkSize(f, lebSize(scratchIndex), kind);
+      grown += kind === CHARGE ? chargeSize(plan.cost[k]) : bulkSize(f, lebSize(scratchIndex), kind) + 1 + lebSize(interruptFunction);
     }
     if (shape.scratch) grown += lebSize(shape.groups + 1) - lebSize(shape.groups) + 2;
     bodyStart[i] = start;
@@ -297,15 +314,18 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     bodySize[i] = grown;
     cpos = end;
   }
-  let codeBody = lebSize(bodyCount);
+  const interruptBody = [0x02, 0x00, 0x0b]; // size, no locals, end
+  let codeBody = lebSize(bodyCount + 1) + interruptBody.length;
   for (let i = 0; i < bodyCount; i++) codeBody += lebSize(bodySize[i]) + bodySize[i];
 
   // Sections in order: the global section added if there was none, the start section dropped.
   const replaced = new Map<number, ArrayLike<number>>([
+    [1, typesOut],
+    [3, functionsOut],
     [6, globals],
     [7, exports],
   ]);
-  const pending = new Set([6, 7]);
+  const pending = new Set([1, 3, 6, 7]);
   const order: (Section | number)[] = [];
   for (const s of all) {
     if (s.id !== 0) {
@@ -341,7 +361,7 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     } else if (s.id === 10) {
       out.byte(10);
       out.u32(codeBody);
-      out.u32(bodyCount);
+      out.u32(bodyCount + 1);
       let k = 0;
       for (let i = 0; i < bodyCount; i++) {
         const shape = shapes[i];
@@ -365,12 +385,13 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
           out.copy(bytes, last, at);
           last = at;
           if (kind === CHARGE) writeCharge(out, fuelGlobal, plan.cost[k]);
-          else writeBulk(out, fuelGlobal, scratch, kind);
+          else writeBulk(out, fuelGlobal, scratch, kind, interruptFunction);
         }
         out.copy(bytes, last, bodyEnd[i]);
         if (out.pos - contentAt !== bodySize[i])
           throw new Error(`fuel: body ${i} came out ${out.pos - contentAt - bodySize[i]} bytes off (at ${bodyAt})`);
       }
+      out.all(interruptBody);
     } else out.copy(bytes, s.start, s.end);
   }
   if (out.pos !== total) throw new Error(`fuel: output came out ${out.pos - total} bytes off`);
@@ -387,8 +408,8 @@ function writeCharge(out: Out, fuel: number, cost: number): void {
   writeStoreAndTest(out, fuel);
 }
 
-/** Before a bulk operation (its length on top of the stack): fuel -= length << shift; if (fuel < 0) unreachable */
-function writeBulk(out: Out, fuel: number, scratch: number, kind: number): void {
+/** Before a bulk operation (its length on top of the stack): fuel -= length << shift; if (fuel < 0) unreachable; call the interrupt point */
+function writeBulk(out: Out, fuel: number, scratch: number, kind: number, interrupt: number): void {
   out.byte(0x22); // local.tee: the length stays on the stack for the operation
   out.u32(scratch);
   out.byte(0x23);
@@ -396,13 +417,16 @@ function writeBulk(out: Out, fuel: number, scratch: number, kind: number): void 
   out.byte(0x20);
   out.u32(scratch);
   out.byte(0xad); // i64.extend_i32_u
-  if (kind === BULK_TABLE) {
+  const shift = kind === BULK_TABLE ? TABLE_ELEMENT_SHIFT : MEMORY_BYTE_SHIFT;
+  if (shift > 0) {
     out.byte(0x42);
-    out.s32(TABLE_ELEMENT_SHIFT);
+    out.s32(shift);
     out.byte(0x86); // i64.shl
   }
   out.byte(0x7d); // i64.sub
   writeStoreAndTest(out, fuel);
+  out.byte(0x10);
+  out.u32(interrupt);
 }
 
 function writeStoreAndTest(out: Out, fuel: number): void {
@@ -421,7 +445,8 @@ function writeStoreAndTest(out: Out, fuel: number): void {
 
 function bulkSize(f: number, s: number, kind: number): number {
   // tee, get fuel, get scratch, extend, [const shift, shl], sub, then store-and-test
-  return 1 + s + 1 + f + 1 + s + 1 + (kind === BULK_TABLE ? 1 + slebSize(TABLE_ELEMENT_SHIFT) + 1 : 0) + 1 + storeAndTestSize(f);
+  const shift = kind === BULK_TABLE ? TABLE_ELEMENT_SHIFT : MEMORY_BYTE_SHIFT;
+  return 1 + s + 1 + f + 1 + s + 1 + (shift > 0 ? 1 + slebSize(shift) + 1 : 0) + 1 + storeAndTestSize(f);
 }
 
 const storeAndTestSize = (f: number) => 1 + f + 1 + f + 2 + 1 + 4;

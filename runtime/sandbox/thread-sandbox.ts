@@ -18,7 +18,8 @@
  * Backstop: each drain runs a slice of deliveries (at most `SLICE_MS` of them, then one more) under
  * `receiveTimeoutMs + SLICE_MS` of wall time, and instantiation under `startTimeoutMs`: a guest
  * still running then is interrupted (V8 TerminateExecution) and reported as a `timeout`. The
- * backstop costs a watchdog thread per slice, not per delivery.
+ * backstop costs a watchdog thread (~20–90 µs) per slice, not per delivery; under sequential
+ * traffic every delivery is its own slice, so it is paid per hop.
  *
  * Order and re-entry: `deliver` only queues; the queue is drained from a microtask, and a slice's
  * outputs and pass-throughs are handed to the conductor in order after the slice — so the router is

@@ -44,6 +44,31 @@ const MAX_RESERVED_WARNINGS = 20;
  */
 const SCAN_PATH: string[] = ["params", "params", "update", "content"];
 
+/**
+ * The methods that make up nearly all traffic, as static strings: a method found among them (compared
+ * in the received text) is this string, not a new one decoded per message.
+ */
+const COMMON_METHODS: string[] = [
+  "session/update",
+  "session/prompt",
+  "session/request_permission",
+  "session/cancel",
+  "$/cancel_request",
+  "fs/read_text_file",
+  "fs/write_text_file",
+  "session/new",
+  "session/load",
+];
+
+/** The method of member `i` (a string token): a common one without an allocation, else decoded. */
+function methodAt(obj: RawObject, i: i32): string {
+  for (let k = 0; k < COMMON_METHODS.length; k++) {
+    const m = unchecked(COMMON_METHODS[k]);
+    if (obj.writtenAs(i, m)) return m;
+  }
+  return decodeString(obj.valueStart(i), obj.valueEnd(i));
+}
+
 /** Inner methods a successor envelope may never carry. */
 function isControl(method: string): bool {
   return (
@@ -84,16 +109,21 @@ export class Dispatcher extends Hooks {
       if (idi >= 0) send(errorResponse(id, ErrorCode.InvalidRequest, "method is not a string", ""));
       return;
     }
-    const method = decodeString(msg.valueStart(mi), msg.valueEnd(mi));
     const pi = msg.indexOf("params");
+    // Most messages are envelopes from the successor: their method is compared as written, never decoded.
+    if (msg.writtenAs(mi, "proxy/successor") || msg.writtenAs(mi, "_proxy/successor")) {
+      this.fromSuccessor(msg, idi >= 0, id, pi);
+      return;
+    }
+    const method = methodAt(msg, mi);
+    if (method == "proxy/successor" || method == "_proxy/successor") {
+      this.fromSuccessor(msg, idi >= 0, id, pi); // spelled with an escape
+      return;
+    }
 
     if (method.startsWith(RESERVED_PREFIX)) {
       if (first && idi < 0 && method == "_cordon/configure") this.configure(msg);
       else this.refuseReserved(method, Side.Client, idi >= 0, id);
-      return;
-    }
-    if (method == "proxy/successor" || method == "_proxy/successor") {
-      this.fromSuccessor(msg, idi >= 0, id, pi);
       return;
     }
     if (idi < 0) {
@@ -133,7 +163,7 @@ export class Dispatcher extends Hooks {
       else this.log(LogLevel.Warn, "dropped a proxy/successor notification without an inner method");
       return;
     }
-    const method = decodeString(env.valueStart(mi), env.valueEnd(mi));
+    const method = methodAt(env, mi);
     if (method.startsWith(RESERVED_PREFIX)) {
       this.refuseReserved(method, Side.Agent, isRequest, id);
       return;
@@ -158,11 +188,11 @@ export class Dispatcher extends Hooks {
       }
       if (isMcp && host!.handle(method, null, env.objAt(inner))) return;
       const n: Notification = method == "session/update" ? new SessionUpdate() : new Notification();
-      fill(n, method, Side.Agent, env, inner);
+      fill(n, method, Side.Agent, env, inner, mi);
       n.envelopeMeta = envelopeMeta;
       if (method == "session/update") {
         const u = changetype<SessionUpdate>(n);
-        if (u.kind == "available_commands_update") this.mergeCommands(u);
+        if (u._kindIs("available_commands_update")) this.mergeCommands(u);
         this.onSessionUpdate(u);
       }
       else this.onAgentNotification(n);

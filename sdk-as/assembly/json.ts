@@ -56,7 +56,8 @@ export class RawObject {
 
   private constructor(src: string) {
     this.src = src;
-    this.at = new StaticArray<usize>(32);
+    this.at = new StaticArray<usize>(16); // 4 members: every level of a streamed chunk
+
   }
 
   /**
@@ -169,6 +170,27 @@ export class RawObject {
   /** First code unit of member `i`'s value: `"`, `{`, `[`, a digit, `t`, `f`, `n`. */
   firstChar(i: i32): u16 {
     return load<u16>(this.valueStart(i));
+  }
+
+  /**
+   * Whether member `i`'s value is the string `literal` — compared as written, without decoding it,
+   * unless it is spelled with an escape (then decoded and compared). Routing compares methods so.
+   */
+  valueIs(i: i32, literal: string): bool {
+    if (i < 0) return false;
+    if (this.writtenAs(i, literal)) return true;
+    const s = this.valueStart(i);
+    const e = this.valueEnd(i);
+    if (load<u16>(s) != QUOTE) return false;
+    for (let p = s + 2; p < e; p += 2) if (load<u16>(p) == BACKSLASH) return decodeString(s, e) == literal;
+    return false;
+  }
+
+  /** Whether member `i`'s value is written exactly as the string token `"literal"` (no decoding). */
+  writtenAs(i: i32, literal: string): bool {
+    const s = this.valueStart(i);
+    const units = <usize>literal.length << 1;
+    return this.valueEnd(i) - s - 4 == units && load<u16>(s) == QUOTE && memory.compare(s + 2, changetype<usize>(literal), units) == 0;
   }
 
   /** The raw JSON text of a member's value, or null when absent. */

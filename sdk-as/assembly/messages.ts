@@ -414,14 +414,23 @@ export class SessionUpdate extends Notification {
     return k == null ? "" : k;
   }
 
+  /** Whether `kind` is `literal`, compared in the received text while it is the truth (no string made). */
+  _kindIs(literal: string): bool {
+    if (!this._rawOk) return this.kind == literal;
+    const u = this.rawUpdate();
+    return u != null && u.valueIs(u.indexOf("sessionUpdate"), literal);
+  }
+
   /** `agent_message_chunk`, `agent_thought_chunk` or `user_message_chunk`. */
   get isChunk(): bool {
+    if (this._rawOk) return this._kindIs("agent_message_chunk") || this._kindIs("agent_thought_chunk") || this._kindIs("user_message_chunk");
     const k = this.kind;
     return k == "agent_message_chunk" || k == "agent_thought_chunk" || k == "user_message_chunk";
   }
 
   /** `tool_call` or `tool_call_update`. */
   get isToolCall(): bool {
+    if (this._rawOk) return this._kindIs("tool_call") || this._kindIs("tool_call_update");
     const k = this.kind;
     return k == "tool_call" || k == "tool_call_update";
   }
@@ -439,7 +448,8 @@ export class SessionUpdate extends Notification {
   get isTextChunk(): bool {
     if (this._rawOk) {
       if (!this.isChunk) return false;
-      return strOf(this.rawContent(), "type") == "text";
+      const c = this.rawContent();
+      return c != null && c.valueIs(c.indexOf("type"), "text");
     }
     const c = this.content;
     return c != null && c.isText;

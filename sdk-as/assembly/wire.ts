@@ -13,11 +13,10 @@ export function key(from: Side, id: string): string {
 }
 
 /** Points a message at its method and params in the received text `obj.src`. */
-export function fill(m: Message, method: string, from: Side, obj: RawObject, pi: i32): void {
+export function fill(m: Message, method: string, from: Side, obj: RawObject, pi: i32, mi: i32 = obj.indexOf("method")): void {
   m.method = method;
   m.from = from;
   m._src = obj.src;
-  const mi = obj.indexOf("method");
   if (mi >= 0) {
     m._mStart = obj.valueStart(mi);
     m._mEnd = obj.valueEnd(mi);

@@ -5,7 +5,7 @@
  * re-entered from its own `send`).
  */
 import type { JsonRpcMessage } from "../../runtime/protocol/json-rpc.js";
-import { attachRaw } from "../../runtime/protocol/raw-json.js";
+import { attachRaw, serialize } from "../../runtime/protocol/raw-json.js";
 import type { Peer, PeerSink } from "../../runtime/routing/peer.js";
 
 export type Json = Record<string, any>;
@@ -37,7 +37,11 @@ export class MemoryPeer implements Peer {
   owed = 0;
   private readonly idleWaiters: (() => void)[] = [];
 
+  /** Set to `[]` to keep, from then on, the text a transport would write for each message sent to it. */
+  texts: string[] | null = null;
+
   send(message: JsonRpcMessage): void {
+    this.texts?.push(serialize(message));
     const copy = JSON.parse(JSON.stringify(message)) as Json;
     if (this.failSend?.(copy)) throw new Error(`${this.label} transport broke`);
     this.received.push(copy);

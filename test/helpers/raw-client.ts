@@ -11,8 +11,8 @@ export type Json = Record<string, any>;
 export class RawClient {
   readonly child: ChildProcess;
   readonly received: Json[] = [];
-  /** Every line from the conductor's stdout as written (`received` holds them parsed). */
-  readonly lines: string[] = [];
+  /** Set to `[]` to keep every line from then on as written (`received` holds them parsed); off, as floods would double. */
+  lines: string[] | null = null;
   stderr = "";
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private nextId = 1;
@@ -28,7 +28,7 @@ export class RawClient {
     this.child.stdout!.on("data", (chunk: Buffer) => {
       for (const line of lines.push(chunk)) {
         if (line.kind !== "line") throw new Error("oversized line from the conductor");
-        this.lines.push(line.text);
+        this.lines?.push(line.text);
         const msg = JSON.parse(line.text) as Json;
         this.received.push(msg);
         if ("method" in msg && "id" in msg) void this.answer(msg);

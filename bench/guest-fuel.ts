@@ -1,0 +1,79 @@
+/**
+ * The guest's own work per message, counted rather than timed: fuel units (the thread sandbox's
+ * meter, fuel.ts) one `receive` uses, per kind of message, for each component given. Fuel is
+ * deterministic, so two SDK builds compare exactly on a machine whose load makes timings useless.
+ * `node dist/bench/guest-fuel.js a.wasm [b.wasm …]` (components of the `proxy` world, UTF-16).
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CHANNEL_IMPORT, RECEIVE_EXPORT } from "../runtime/sandbox/canonical-host.js";
+import { loadComponent } from "../runtime/sandbox/component-loader.js";
+import { FUEL_EXPORT, instrumentFuel, START_EXPORT } from "../runtime/sandbox/fuel.js";
+
+const FUEL = 10n ** 15n;
+const envelope = (method: string, params: unknown) =>
+  JSON.stringify({ jsonrpc: "2.0", method: "proxy/successor", params: { method, params } });
+const update = (u: unknown) => envelope("session/update", { sessionId: "s1", update: u });
+const SAMPLES: Record<string, string> = {
+  "text chunk": update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "chunk 12345" } }),
+  "chunk with a key": update({
+    sessionUpdate: "agent_message_chunk",
+    content: { type: "text", text: "key sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" },
+  }),
+  "tool call": update({ sessionUpdate: "tool_call", toolCallId: "t1", title: "ls", rawInput: { command: "ls -la" } }),
+  prompt: JSON.stringify({
+    jsonrpc: "2.0",
+    id: 5,
+    method: "session/prompt",
+    params: { sessionId: "s1", prompt: [{ type: "text", text: "hello" }] },
+  }),
+};
+const CONFIGURE = JSON.stringify({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "p", config: {} } });
+
+interface Guest {
+  memory: WebAssembly.Memory;
+  cabi_realloc(a: number, b: number, c: number, d: number): number;
+  receive(ptr: number, units: number): void;
+  fuel: WebAssembly.Global;
+}
+
+/** Fuel one delivery of `text` uses (the second of two, so first-use allocations are not counted). */
+function fuelOf(guest: Guest, text: string): bigint {
+  for (let i = 0; i < 2; i++) {
+    guest.fuel.value = FUEL;
+    const ptr = guest.cabi_realloc(0, 0, 2, text.length * 2) >>> 0;
+    Buffer.from(guest.memory.buffer).write(text, ptr, text.length * 2, "utf16le");
+    guest.fuel.value = FUEL; // the receive alone
+    guest.receive(ptr, text.length);
+  }
+  return FUEL - (guest.fuel.value as bigint);
+}
+
+const cacheDir = mkdtempSync(join(tmpdir(), "cordon-fuel-"));
+console.log(
+  `| component | ${Object.keys(SAMPLES).join(" | ")} |\n|---|${Object.keys(SAMPLES)
+    .map(() => "---|")
+    .join("")}`,
+);
+for (const file of process.argv.slice(2)) {
+  const component = await loadComponent(file, { cacheDir });
+  const metered = instrumentFuel(component.coreBytes, { startFuel: FUEL });
+  const instance = new WebAssembly.Instance(new WebAssembly.Module(metered.bytes as Uint8Array<ArrayBuffer>), {
+    [CHANNEL_IMPORT]: { send: () => {} },
+  });
+  const ex = instance.exports as Record<string, unknown>;
+  const guest: Guest = {
+    memory: ex.memory as WebAssembly.Memory,
+    cabi_realloc: ex.cabi_realloc as Guest["cabi_realloc"],
+    receive: ex[RECEIVE_EXPORT] as Guest["receive"],
+    fuel: ex[FUEL_EXPORT] as WebAssembly.Global,
+  };
+  (ex[START_EXPORT] as (() => void) | undefined)?.(); // the deferred start function
+  fuelOf(guest, CONFIGURE);
+  console.log(
+    `| ${file} | ${Object.values(SAMPLES)
+      .map((text) => fuelOf(guest, text).toString())
+      .join(" | ")} |`,
+  );
+}
