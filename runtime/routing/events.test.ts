@@ -1,0 +1,45 @@
+/** Route-event observers alone: the trace's event shapes, and the drop-warning limiter. */
+import { describe, expect, it } from "vitest";
+import { MemoryPeer } from "../../test/helpers/memory-peer.js";
+import { createLogger } from "../log.js";
+import { dropWarnings, traceObserver } from "./events.js";
+import { Hop, MAX_DROP_WARNINGS } from "./hop.js";
+import type { TraceEvent } from "./trace.js";
+
+const client = new Hop(new MemoryPeer("client"), { role: "client" });
+const proxy = new Hop(new MemoryPeer('proxy "p0"'), { role: "proxy", index: 0 });
+
+describe("route events", () => {
+  it("the trace sees a delivery as a request on the hop's id, an answer as a response, named by position", () => {
+    const events: TraceEvent[] = [];
+    const observe = traceObserver((e) => events.push(e));
+    const call = { jsonrpc: "2.0" as const, id: "c1", method: "session/prompt", params: { sessionId: "s1" } };
+    observe({ kind: "delivered", from: client, to: proxy, call, id: 7 });
+    const answer = { jsonrpc: "2.0" as const, id: 7, result: { stopReason: "end_turn" } };
+    observe({ kind: "answered", answerer: proxy, asker: client, id: 7, askerId: "c1", method: call.method, answer, stale: false });
+    observe({ kind: "passedOn", hop: proxy, method: "x" }); // not the trace's business
+    expect(events).toEqual([
+      {
+        type: "request",
+        protocol: "acp",
+        from: "client",
+        to: "proxy:0",
+        id: 7,
+        method: "session/prompt",
+        session: "s1",
+        params: { sessionId: "s1" },
+      },
+      { type: "response", from: "proxy:0", to: "client", id: 7, is_error: false, payload: { stopReason: "end_turn" } },
+    ]);
+  });
+
+  it(`drop warnings: at most ${MAX_DROP_WARNINGS} per peer in 10 s, then one line says the rest are not logged`, () => {
+    const lines: string[] = [];
+    const observe = dropWarnings(createLogger("warn", (line) => lines.push(line)));
+    for (let i = 0; i < 3 * MAX_DROP_WARNINGS; i++) observe({ kind: "dropped", hop: proxy, why: `dropped ${i}` });
+    observe({ kind: "dropped", hop: client, why: "the client's own" });
+    expect(lines.filter((l) => /dropped \d+$/.test(l))).toHaveLength(MAX_DROP_WARNINGS);
+    expect(lines.filter((l) => l.includes("not logging further ones for now"))).toHaveLength(1);
+    expect(lines.some((l) => l.includes("the client's own"))).toBe(true);
+  });
+});
