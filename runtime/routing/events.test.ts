@@ -38,7 +38,7 @@ describe("route events", () => {
     const observe = dropWarnings(createLogger("warn", (line) => lines.push(line)));
     for (let i = 0; i < 3 * MAX_DROP_WARNINGS; i++) observe({ kind: "dropped", hop: proxy, why: `dropped ${i}` });
     observe({ kind: "dropped", hop: client, why: "the client's own" });
-    expect(lines.filter((l) => /dropped \d+$/.test(l))).toHaveLength(MAX_DROP_WARNINGS);
+    expect(lines.filter((l) => /dropped \d/.test(l))).toHaveLength(MAX_DROP_WARNINGS);
     expect(lines.filter((l) => l.includes("not logging further ones for now"))).toHaveLength(1);
     expect(lines.some((l) => l.includes("the client's own"))).toBe(true);
   });
