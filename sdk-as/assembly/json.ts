@@ -19,13 +19,13 @@ const BRACKET_LEFT: u16 = 0x5b;
   return c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09;
 }
 
-function skipSpace(p: usize, end: usize): usize {
+export function skipSpace(p: usize, end: usize): usize {
   while (p < end && isSpace(load<u16>(p))) p += 2;
   return p;
 }
 
 /** Pointer just past the closing quote of the string token starting at `p`, or 0. */
-function stringEnd(p: usize, end: usize): usize {
+export function stringEnd(p: usize, end: usize): usize {
   p += 2;
   while (p < end) {
     const c = load<u16>(p);

@@ -15,16 +15,11 @@
 // backslashes four code units at a time; only a string holding one is walked, to its closing quote,
 // to see whether a `:` follows (a name) — no nesting stack, and a message without a backslash (most
 // streamed chunks) costs one word-at-a-time pass.
-import { Builder, decodeString, quote } from "./json";
+import { Builder, decodeString, quote, skipSpace, stringEnd } from "./json";
 
 const QUOTE: u16 = 0x22;
 const BACKSLASH: u16 = 0x5c;
 const COLON: u16 = 0x3a;
-
-// @ts-ignore: decorator
-@inline function isSpace(c: u16): bool {
-  return c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09;
-}
 
 /** Pointer to the first backslash in [p, end), or `end`. */
 function nextBackslash(p: usize, end: usize): usize {
@@ -67,17 +62,12 @@ export function canonicalNames(text: string): string {
   let copied = start;
   let p = nextBackslash(start, end);
   while (p < end) {
-    // Inside a string: walk to its closing quote.
+    // Inside a string: walk to its closing quote (`stringEnd` starts one unit past where it is
+    // given, so from just before the backslash it walks from the backslash itself).
     const b = p;
-    while (p < end) {
-      const c = load<u16>(p);
-      if (c == QUOTE) break;
-      p += c == BACKSLASH ? 4 : 2;
-    }
-    if (p >= end) break; // an unterminated string: leave it to the reader
-    p += 2; // past the closing quote
-    let q = p;
-    while (q < end && isSpace(load<u16>(q))) q += 2;
+    p = stringEnd(b - 2, end);
+    if (p == 0) break; // an unterminated string: leave it to the reader
+    const q = skipSpace(p, end);
     if (q < end && load<u16>(q) == COLON) {
       const open = openingQuote(start, b);
       const canonical = quote(decodeString(open, p));
