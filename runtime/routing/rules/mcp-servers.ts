@@ -17,6 +17,7 @@ import { paramsObject } from "../../protocol/json-rpc.js";
 import { refusal, sender } from "../gates/gate.js";
 import { canonical, SESSION_SETUP } from "../grants.js";
 import type { Hop } from "../hop.js";
+import { membersLike } from "./lax-members.js";
 import { PASS, type Rule } from "./rule.js";
 
 /**
@@ -25,11 +26,8 @@ import { PASS, type Rule } from "./rule.js";
  * names case-insensitively): a `McpServers` list is judged like the real one.
  */
 function declarations(params: unknown): { text: string; name: string }[] {
-  const p = paramsObject(params);
-  if (!p) return [];
   const out: { text: string; name: string }[] = [];
-  for (const [key, servers] of Object.entries(p)) {
-    if (key.toLowerCase() !== "mcpservers") continue;
+  for (const [key, servers] of membersLike(params, "mcpservers")) {
     if (!Array.isArray(servers)) {
       if (servers !== undefined && servers !== null) out.push({ text: canonical(servers), name: `(${key} is not a list)` });
       continue;

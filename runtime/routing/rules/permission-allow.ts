@@ -16,6 +16,7 @@ import { sanitizeForLog } from "../../log.js";
 import { type JsonRpcResponse, paramsObject } from "../../protocol/json-rpc.js";
 import { Methods } from "../../protocol/methods.js";
 import type { Hop } from "../hop.js";
+import { membersLike } from "./lax-members.js";
 import { type Rule, sender } from "./rule.js";
 
 const ALLOW = new Set(["allow_once", "allow_always"]);
@@ -50,11 +51,8 @@ function asked(params: unknown): Asked {
   };
 }
 
-/** Members of `value` whose names equal `name` but for case (what a case-insensitive reader takes for it). */
-function membersLike(value: unknown, name: string): unknown[] {
-  const o = paramsObject(value);
-  return o ? Object.entries(o).flatMap(([k, v]) => (k.toLowerCase() === name ? [v] : [])) : [];
-}
+/** The values of the members a case-insensitive reader takes for `lowerName`. */
+const valuesLike = (value: unknown, lowerName: string): unknown[] => membersLike(value, lowerName).map(([, v]) => v);
 
 /**
  * The options an answer may be read to select: every `optionId` under every `outcome`, in any
@@ -62,8 +60,8 @@ function membersLike(value: unknown, name: string): unknown[] {
  * `{"optionId":"reject","OptionID":"allow"}` reads as allow there). The strictest reading counts.
  */
 function selected(answer: JsonRpcResponse): string[] {
-  return membersLike(answer.result, "outcome")
-    .flatMap((outcome) => membersLike(outcome, "optionid"))
+  return valuesLike(answer.result, "outcome")
+    .flatMap((outcome) => valuesLike(outcome, "optionid"))
     .filter((id): id is string => typeof id === "string");
 }
 
