@@ -27,13 +27,16 @@ interface Chain {
   sessionId: string;
 }
 
-/** `cordon run` with subagent.wasm (these grants) in front of the reference agent; initialized, one session open. */
-async function chain(grants: string[]): Promise<Chain> {
+/** `cordon run` with subagent.wasm (these grants, this config) in front of the reference agent; initialized, one session open. */
+async function chain(grants: string[], proxyConfig: Json = {}): Promise<Chain> {
   const tag = Math.random().toString(36).slice(2);
   const config = join(DIR, `chain-${tag}.json`);
   const trace = join(DIR, `trace-${tag}.jsonl`);
   const agent = { command: NODE, args: [CORDON, "reference-agent", "--store", join(DIR, `store-${tag}`)] };
-  writeFileSync(config, JSON.stringify({ proxies: [{ name: "subagent", wasm: proxyWasm("subagent"), grants }], agent }));
+  writeFileSync(
+    config,
+    JSON.stringify({ proxies: [{ name: "subagent", wasm: proxyWasm("subagent"), grants, config: proxyConfig }], agent }),
+  );
   const client = new TappedSdkClient(NODE, [CORDON, "run", "--config", config, "--trace", trace]);
   open.push(client);
   await client.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
@@ -162,5 +165,16 @@ describe("subagent in a real chain", () => {
     expect(noPrompt.text).toContain("grant agent:prompt to this proxy to let it prompt its subagents");
     expect(await prompt(sessionsOnly, "hello")).toEqual({ stopReason: "end_turn", text: "echo: hello\n" });
     expect([...sessionsSeen(sessionsOnly.client)]).toEqual([sessionsOnly.sessionId]);
+  }, 60_000);
+
+  it('"permissions": "allow" approves the subagent\'s tool calls only with the permission:allow grant', async () => {
+    const allowed = await chain(["agent:sessions", "agent:prompt", "permission:allow"], { permissions: "allow" });
+    expect((await prompt(allowed, "/review permission touch x")).text).toContain("permission allowed: touch x (option allow)\n");
+
+    const ungranted = await chain(["agent:sessions", "agent:prompt"], { permissions: "allow" });
+    const turn = await prompt(ungranted, "/review permission touch x");
+    expect(turn.text).not.toContain("permission allowed");
+    expect(turn.text).toMatch(/permission (rejected|cancelled): touch x/);
+    expect(ungranted.client.stderr).toMatch(/permission:allow/);
   }, 60_000);
 });
