@@ -19,6 +19,7 @@ import {
   connect,
   InvalidRequestError,
   type PromptEvent,
+  RequestError,
   UnsupportedError,
 } from "../runtime/index.js";
 import { CORDON, NODE, proxyWasm } from "./helpers/paths.js";
@@ -365,6 +366,44 @@ describe("capabilities as a contract", () => {
     await s1.prompt("edit a.txt more").result;
     expect(writes).toEqual([{ path: join(cwd, "a.txt"), content: "from the application\nmore\n" }]);
     expect(readFileSync(join(cwd, "a.txt"), "utf8")).toBe("on disk\n"); // the agent wrote through us only
+  });
+
+  it("an fs handler answers with an ACP error code: -32002 for a missing file lets the agent's edit create it", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "cordon-embed-cwd-"));
+    const writes: Array<{ path: string; content: string }> = [];
+    const thrown: unknown[] = [RequestError.resourceNotFound(join(cwd, "new.txt")), Object.assign(new Error("gone"), { code: "ENOENT" })];
+    const cordon = await start({
+      permissions: "allow",
+      fs: {
+        readTextFile: () => {
+          throw thrown.shift();
+        },
+        writeTextFile: ({ path, content }) => void writes.push({ path, content }),
+      },
+    });
+    const session = await cordon.newSession({ cwd });
+    // A RequestError keeps its code, and so does Node's ENOENT from a readFile-based handler.
+    for (const file of ["new.txt", "other.txt"]) {
+      await session.prompt(`edit ${file} first line`).result;
+      expect(session.toolCalls.at(-1)).toMatchObject({ status: "completed", diffs: [{ path: join(cwd, file), oldText: null }] });
+    }
+    expect(writes).toEqual([
+      { path: join(cwd, "new.txt"), content: "first line\n" },
+      { path: join(cwd, "other.txt"), content: "first line\n" },
+    ]);
+    // Any other error is still -32603 with its message, and the edit fails with it.
+    const failing = await start({
+      permissions: "allow",
+      fs: {
+        readTextFile: () => {
+          throw new Error("disk on fire");
+        },
+        writeTextFile: () => {},
+      },
+    });
+    const s2 = await failing.newSession({ cwd });
+    await s2.prompt("edit new.txt x").result;
+    expect(s2.toolCalls.at(-1)).toMatchObject({ status: "failed", text: expect.stringMatching(/disk on fire/) });
   });
 
   it("terminal is declared only when implemented", async () => {

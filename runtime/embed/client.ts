@@ -32,7 +32,8 @@ import { OrphanUpdates } from "./orphan-updates.js";
 import { decide, type PermissionPolicy } from "./permissions.js";
 import { type PromptEvent, type PromptRun, ToolCallTracker, toEvent } from "./prompt-stream.js";
 import { ReadPressure } from "./read-pressure.js";
-import { type RequestOptions, RpcEndpoint, RpcError } from "./rpc.js";
+import { RequestError } from "./request-error.js";
+import { type RequestOptions, RpcEndpoint } from "./rpc.js";
 import { Session, type SessionHost } from "./session.js";
 
 /** Everything {@link connect} takes: the chain (see {@link ChainOptions}) and the client's side of the contract. */
@@ -517,7 +518,7 @@ export class Connection implements SessionHost {
       case "session/request_permission":
         return this.permission(params as acp.RequestPermissionRequest, signal);
       case "fs/read_text_file":
-        return this.lent(this.options.fs?.readTextFile, "fs.readTextFile", method)(params);
+        return notFoundAsResource(this.lent(this.options.fs?.readTextFile, "fs.readTextFile", method), params);
       case "fs/write_text_file":
         return (await this.lent(this.options.fs?.writeTextFile, "fs.writeTextFile", method)(params)) ?? {};
       case "terminal/create":
@@ -532,14 +533,17 @@ export class Connection implements SessionHost {
         return (await this.lent(this.options.terminal?.release, "terminal", method)(params)) ?? {};
       default:
         if (this.options.onRequest) return this.options.onRequest(method, params, signal);
-        throw new RpcError(ErrorCodes.methodNotFound, `Method not found: ${method}`);
+        throw RequestError.methodNotFound(method);
     }
   }
 
   /** The application's implementation of a client method, or an error saying the client never declared it. */
   private lent<P, R>(fn: ((params: P) => R) | undefined, capability: string, method: string): (params: unknown) => R {
     const owner = capability === "terminal" ? this.options.terminal : this.options.fs;
-    if (!fn) throw new RpcError(ErrorCodes.methodNotFound, `Method not found: ${method} (the client did not declare ${capability})`);
+    if (!fn)
+      throw new RequestError(ErrorCodes.methodNotFound, `Method not found: ${method} (the client did not declare ${capability})`, {
+        method,
+      });
     return (params) => fn.call(owner, params as P);
   }
 
@@ -561,6 +565,20 @@ export class Connection implements SessionHost {
       ...(resolved.optionId ? { optionId: resolved.optionId } : {}),
     });
     return resolved.response;
+  }
+}
+
+/**
+ * Runs an fs read, answering a Node `ENOENT` (what `readFile` throws for a missing file) as ACP's
+ * -32002, which agents rely on to tell "no such file" from a failure.
+ */
+async function notFoundAsResource<R>(read: (params: unknown) => R, params: unknown): Promise<Awaited<R>> {
+  try {
+    return await read(params);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException)?.code !== "ENOENT") throw error;
+    const path = (params as { path?: unknown } | undefined)?.path;
+    throw RequestError.resourceNotFound(typeof path === "string" ? path : undefined);
   }
 }
 
