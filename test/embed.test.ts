@@ -16,6 +16,7 @@ import {
   type Connection,
   ConnectionClosedError,
   type ConnectOptions,
+  CordonError,
   connect,
   InvalidRequestError,
   type PromptEvent,
@@ -97,6 +98,12 @@ describe("connect", () => {
       /trusted/,
     );
     await expect(connect({ chain: { proxies: [] } })).rejects.toThrow(/no agent/);
+    // Typed like the other errors: a code to branch on, and a CordonError.
+    for (const chain of [{ proxies: [{ wams: "x.wasm" } as never], agent: { command: NODE } }, { proxies: [] }]) {
+      const error = await connect({ chain }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CordonError);
+      expect(error).toMatchObject({ name: "ConfigError", code: "config" });
+    }
   });
 
   it("reports a component that cannot start as ChainStartError and leaves nothing running", async () => {
@@ -107,6 +114,12 @@ describe("connect", () => {
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ChainStartError);
     expect((error as Error).message).toMatch(/missing\.wasm/);
+    // A missing agent command: said as `cordon run` says it, with where Cordon looked.
+    const missing = await connect({ chain: { proxies: [] }, agent: ["/nonexistent/cordon-agent"], log: "silent" }).catch((e: unknown) => e);
+    expect(missing).toMatchObject({
+      code: "start",
+      message: expect.stringContaining('agent "/nonexistent/cordon-agent": command not found: /nonexistent/cordon-agent does not exist'),
+    });
   });
 });
 

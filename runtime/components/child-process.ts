@@ -13,6 +13,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeStderr } from "../log.js";
+import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { NdjsonChannel } from "../protocol/ndjson-channel.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { ChannelPeer } from "./channel-peer.js";
@@ -31,6 +32,9 @@ const DRAIN_AFTER_EXIT_MS = 1000;
 /** The grace after EOF before SIGTERM, and after SIGTERM before SIGKILL. */
 const END_GRACE_MS = 1500;
 
+/** The grace for a process that was never sent anything (a chain that failed to start around it): nothing of it can be lost. */
+const UNUSED_GRACE_MS = 200;
+
 /** How long `close` waits, once the group is empty, for Node to reap the process it started. */
 const REAP_WAIT_MS = 1000;
 
@@ -44,6 +48,8 @@ interface Instance {
   pgid: number | undefined;
   channel: NdjsonChannel | null;
   exited: boolean;
+  /** Whether anything was sent to it; one that got nothing is ended without the usual grace. */
+  used: boolean;
   ending: Promise<void> | null;
 }
 
@@ -123,7 +129,7 @@ export class EarlyProcess {
     await endProcess(
       child,
       pgid,
-      200,
+      UNUSED_GRACE_MS,
       () => child.stdin?.end(),
       () => this.seen.has("exit"),
     );
@@ -162,7 +168,7 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       this.early = undefined;
       const { child, pgid } = adopted ?? spawnComponent(this.spec);
       const once = adopted?.once ?? ((event: ChildEvent, listener: ChildListener) => child.once(event, listener));
-      const instance: Instance = { child, pgid, channel: null, exited: false, ending: null };
+      const instance: Instance = { child, pgid, channel: null, exited: false, used: false, ending: null };
       this.current = instance;
       let spawned = false;
       let stdoutDone = false;
@@ -180,6 +186,8 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       });
       once("error", (error: NodeJS.ErrnoException) => {
         if (instance.pgid !== undefined) unregisterGroup(instance.pgid);
+        // Never started: there is nothing to end (else closing would wait out every grace for an exit that never comes).
+        if (!spawnedOk(child)) instance.exited = true;
         if (!spawned) reject(new Error(`cannot start ${this.label}: ${error.code === "ENOENT" ? "command not found" : error.message}`));
       });
       child.stderr!.on("data", (chunk: Buffer) => {
@@ -214,6 +222,11 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
     });
   }
 
+  override send(message: JsonRpcMessage): void {
+    if (this.current) this.current.used = true;
+    super.send(message);
+  }
+
   /** Ends the current instance and everything in its process group (bounded: about 2 × 1.5 s + 1 s). */
   async close(): Promise<void> {
     if (this.current) await this.end(this.current);
@@ -225,7 +238,7 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       await endProcess(
         child,
         pgid,
-        END_GRACE_MS,
+        instance.used ? END_GRACE_MS : UNUSED_GRACE_MS,
         () => instance.channel?.closeOutput(),
         () => instance.exited,
       );

@@ -10,6 +10,7 @@
 import { isAbsolute, resolve } from "node:path";
 import {
   type ChainConfig,
+  ConfigError,
   isNativeProxy,
   type NativeProxyEntry,
   parseChainConfig,
@@ -17,6 +18,7 @@ import {
   type WasmProxyEntry,
 } from "../cli/chain-config.js";
 import { buildProxies, proxyOptions } from "../cli/run.js";
+import { StartWatch, startOrigins } from "../cli/start-diagnostics.js";
 import { ChildProcessPeer } from "../components/child-process.js";
 import { createLogger, type Level, type Logger, parseLevel, writeStderr } from "../log.js";
 import { McpBridgePeer } from "../mcp/bridge.js";
@@ -139,7 +141,7 @@ function loggerFor(option: LogOption | undefined): Logger {
  */
 export async function startChain(options: ChainOptions & { onMessage(message: JsonRpcMessage): void }): Promise<RunningChain> {
   const config = await resolveChainConfig(options);
-  if (!config.agent) throw new Error('no agent: give one in the chain config ("agent") or in the agent option');
+  if (!config.agent) throw new ConfigError('no agent: give one in the chain config ("agent") or in the agent option');
   const log = loggerFor(options.log);
   const trace = options.trace ? new TraceFile(options.trace) : null;
   const client = new InMemoryClientPeer(options.onMessage);
@@ -152,6 +154,9 @@ export async function startChain(options: ChainOptions & { onMessage(message: Js
     "agent",
     stderr === "inherit" ? writeStderr : stderr === "ignore" ? () => {} : (chunk) => stderr(chunk.toString("utf8")),
   );
+
+  // As `cordon run` says it: a failure to start names the resolved path, or the PATH searched.
+  new StartWatch([...peers, agent], startOrigins(config.proxies, peers, config.agent, agent));
 
   let resolveExit!: (exit: ChainExit) => void;
   const exited = new Promise<ChainExit>((r) => (resolveExit = r));

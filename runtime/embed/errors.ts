@@ -12,16 +12,15 @@
  * | {@link AbortError} | `aborted` | the caller's `AbortSignal` fired |
  * | {@link ChainStartError} | `start` | a component of the chain could not start (missing file, pin mismatch, agent not found, …) |
  * | {@link PromptOverflowError} | `overflow` | a prompt run's events waited unread past its bound and were dropped (the turn itself goes on) |
- *
- * A chain config that does not validate throws the CLI's `ConfigError`, re-exported by the package.
+ * | `ConfigError` (the CLI's, re-exported) | `config` | the chain config cannot be read or does not validate, or names no agent; **nothing was started** |
  */
 
 /** The base class of every error the embedding API throws. */
 export class CordonError extends Error {
   constructor(
     message: string,
-    /** Which kind of problem: `unsupported`, `invalid`, `agent`, `closed`, `aborted`, `start` or `overflow`. */
-    readonly code: "unsupported" | "invalid" | "agent" | "closed" | "aborted" | "start" | "overflow",
+    /** Which kind of problem: `unsupported`, `invalid`, `agent`, `closed`, `aborted`, `start`, `overflow` or `config`. */
+    readonly code: "unsupported" | "invalid" | "agent" | "closed" | "aborted" | "start" | "overflow" | "config",
   ) {
     super(message);
     this.name = new.target.name;
