@@ -123,6 +123,36 @@ describe("connect", () => {
   });
 });
 
+describe("an agent that writes something other than ACP", () => {
+  it("exits with a usage text: the error shows its stdout with its stderr tail, escaped", async () => {
+    const usage = 'echo "Usage: fake-agent [--acp] <dir>"; printf "\\033[31mno dir given\\033[0m\\n"; echo "bad flags" >&2; exit 64';
+    const error = await connect({ chain: { proxies: [] }, agent: ["sh", "-c", usage], log: "silent" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ChainStartError);
+    expect((error as Error).message).toMatch(
+      /exited with code 64; stdout \(not JSON-RPC\): Usage: fake-agent \[--acp\] <dir> \| \\x1b\[31mno dir given\\x1b\[0m; stderr: bad flags$/,
+    );
+    expect((error as ChainStartError).data).toMatchObject({
+      cordon: {
+        component: "agent",
+        failure: "exit",
+        stdout: ["Usage: fake-agent [--acp] <dir>", "\\x1b[31mno dir given\\x1b[0m"],
+        stderr: "bad flags\n",
+      },
+    });
+  });
+
+  it("prints a banner, then nothing: the initialize timeout says so and shows the banner", async () => {
+    const banner = 'echo "Welcome to FooAgent 2.0"; echo "Please log in:"; exec sleep 60';
+    const error = await connect({ chain: { proxies: [] }, agent: ["sh", "-c", banner], initializeTimeoutMs: 300, log: "silent" }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ChainStartError);
+    expect((error as Error).message).toMatch(
+      /did not answer initialize within 300 ms \(change it with the initializeTimeoutMs option or CORDON_INITIALIZE_TIMEOUT_MS\).*; stdout \(not JSON-RPC\): Welcome to FooAgent 2\.0 \| Please log in:$/,
+    );
+  });
+});
+
 describe("sessions", () => {
   it("walks new → prompt → close → list → load (replay) → resume → fork → delete", async () => {
     const cordon = await start();

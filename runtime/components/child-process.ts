@@ -1,8 +1,9 @@
 /**
  * A component that is a native process speaking ACP on its stdio: the agent, or a trusted native
  * proxy. It inherits the conductor's environment, as editors do, plus any variables the chain
- * config adds. Its stderr is passed through to ours and the last few KB are kept, so that when it
- * dies the error the client gets says why.
+ * config adds. Its stderr is passed through to ours and the last few KB are kept, and so are the
+ * last lines of its stdout that were not JSON-RPC (a usage text, a banner: `output-tail.ts`), so
+ * that when it dies — or never answers `initialize` — the error the client gets says why.
  *
  * It runs in its own process group (see `process-group.ts`), because what Cordon starts is often
  * a launcher (`npx …`, an npm wrapper around a native binary) whose child — the real agent —
@@ -15,8 +16,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeStderr } from "../log.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { NdjsonChannel } from "../protocol/ndjson-channel.js";
-import type { Peer, PeerSink } from "../routing/peer.js";
+import type { FailureDetail, Peer, PeerSink } from "../routing/peer.js";
 import { ChannelPeer } from "./channel-peer.js";
+import { OutputTail } from "./output-tail.js";
 import { endGroup, groupAlive, PROCESS_GROUPS, registerGroup, signalGroup, unregisterGroup } from "./process-group.js";
 
 export interface ProcessSpec {
@@ -143,6 +145,7 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
   readonly traceName?: string;
   private current: Instance | null = null;
   private stderrTail = "";
+  private readonly stdoutTail = new OutputTail();
 
   constructor(
     private readonly spec: ProcessSpec,
@@ -174,11 +177,13 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       let stdoutDone = false;
       let reported = false;
       let exitInfo: string | null = null;
-      // Report the death only once its stdout is drained, so its last messages are routed first.
+      // Report the death only once its stdout is drained, so its last messages are routed first
+      // and the last lines it wrote are in the report.
       const report = () => {
         if (reported || !stdoutDone || exitInfo === null) return;
         reported = true;
-        sink.closed(exitInfo, this.stderrTail ? { stderr: this.stderrTail } : undefined);
+        const { said, detail } = this.output();
+        sink.closed(exitInfo + said, detail);
       };
       once("spawn", () => {
         spawned = true;
@@ -197,7 +202,6 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
         instance.exited = true;
         exitInfo = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-        if (this.stderrTail.trim()) exitInfo += `; stderr: ${lastLines(this.stderrTail)}`;
         // Whatever it left behind in its group goes too; a grandchild holding stdout does not delay the report for long.
         void this.end(instance);
         setTimeout(() => {
@@ -210,7 +214,8 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
         message: (value) => {
           if (!reported) sink.message(value);
         },
-        malformed: (detail) => {
+        malformed: (detail, line) => {
+          if (line !== undefined) this.stdoutTail.push(line);
           if (!reported) sink.malformed(detail);
         },
         congested: (congested) => sink.congested?.(congested),
@@ -220,6 +225,21 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
         },
       });
     });
+  }
+
+  /**
+   * What the process said besides JSON-RPC, to complete an error about it: `said` for its message
+   * (`; stdout (not JSON-RPC): Usage: … | …; stderr: …`, or ""), `detail` for its `data` (the
+   * stdout lines and the stderr tail, or undefined when it said nothing).
+   */
+  output(): { said: string; detail: FailureDetail | undefined } {
+    const stdout = this.stdoutTail.lines();
+    const stderr = this.stderrTail.trim() ? this.stderrTail : "";
+    let said = "";
+    if (stdout.length > 0) said += `; stdout (not JSON-RPC): ${this.stdoutTail.text()}`;
+    if (stderr) said += `; stderr: ${lastLines(stderr)}`;
+    if (stdout.length === 0 && !stderr) return { said, detail: undefined };
+    return { said, detail: { ...(stderr ? { stderr } : {}), ...(stdout.length > 0 ? { stdout } : {}) } };
   }
 
   override send(message: JsonRpcMessage): void {

@@ -20,6 +20,7 @@ import {
 import { buildProxies, proxyOptions } from "../cli/run.js";
 import { StartWatch, startOrigins } from "../cli/start-diagnostics.js";
 import { ChildProcessPeer } from "../components/child-process.js";
+import { INITIALIZE_TIMEOUT_ENV, InitializeWatch, initializeTimeoutMs } from "../components/initialize-watch.js";
 import { createLogger, type Level, type Logger, parseLevel, writeStderr } from "../log.js";
 import { McpBridgePeer } from "../mcp/bridge.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
@@ -75,6 +76,11 @@ export interface ChainOptions {
   log?: LogOption;
   /** The agent's stderr: `"inherit"` (to this process's stderr), `"ignore"` (the default), or a function given each chunk. */
   agentStderr?: "inherit" | "ignore" | ((chunk: string) => void);
+  /**
+   * How long the agent has to answer `initialize` before the chain is failed with an error naming
+   * it and what the agent wrote meanwhile (ms; default as `cordon run`: `$CORDON_INITIALIZE_TIMEOUT_MS`, else 60000).
+   */
+  initializeTimeoutMs?: number;
 }
 
 /** How a chain ended: `code` 0 when the client closed it, non-zero when the agent died or it could not start. */
@@ -142,6 +148,8 @@ function loggerFor(option: LogOption | undefined): Logger {
 export async function startChain(options: ChainOptions & { onMessage(message: JsonRpcMessage): void }): Promise<RunningChain> {
   const config = await resolveChainConfig(options);
   if (!config.agent) throw new ConfigError('no agent: give one in the chain config ("agent") or in the agent option');
+  // Checked before anything starts: a positive whole number of milliseconds.
+  const timeoutMs = initializeTimeoutMs(options.initializeTimeoutMs === undefined ? undefined : String(options.initializeTimeoutMs));
   const log = loggerFor(options.log);
   const trace = options.trace ? new TraceFile(options.trace) : null;
   const client = new InMemoryClientPeer(options.onMessage);
@@ -172,7 +180,10 @@ export async function startChain(options: ChainOptions & { onMessage(message: Js
   const conductor = new Conductor({
     client,
     proxies: peers,
-    agent,
+    agent: new InitializeWatch(agent, {
+      timeoutMs,
+      setBy: `the initializeTimeoutMs option or ${INITIALIZE_TIMEOUT_ENV}`,
+    }),
     mode: "agent",
     log,
     trace: trace?.write,

@@ -111,12 +111,21 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
     await connection.initialize(options.signal);
   } catch (error) {
     await connection.close();
-    // The conductor answers the first request this way when a component failed to start (conductor.ts, fromClientCall).
-    if (error instanceof AgentError && error.rpcMessage.startsWith("Cordon could not start the chain"))
-      throw new ChainStartError(error.rpcMessage);
+    if (error instanceof AgentError && startFailed(error)) throw new ChainStartError(error.rpcMessage, error.data);
     throw error;
   }
   return connection;
+}
+
+/**
+ * Whether the error answering `initialize` means the chain never started: a component failed to
+ * start (the conductor answers the first request so, conductor.ts `fromClientCall`), or the agent
+ * exited or timed out before answering (`data.cordon.component` is `agent`).
+ */
+function startFailed(error: AgentError): boolean {
+  if (error.rpcMessage.startsWith("Cordon could not start the chain")) return true;
+  const cordon = (error.data as { cordon?: { component?: unknown } } | undefined)?.cordon;
+  return cordon?.component === "agent";
 }
 
 /** A client connection to an agent through an in-process Cordon chain. Create it with {@link connect}. */
