@@ -34,5 +34,6 @@ export {
 } from "./messages";
 export { Proxy, register } from "./proxy";
 export { AvailableCommand, PerSession, SessionStore } from "./sessions";
+export { Subagent, SubagentError, SubagentState } from "./subagent";
 export { McpServer, NO_ARGUMENTS, ServedServer, Tool, ToolCall, isSessionSetup, textResult } from "./tools";
 export { Clock, Datetime, Random } from "./wasi";
