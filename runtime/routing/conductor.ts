@@ -341,12 +341,13 @@ export class Conductor {
     while (index >= 0 && (pass ? this.proxies[index].skips(message, true) : this.proxies[index].bypassed && !exact)) index--;
     if (index < 0) return this.deliver(from, message, this.client, message, false);
     const target = this.proxies[index];
-    this.deliver(from, message, target, wrap(message, target.dialect), true);
+    this.deliver(from, message, target, wrap(message, target.dialect), true, exact);
   }
 
-  private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean): void {
+  /** `chosen`: a rule picked `to` itself (`exact`), so its interest filter may not pass the call on. */
+  private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean, chosen = false): void {
     if (to.restarting && to.policy === "restart") {
-      if (to.hold(() => this.deliver(from, original, to, outgoing, enveloped), MAX_HELD)) return;
+      if (to.hold(() => this.deliver(from, original, to, outgoing, enveloped, chosen), MAX_HELD)) return;
       return this.refusals.call(
         original,
         ErrorCodes.internalError,
@@ -358,7 +359,7 @@ export class Conductor {
       this.emit({ kind: "notified", from, to, call: original });
       if (!to.alive) return;
       for (const rule of this.rules.all) rule.forwarded?.(this.cx, { from, to, key: null, call: original });
-      return to.peer.send(stripId(outgoing));
+      return to.peer.send(stripId(outgoing), chosen);
     }
     const refused = undeliverable(from, original, to);
     if (refused) return this.refusals.call(original, refused.code, refused.text, from, refused.data);
@@ -374,7 +375,7 @@ export class Conductor {
     from.asked(idKey(original.id), { id: original.id, to, toId: id, enveloped });
     const record = { from, fromId: original.id, to, toId: id, key: idKey(id), call: original };
     for (const rule of this.rules.all) rule.forwarded?.(this.cx, record);
-    to.peer.send(withId(outgoing, id) as JsonRpcRequest);
+    to.peer.send(withId(outgoing, id) as JsonRpcRequest, chosen);
   }
 
   private response(hop: Hop, received: JsonRpcResponse): void {
