@@ -13,7 +13,7 @@
  * 2.8–8.7 s; the 40 MiB component starts in 2–10 s at ≤ 330 MiB in either isolation.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -155,6 +155,45 @@ describe("issue 18: the start function is metered and bounded", () => {
       await client.close();
     }
   }, 60_000);
+});
+
+describe("issue 18: a start function that spins on a restart, while the chain runs", () => {
+  it("is stopped and named within seconds of its budget; a bystander is answered; once the file is good again, prompts are answered", async () => {
+    // The chain reads the proxy's file again at each restart: swapped for the spinner, then restored.
+    const file = join(mkdtempSync(join(tmpdir(), "cordon-restart-")), "attacker.wasm");
+    const swap = (from: string) => {
+      writeFileSync(`${file}.new`, readFileSync(from));
+      renameSync(`${file}.new`, file);
+    };
+    swap(ATTACKER);
+    const client = await chain([
+      { name: "attacker", wasm: file, limits: { receiveTimeoutMs: BUDGET_MS, startTimeoutMs: BUDGET_MS } },
+      pass,
+    ]);
+    const victim = await session(client);
+    const bystander = await session(client);
+    swap(SPINNER);
+    const t = performance.now();
+    const hit = prompt(client, victim, "#MF#"); // stopped by its fuel; its restart loads the spinner
+    const restartFailed = client.waitFor(
+      (m) => m.method === "_cordon/notice" && /could not be restarted/.test(m.params?.message ?? ""),
+      BUDGET_MS + 2 * GRACE_MS,
+    );
+    const { result, peakMiB } = await peakRss(client, Promise.all([hit, restartFailed, prompt(client, bystander, "are you there?")]));
+    const [answer, notice, other] = result;
+    expect(answer.error, JSON.stringify(answer)).toBeDefined();
+    expect(notice.params.component).toBe(`proxy "attacker"`);
+    expect(notice.params.message).toMatch(
+      new RegExp(`could not be restarted: .*instantiation (did not finish within ${BUDGET_MS} ms|used its fuel budget of \\d+ units)`),
+    );
+    // The spin on restart costs its budget (twice: the failed delivery's, then the start's) and grace.
+    expect(performance.now() - t).toBeLessThan(2 * BUDGET_MS + GRACE_MS);
+    expect(other.result ?? other.error).toBeDefined();
+    expect(peakMiB).toBeLessThan(RSS_BOUND_MIB);
+    swap(ATTACKER);
+    await survivedAndServes(client, /could not be restarted|receive (used its fuel budget|did not return)/);
+    expect((await prompt(client, bystander, "and now?")).result).toEqual({ stopReason: "end_turn" });
+  }, 90_000);
 });
 
 describe("issue 18: the fuel pass is bounded at load", () => {
