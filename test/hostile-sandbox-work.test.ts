@@ -10,7 +10,7 @@
  * a 41 MiB component of small loops cost ~29 s and ~1.7 GB at every start. Each fuel rule also has
  * an in-process test that fails without it (`runtime/sandbox/fuel.test.ts`, `thread-sandbox.test.ts`).
  * Measured here (loaded 2-core machine, 1 s budget): `thread` 1.0–2.3 s per attack, `worker`
- * 2.8–8.7 s; the 40 MiB component starts in 2–10 s at ≤ 330 MiB in either isolation.
+ * 2.8–8.7 s; the 64 MiB component (the cap) starts in 1.5–1.8 s at ≤ 451 MiB in either isolation.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -34,8 +34,8 @@ const BURNER = join(dist, "wasi-burner.wasm");
 const MANY_LOOPS = join(dist, "many-loops.wasm");
 const SPINNER = join(dist, "start-spinner.wasm");
 const Mi = 2 ** 20;
-/** Size of the many-loops component: under the 64 MiB cap, as in the issue's measurement. */
-const MANY_LOOPS_BYTES = 40 * Mi;
+/** Size of the many-loops component: the largest the 64 MiB cap allows, less 64 KiB for the component's wrapping (~22 M loops). */
+const MANY_LOOPS_BYTES = 64 * Mi - 64 * 1024;
 
 /**
  * The attacker's per-delivery budget (`receiveTimeoutMs`: its fuel and its backstop) and how soon
@@ -50,8 +50,10 @@ const GRACE_MS = 8_000;
  * by 64 MiB (its cap is 128 MiB); measured peaks: ~250–400 MiB.
  */
 const RSS_BOUND_MIB = 600;
-/** The tree's peak while the many-loops component starts and answers (the issue measured 1.7 GB in `thread` isolation). */
+/** The tree's peak while the many-loops component starts and answers (the issue measured 1.7 GB at 41 MiB, 2.3 GB at 57 MiB, in `thread` isolation). */
 const LOAD_RSS_BOUND_MIB = 800;
+/** Its start is bounded by this (the chain's `initialize` must be answered within it; the issue measured 50 s at 57 MiB). */
+const LOAD_BOUND_MS = 60_000;
 
 beforeAll(async () => {
   mkdirSync(dist, { recursive: true });
@@ -197,7 +199,7 @@ describe("issue 18: a start function that spins on a restart, while the chain ru
 });
 
 describe("issue 18: the fuel pass is bounded at load", () => {
-  it(`a ${MANY_LOOPS_BYTES / Mi} MiB component of ~14 M empty loops starts in bounded time and memory, and works`, async () => {
+  it(`a component of the largest size (${Math.round(MANY_LOOPS_BYTES / Mi)} MiB) of ~22 M empty loops starts in bounded time and memory, and works`, async () => {
     const cache = join(mkdtempSync(join(tmpdir(), "cordon-loops-")), "components");
     const env = { ...process.env, CORDON_CACHE_DIR: cache };
     // Its first load validates it with jco (cached on disk); what is measured is a later start, as a restart or a new editor session pays.
@@ -217,7 +219,7 @@ describe("issue 18: the fuel pass is bounded at load", () => {
       let peak = 0;
       const timer = setInterval(() => (peak = Math.max(peak, treeRssMiB(client.child.pid!))), 25);
       client.send({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: 1 } });
-      const init = await client.waitFor((m) => m.id === "init", 60_000);
+      const init = await client.waitFor((m) => m.id === "init", LOAD_BOUND_MS);
       const started = performance.now() - t;
       expect(init.result?.agentInfo?.name, JSON.stringify(init)).toBe("scripted-agent");
       const s = await session(client);
