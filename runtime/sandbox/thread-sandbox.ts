@@ -39,7 +39,8 @@ import { backstop } from "./backstop.js";
 import { GuestBudget } from "./budget.js";
 import { CanonicalHost, describe, GuestFault } from "./canonical-host.js";
 import type { LoadedComponent } from "./component-loader.js";
-import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isOutOfFuel, START_EXPORT } from "./fuel.js";
+import { FUEL_EXPORT, FuelUnsupported, isOutOfFuel, START_EXPORT } from "./fuel.js";
+import { meterCached } from "./metered-cache.js";
 import { capModule } from "./module-caps.js";
 import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
 
@@ -119,8 +120,8 @@ export class ThreadSandbox implements ProxySandbox {
         this.prepared = { module: Promise.resolve(null as never) };
         return;
       }
-      const fuel = instrumentFuel(capped, { startFuel: this.startFuel });
-      const bytes = fuel.bytes as Uint8Array<ArrayBuffer>;
+      // Metered once per process, and kept on disk for the next start (metered-cache.ts).
+      const bytes = meterCached(capped, this.startFuel, component.cacheDir ?? null).bytes as Uint8Array<ArrayBuffer>;
       if (!WebAssembly.validate(bytes)) throw new FuelUnsupported("the metered module does not validate");
       const module = WebAssembly.compile(bytes);
       module.catch(() => prepared.delete(key));
