@@ -6,8 +6,8 @@
  *   options and login need `agent:sessions` / `agent:prompt` / `agent:control` when the proxy
  *   originates them. The client's own call of that method — passed on as it is or altered — needs
  *   none: each call of such a method the proxy was handed by its predecessor and has not answered
- *   lets one call of the same method through (what an altered setup declares is judged by
- *   mcp-servers.ts). Without the grant the call is refused to the proxy, naming the grant; the
+ *   lets one call of the same method for the same session through (what an altered setup
+ *   declares is judged by mcp-servers.ts). Without the grant the call is refused to the proxy, naming the grant; the
  *   proxy keeps running and the agent never sees it.
  * - Sessions a proxy opened itself belong to it: the agent's calls for such a session go only to
  *   that proxy (`fromAgent` re-targets them), and what it sends on toward the client for them is
@@ -36,7 +36,7 @@ export interface AgentAuthority {
 }
 
 export function agentAuthority(): AgentAuthority {
-  /** Per proxy: its handed requests still open, by its hop key → method. */
+  /** Per proxy: its handed requests still open, by its hop key → method and session (`handedAs`). */
   const handed = new Map<Hop, Map<string, string>>();
   /** A proxy's own session setups, by the proxy's id for them, until forwarded. */
   const ownSetups = new Map<Hop, Set<string>>();
@@ -56,6 +56,12 @@ export function agentAuthority(): AgentAuthority {
     const id = paramsObject(call.params)?.sessionId;
     return typeof id === "string" ? id : undefined;
   };
+  /**
+   * What a handed call lets through: one call of its method for the same session. Altering the
+   * client's call never changes its session; a proxy holding the client's prompt that prompts a
+   * session of its own instead (a subagent) is prompting on its own.
+   */
+  const handedAs = (call: Call): string => `${call.method}\n${sessionOf(call) ?? ""}`;
 
   const toAgent: Rule = {
     name: "agent-authority",
@@ -64,8 +70,9 @@ export function agentAuthority(): AgentAuthority {
       if (!needed) return PASS;
       const open = handed.get(from);
       if (open) {
-        for (const [key, method] of open) {
-          if (method !== call.method) continue;
+        const same = handedAs(call);
+        for (const [key, handedCall] of open) {
+          if (handedCall !== same) continue;
           open.delete(key);
           return PASS; // the client's own, passed on (or altered)
         }
@@ -98,7 +105,7 @@ export function agentAuthority(): AgentAuthority {
       if (key === null) return;
       if (from === cx.client && OPENS.has(call.method)) remember(sessionOf(call));
       if (to.position.role === "proxy" && cx.indexOf(from) < cx.indexOf(to) && agentGrantFor(call.method))
-        of(handed, to).set(key, call.method);
+        of(handed, to).set(key, handedAs(call));
       if (isRequest(call) && ownSetups.get(from)?.delete(idKey(call.id))) {
         const session = call.method === "session/load" || call.method === "session/resume" ? sessionOf(call) : undefined;
         // Loading or resuming a session the client set up leaves it the client's.
