@@ -19,7 +19,7 @@ import {
 let component: LoadedComponent;
 beforeAll(async () => {
   component = await loadExampleProxy("skills");
-});
+}, 180_000); // a build under load can take minutes
 
 const DEPLOY = '# Deploy\n1. Run `make release`.\n2. Tag it — "vX.Y" ✓';
 const CONFIG = {

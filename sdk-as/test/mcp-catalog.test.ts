@@ -7,7 +7,7 @@ import { type Json, loadFixture, mcpConnect, mcpProxyUnderTest, mcpRequest, newS
 let component: LoadedComponent;
 beforeAll(async () => {
   component = await loadFixture("mcp-catalog");
-});
+}, 180_000); // a build under load can take minutes
 
 async function started(sessionId = "s1"): Promise<{ p: ProxyUnderTest; docs: string; toolless: string }> {
   const p = await mcpProxyUnderTest(component);
