@@ -20,6 +20,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { KNOWN_GRANTS } from "../distribution/grant-names.js";
+import { CordonError } from "../embed/errors.js";
 import { GRANTS } from "../routing/grants.js";
 import { ISOLATIONS } from "../sandbox/sandbox-factory.js";
 import { WASI_GRANTS } from "../sandbox/wasi-grants.js";
@@ -135,10 +136,10 @@ export type ChainConfig = Omit<ChainConfigFile, "proxies"> & { proxies: ProxyEnt
 export { isNativeProxy };
 export type AgentEntry = z.infer<typeof agent>;
 
-export class ConfigError extends Error {
+/** A chain config that cannot be read or does not validate; the message names the file and every field at fault. */
+export class ConfigError extends CordonError {
   constructor(message: string) {
-    super(message);
-    this.name = "ConfigError";
+    super(message, "config");
   }
 }
 
