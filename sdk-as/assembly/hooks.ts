@@ -17,8 +17,10 @@ import {
   Response,
   SessionUpdate,
 } from "./messages";
+import { Resource } from "./catalog";
+import { McpNotification, PromptGet, ResourceRead } from "./resources";
 import { Subagent, SubagentEngine, SubagentError, rejectPermission } from "./subagent";
-import { ToolCall } from "./tools";
+import { McpServer, ToolCall } from "./tools";
 
 export class Hooks extends Channel {
   /** `_cordon/configure` arrived; `this.config` is set. */
@@ -94,6 +96,41 @@ export class Hooks extends Channel {
 
   /** The caller withdrew a tool call (`$/cancel_request`); the SDK has answered it already. */
   onToolCallCancelled(call: ToolCall): void {}
+
+  /**
+   * The resources `resources/list` shows for one server in one ACP session (called for each list
+   * request). Default: the ones declared with `server.resource(...)`. Override it to list per
+   * session (set `server.dynamicResources` so `initialize` advertises resources while none are declared).
+   */
+  resourcesFor(server: McpServer, sessionId: string): Resource[] {
+    return server.resources;
+  }
+
+  /**
+   * An MCP `resources/read` for one of the proxy's servers. Default: the text of the resource with
+   * that URI among `resourcesFor(server, session)`, else "resource not found".
+   */
+  onResourceRead(read: ResourceRead): void {
+    const list = this.resourcesFor(read.server, read.sessionId);
+    for (let i = 0; i < list.length; i++) {
+      const r = list[i];
+      if (r.uri == read.uri && r.text.length) {
+        read.reply(r.text, r.mimeType);
+        return;
+      }
+    }
+    read.notFound();
+  }
+
+  /** An MCP `prompts/get` for a declared prompt. Default: its declared text as one user message. */
+  onMcpPromptGet(get: PromptGet): void {
+    const p = get.server.findPrompt(get.name);
+    if (p != null && p.text.length) get.reply(p.text, p.description);
+    else get.invalid(`prompt ${get.name} has no handler in proxy ${this.name}`);
+  }
+
+  /** An MCP notification from the agent's MCP client to one of the proxy's servers (`notifications/initialized`, …). */
+  onMcpNotification(notification: McpNotification): void {}
 
   /**
    * A prompt was answered — by the agent (its answer is being relayed) or by the proxy itself

@@ -38,6 +38,16 @@ export class Proxy extends Dispatcher {
     return server;
   }
 
+  /**
+   * Tells the agent's MCP clients that a list of `server` changed: `kind` is `tools`, `resources`
+   * or `prompts`; `sessionId` "" for every session. Sent as `notifications/<kind>/list_changed`
+   * over each open connection (connection form only); returns how many were told.
+   */
+  notifyListChanged(server: McpServer, kind: string, sessionId: string = ""): i32 {
+    const host = this._mcp;
+    return host == null ? 0 : changetype<McpHost>(host).notifyListChanged(server, kind, sessionId);
+  }
+
   /** The MCP servers added with `addMcpServer`. */
   get mcpServers(): McpServer[] {
     const host = this._mcp;
