@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +9,8 @@ import { BuildError, buildProxy, isUpToDate } from "../tools/index.js";
 import { ProxyUnderTest, ROOT } from "./harness.js";
 
 const TOOL = join(ROOT, "sdk-as", "tools", "build-proxy.mjs");
+/** The compiled tool the command runs (what tsc regenerates on every \`make build\`). */
+const TOOL_DIST = join(ROOT, "dist", "sdk-as", "tools");
 // A project outside the repository, so `@cordon/sdk-as` is not in any node_modules asc searches:
 // the tool must supply its own SDK.
 const dir = mkdtempSync(join(tmpdir(), "cordon-build-tool-"));
@@ -100,19 +102,30 @@ describe("cordon-build-proxy", () => {
     ]);
   });
 
-  it("skips a proxy whose output is newer than every input, and rebuilds when an input changes", async () => {
+  it("skips a proxy whose inputs hash as recorded, whatever their times, and rebuilds when a byte changes", async () => {
     const entry = join(dir, "proxies", "good", "good.ts");
     const out = join(dir, "proxies", "dist", "good.wasm");
     const before = statSync(out).mtimeMs;
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(entry, later, later); // newer than the output, same content (a checkout, a touch)
+    writeFileSync(join(dir, "proxies", "good", "good.manifest.json"), JSON.stringify(GOOD_MANIFEST, null, 2)); // rewritten, unchanged
     const again = await buildProxy({ entry, out });
     expect(again.skipped).toBe(true);
     expect(statSync(out).mtimeMs).toBe(before);
-    const later = new Date(Date.now() + 5_000);
-    utimesSync(entry, later, later);
+    writeFileSync(entry, `${GOOD}// a comment\n`);
     const rebuilt = await buildProxy({ entry, out });
     expect(rebuilt.skipped).toBe(false);
+    expect(rebuilt.because).toBe(`${entry} changed`);
     expect(statSync(out).mtimeMs).toBeGreaterThan(before);
   }, 120_000);
+
+  it("rebuilds an output that was replaced or damaged since its build", () => {
+    const entry = join(dir, "proxies", "good", "good.ts");
+    const out = join(dir, "proxies", "dist", "good.wasm");
+    expect(isUpToDate(entry, out)).toBe(true);
+    writeFileSync(out, Buffer.concat([readFileSync(out), Buffer.from([0])]));
+    expect(isUpToDate(entry, out)).toBe(false);
+  });
 
   it("refuses a proxy that needs host imports the world does not have", () => {
     expect(run.stderr).toContain(
@@ -133,4 +146,38 @@ describe("cordon-build-proxy", () => {
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("error: nope: no such file nope.ts");
   });
+});
+
+describe("cordon-build-proxy --all, run again", () => {
+  const project = mkdtempSync(join(tmpdir(), "cordon-rebuild-"));
+  const proxy = (name: string) =>
+    `import { Proxy, register } from "@cordon/sdk-as";\nclass P extends Proxy {}\nregister(new P()); // ${name}\n`;
+  const build = () => spawnSync(process.execPath, [TOOL, "--all", "proxies"], { cwd: project, encoding: "utf8" });
+
+  it("rebuilds nothing when nothing changed, though the tool was regenerated, and says so; a changed source rebuilds only its proxy", () => {
+    for (const name of ["one", "two"]) {
+      mkdirSync(join(project, "proxies", name), { recursive: true });
+      writeFileSync(join(project, "proxies", name, `${name}.ts`), proxy(name));
+    }
+    const first = build();
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stderr).toMatch(/^built +one /m);
+    expect(first.stderr).toMatch(/^built +two /m);
+
+    // What \`make build\` does before the proxies: tsc rewrites the build tool (same content, new times).
+    const now = new Date();
+    for (const file of readdirSync(TOOL_DIST)) utimesSync(join(TOOL_DIST, file), now, now);
+    const second = build();
+    expect(second.status, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/^up to date +one /m);
+    expect(second.stderr).toMatch(/^up to date +two /m);
+    expect(second.stderr).toContain("2 proxies ok (all up to date, nothing rebuilt)");
+
+    writeFileSync(join(project, "proxies", "two", "two.ts"), proxy("two, changed"));
+    const third = build();
+    expect(third.status, third.stderr).toBe(0);
+    expect(third.stderr).toMatch(/^up to date +one /m);
+    expect(third.stderr).toMatch(/^built +two .*\(proxies\/two\/two\.ts changed\)$/m);
+    expect(third.stderr).toContain("2 proxies ok (1 built, 1 up to date)");
+  }, 180_000);
 });
