@@ -36,3 +36,4 @@ export { Proxy, register } from "./proxy";
 export { AvailableCommand, PerSession, SessionStore } from "./sessions";
 export { McpServer, NO_ARGUMENTS, ServedServer, Tool, ToolCall, isSessionSetup, textResult } from "./tools";
 export { Clock, Datetime, Random } from "./wasi";
+export { Glob, globMatch } from "./glob";

@@ -52,6 +52,14 @@ beforeAll(() => {
     "proxies/dice/dice.ts",
     `import { Proxy, register } from "@cordon/sdk-as";\nclass Dice extends Proxy { roll(): f64 { return Math.random(); } }\nconst d = new Dice();\nd.roll();\nregister(d);\n`,
   );
+  write(
+    "proxies/pattern/pattern.ts",
+    `import { Proxy, SessionUpdate, register } from "@cordon/sdk-as";\n// no RegExp here: a comment is not a use\nclass P extends Proxy {\n  onSessionUpdate(u: SessionUpdate): void {\n    if (new RegExp("a+").test(u.text)) this.forward(u);\n  }\n}\nregister(new P());\n`,
+  );
+  write(
+    "proxies/chatty/chatty.ts",
+    `import { Proxy, SessionUpdate, register } from "@cordon/sdk-as";\nclass P extends Proxy {\n  onSessionUpdate(u: SessionUpdate): void {\n    console.log("got one");\n    if (Date.now() > 0) this.forward(u);\n  }\n}\nregister(new P());\n`,
+  );
   write("proxies/good/good.manifest.json", JSON.stringify(GOOD_MANIFEST, null, 2));
   write("proxies/badman/badman.ts", GOOD);
   write("proxies/badman/manifest.json", '{"name":"badman","grants":"fs:read"}');
@@ -69,7 +77,7 @@ describe("cordon-build-proxy", () => {
     expect(stderr).toContain("TS2322: Type '~lib/string/String' is not assignable to type 'i32'.");
     expect(stderr).toContain("proxies/bad/bad.ts(2,16)");
     expect(stderr).toContain('error: badman: proxies/badman/manifest.json: "grants" must be an array of strings');
-    expect(stderr).toContain("3 of 5 proxies failed");
+    expect(stderr).toContain("5 of 7 proxies failed");
     expect(existsSync(join(dir, "proxies", "dist", "bad.wasm"))).toBe(false);
   });
 
@@ -127,11 +135,19 @@ describe("cordon-build-proxy", () => {
     expect(isUpToDate(entry, out)).toBe(false);
   });
 
-  it("refuses a proxy that needs host imports the world does not have", () => {
-    expect(run.stderr).toContain(
-      "error: dice: the module imports env.seed, which a Cordon proxy cannot have (Math.random, Date.now, trace and console functions need host imports Cordon does not provide; the SDK's Clock and Random give the time and randomness through WASI, with the proxy-wasi world)",
+  it("refuses standard-library APIs that compile but only trap in a proxy, saying where and what to use instead", () => {
+    const stderr = String(run.stderr);
+    expect(stderr).toContain(
+      "error: dice: Math.random() (proxies/dice/dice.ts:2:49) compiles but cannot run in a proxy: it needs a host random seed; use the SDK's Random (Random.float(), Random.u64(): the proxy-wasi world, which the chain must grant wasi:random)",
     );
-    expect(existsSync(join(dir, "proxies", "dist", "dice.wasm"))).toBe(false);
+    // RegExp imports nothing: it is found among the functions asc compiled (its body only aborts).
+    expect(stderr).toContain(
+      "error: pattern: RegExp (proxies/pattern/pattern.ts:5:13) compiles but cannot run in a proxy: AssemblyScript's standard library has no regular expressions: every RegExp call aborts; use the SDK's glob patterns",
+    );
+    expect(stderr).toMatch(
+      /error: chatty: (console \(proxies\/chatty\/chatty\.ts:4:5\) .*this\.log\(LogLevel\.Info, text\).*; and Date\.now\(\) \(proxies\/chatty\/chatty\.ts:5:9\)|Date\.now\(\) \(proxies\/chatty\/chatty\.ts:5:9\) .*; and console \(proxies\/chatty\/chatty\.ts:4:5\)) .*Clock/,
+    );
+    for (const name of ["dice", "pattern", "chatty"]) expect(existsSync(join(dir, "proxies", "dist", `${name}.wasm`))).toBe(false);
   });
 
   it("warns when the source never registers a proxy, and prints usage for bad arguments", async () => {
