@@ -129,7 +129,7 @@ export class Conductor {
       ),
     );
     this.observers = [dropWarnings(this.log), stallObserver(stalls)];
-    if (options.trace) this.observers.push(traceObserver(options.trace));
+    if (options.trace) this.observers.push(traceObserver(options.trace, this.proxies));
     if (this.log.enabled("debug")) this.observers.push(debugObserver(this.log));
     this.cx = {
       client: this.client,
