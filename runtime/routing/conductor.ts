@@ -108,7 +108,7 @@ export class Conductor {
     this.rules = ruleTable(this.host.mode);
     this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }, undefined, options.proxySettings?.[index]));
     this.backpressure = new Backpressure(() => [this.client, this.agent, ...this.proxies], this.log);
-    this.observers = routeObservers(this.log, options);
+    this.observers = routeObservers(this.log, options, this.proxies);
     this.refusals = new Refusals((hop, why, message) => this.dropped(hop, why, message), this.log);
     this.cx = {
       client: this.client,
