@@ -55,6 +55,8 @@ export interface LoadedComponent {
   manifest: Manifest | null;
   /** Whether this load was served from the cache. */
   cached: boolean;
+  /** The cache directory, if the loader found it safe to use (the thread sandbox keeps metered modules there). */
+  cacheDir?: string | null;
 }
 
 export class ComponentRejected extends Error {
@@ -128,7 +130,7 @@ function pickEncodings(source: string, enc: CanonicalEncodings): GuestEncodings 
   return { receive: one(enc.lifts, "export"), send: one(enc.lowers, "import") };
 }
 
-const loaded = new Map<string, Promise<Omit<LoadedComponent, "source" | "cached">>>();
+const loaded = new Map<string, Promise<Omit<LoadedComponent, "source" | "cached" | "cacheDir">>>();
 
 /** Forgets components loaded by this process (the disk cache stays); a reload reads the cache again. */
 export function forgetLoadedComponents(): void {
@@ -223,7 +225,7 @@ export async function loadComponentBytes(source: string, bytes: Uint8Array, opti
   } catch (error) {
     throw new ComponentRejected(source, (error as Error).message);
   }
-  return { ...result, source, cached };
+  return { ...result, source, cached, cacheDir };
 }
 
 export async function loadComponent(path: string, options: LoadOptions = {}): Promise<LoadedComponent> {

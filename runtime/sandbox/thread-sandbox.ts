@@ -40,6 +40,7 @@ import { GuestBudget } from "./budget.js";
 import { CanonicalHost, describe, GuestFault } from "./canonical-host.js";
 import type { LoadedComponent } from "./component-loader.js";
 import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isOutOfFuel, START_EXPORT } from "./fuel.js";
+import { readMetered, writeMetered } from "./metered-cache.js";
 import { capModule } from "./module-caps.js";
 import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
 
@@ -71,6 +72,13 @@ interface Prepared {
 /** Metered, capped, compiled modules by component hash and budgets: a restart reuses its module. */
 const prepared = new Map<string, Prepared>();
 
+/** Forgets the modules metered in this process (the disk cache stays): the next sandbox reads it. */
+export function forgetPreparedModules(): void {
+  prepared.clear();
+}
+
+const caps = (limits: SandboxLimits) => ({ maxMemoryPages: limits.maxMemoryPages, maxTableElements: limits.maxTableElements });
+
 export class ThreadSandbox implements ProxySandbox {
   private readonly prepared: Prepared;
   private startError: Error | null = null;
@@ -93,6 +101,8 @@ export class ThreadSandbox implements ProxySandbox {
   cpuMs = 0;
   /** When the delivery in flight started. */
   private deliveryStart = 0;
+  /** Where the metered module came from: this process, the disk cache (`metered-cache.ts`), or the rewrite. */
+  meteredFrom: "memory" | "disk" | "rewrite" = "rewrite";
 
   /**
    * Meters and compiles the module now, so an unsupported one is known before anything starts:
@@ -109,20 +119,26 @@ export class ThreadSandbox implements ProxySandbox {
     this.budget = new GuestBudget(limits);
     const key = `${component.sha256}:${limits.maxMemoryPages}:${limits.maxTableElements}:${this.startFuel}:${this.deliveryFuel}`;
     let entry = prepared.get(key);
-    if (!entry) {
-      let capped: Uint8Array;
-      try {
-        capped = capModule(component.coreBytes, { maxMemoryPages: limits.maxMemoryPages, maxTableElements: limits.maxTableElements });
-      } catch (error) {
-        // Reported by start(), as the worker sandbox does.
-        this.startError = error as Error;
-        this.prepared = { module: Promise.resolve(null as never) };
-        return;
+    if (entry) this.meteredFrom = "memory";
+    else {
+      const meteredKey = { sha256: component.sha256, ...caps(limits), startFuel: this.startFuel };
+      let bytes = component.cacheDir ? readMetered(component.cacheDir, meteredKey) : null;
+      if (bytes) this.meteredFrom = "disk";
+      else {
+        let capped: Uint8Array;
+        try {
+          capped = capModule(component.coreBytes, caps(limits));
+        } catch (error) {
+          // Reported by start(), as the worker sandbox does.
+          this.startError = error as Error;
+          this.prepared = { module: Promise.resolve(null as never) };
+          return;
+        }
+        bytes = instrumentFuel(capped, { startFuel: this.startFuel }).bytes;
+        if (!WebAssembly.validate(bytes as Uint8Array<ArrayBuffer>)) throw new FuelUnsupported("the metered module does not validate");
+        if (component.cacheDir) writeMetered(component.cacheDir, meteredKey, bytes);
       }
-      const fuel = instrumentFuel(capped, { startFuel: this.startFuel });
-      const bytes = fuel.bytes as Uint8Array<ArrayBuffer>;
-      if (!WebAssembly.validate(bytes)) throw new FuelUnsupported("the metered module does not validate");
-      const module = WebAssembly.compile(bytes);
+      const module = WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
       module.catch(() => prepared.delete(key));
       entry = { module };
       prepared.set(key, entry);
