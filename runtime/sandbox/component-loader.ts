@@ -55,7 +55,7 @@ export interface LoadedComponent {
   manifest: Manifest | null;
   /** Whether this load was served from the cache. */
   cached: boolean;
-  /** The cache directory, if the loader found it safe to use (the thread sandbox keeps metered modules there). */
+  /** The cache directory this load used (null: none was usable); the thread sandbox keeps its metered module there. */
   cacheDir?: string | null;
 }
 
@@ -130,7 +130,7 @@ function pickEncodings(source: string, enc: CanonicalEncodings): GuestEncodings 
   return { receive: one(enc.lifts, "export"), send: one(enc.lowers, "import") };
 }
 
-const loaded = new Map<string, Promise<Omit<LoadedComponent, "source" | "cached" | "cacheDir">>>();
+const loaded = new Map<string, Promise<Omit<LoadedComponent, "source" | "cached">>>();
 
 /** Forgets components loaded by this process (the disk cache stays); a reload reads the cache again. */
 export function forgetLoadedComponents(): void {

@@ -39,8 +39,8 @@ import { backstop } from "./backstop.js";
 import { GuestBudget } from "./budget.js";
 import { CanonicalHost, describe, GuestFault } from "./canonical-host.js";
 import type { LoadedComponent } from "./component-loader.js";
-import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isOutOfFuel, START_EXPORT } from "./fuel.js";
-import { readMetered, writeMetered } from "./metered-cache.js";
+import { FUEL_EXPORT, FuelUnsupported, isOutOfFuel, START_EXPORT } from "./fuel.js";
+import { meterCached } from "./metered-cache.js";
 import { capModule } from "./module-caps.js";
 import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
 
@@ -76,8 +76,6 @@ const prepared = new Map<string, Prepared>();
 export function forgetPreparedModules(): void {
   prepared.clear();
 }
-
-const caps = (limits: SandboxLimits) => ({ maxMemoryPages: limits.maxMemoryPages, maxTableElements: limits.maxTableElements });
 
 export class ThreadSandbox implements ProxySandbox {
   private readonly prepared: Prepared;
@@ -121,24 +119,21 @@ export class ThreadSandbox implements ProxySandbox {
     let entry = prepared.get(key);
     if (entry) this.meteredFrom = "memory";
     else {
-      const meteredKey = { sha256: component.sha256, ...caps(limits), startFuel: this.startFuel };
-      let bytes = component.cacheDir ? readMetered(component.cacheDir, meteredKey) : null;
-      if (bytes) this.meteredFrom = "disk";
-      else {
-        let capped: Uint8Array;
-        try {
-          capped = capModule(component.coreBytes, caps(limits));
-        } catch (error) {
-          // Reported by start(), as the worker sandbox does.
-          this.startError = error as Error;
-          this.prepared = { module: Promise.resolve(null as never) };
-          return;
-        }
-        bytes = instrumentFuel(capped, { startFuel: this.startFuel }).bytes;
-        if (!WebAssembly.validate(bytes as Uint8Array<ArrayBuffer>)) throw new FuelUnsupported("the metered module does not validate");
-        if (component.cacheDir) writeMetered(component.cacheDir, meteredKey, bytes);
+      let capped: Uint8Array;
+      try {
+        capped = capModule(component.coreBytes, { maxMemoryPages: limits.maxMemoryPages, maxTableElements: limits.maxTableElements });
+      } catch (error) {
+        // Reported by start(), as the worker sandbox does.
+        this.startError = error as Error;
+        this.prepared = { module: Promise.resolve(null as never) };
+        return;
       }
-      const module = WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
+      // Metered once per process, and kept on disk for the next start (metered-cache.ts).
+      const metered = meterCached(capped, this.startFuel, component.cacheDir ?? null);
+      if (metered.cached) this.meteredFrom = "disk";
+      const bytes = metered.bytes as Uint8Array<ArrayBuffer>;
+      if (!WebAssembly.validate(bytes)) throw new FuelUnsupported("the metered module does not validate");
+      const module = WebAssembly.compile(bytes);
       module.catch(() => prepared.delete(key));
       entry = { module };
       prepared.set(key, entry);
