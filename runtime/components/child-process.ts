@@ -1,8 +1,9 @@
 /**
  * A component that is a native process speaking ACP on its stdio: the agent, or a trusted native
  * proxy. It inherits the conductor's environment, as editors do, plus any variables the chain
- * config adds. Its stderr is passed through to ours and the last few KB are kept, so that when it
- * dies the error the client gets says why.
+ * config adds. Its stderr is passed through to ours and the last few KB are kept, and so are the
+ * last lines of its stdout that were not JSON-RPC (a usage text, a banner: `output-tail.ts`), so
+ * that when it dies — or never answers `initialize` — the error the client gets says why.
  *
  * It runs in its own process group (see `process-group.ts`), because what Cordon starts is often
  * a launcher (`npx …`, an npm wrapper around a native binary) whose child — the real agent —
@@ -13,8 +14,9 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { writeStderr } from "../log.js";
+import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { NdjsonChannel } from "../protocol/ndjson-channel.js";
-import type { Peer, PeerSink } from "../routing/peer.js";
+import type { FailureDetail, Peer, PeerSink } from "../routing/peer.js";
 import { ChannelPeer } from "./channel-peer.js";
 import {
   type ChildEvent,
@@ -24,7 +26,9 @@ import {
   type ProcessSpec,
   spawnComponent,
   spawnedOk,
+  UNUSED_GRACE_MS,
 } from "./early-process.js";
+import { OutputTail } from "./output-tail.js";
 
 import { unregisterGroup } from "./process-group.js";
 
@@ -46,6 +50,8 @@ interface Instance {
   pgid: number | undefined;
   channel: NdjsonChannel | null;
   exited: boolean;
+  /** Whether anything was sent to it; one that got nothing is ended without the usual grace. */
+  used: boolean;
   ending: Promise<void> | null;
 }
 
@@ -55,6 +61,7 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
   readonly traceName?: string;
   private current: Instance | null = null;
   private stderrTail = "";
+  private readonly stdoutTail = new OutputTail();
 
   constructor(
     private readonly spec: ProcessSpec,
@@ -80,17 +87,19 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       this.early = undefined;
       const { child, pgid } = adopted ?? spawnComponent(this.spec);
       const once = adopted?.once ?? ((event: ChildEvent, listener: ChildListener) => child.once(event, listener));
-      const instance: Instance = { child, pgid, channel: null, exited: false, ending: null };
+      const instance: Instance = { child, pgid, channel: null, exited: false, used: false, ending: null };
       this.current = instance;
       let spawned = false;
       let stdoutDone = false;
       let reported = false;
       let exitInfo: string | null = null;
-      // Report the death only once its stdout is drained, so its last messages are routed first.
+      // Report the death only once its stdout is drained, so its last messages are routed first
+      // and the last lines it wrote are in the report.
       const report = () => {
         if (reported || !stdoutDone || exitInfo === null) return;
         reported = true;
-        sink.closed(exitInfo, this.stderrTail ? { stderr: this.stderrTail } : undefined);
+        const { said, detail } = this.output();
+        sink.closed(exitInfo + said, detail);
       };
       once("spawn", () => {
         spawned = true;
@@ -98,6 +107,8 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       });
       once("error", (error: NodeJS.ErrnoException) => {
         if (instance.pgid !== undefined) unregisterGroup(instance.pgid);
+        // Never started: there is nothing to end (else closing would wait out every grace for an exit that never comes).
+        if (!spawnedOk(child)) instance.exited = true;
         if (!spawned) reject(new Error(`cannot start ${this.label}: ${error.code === "ENOENT" ? "command not found" : error.message}`));
       });
       child.stderr!.on("data", (chunk: Buffer) => {
@@ -107,7 +118,6 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
         instance.exited = true;
         exitInfo = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-        if (this.stderrTail.trim()) exitInfo += `; stderr: ${lastLines(this.stderrTail)}`;
         // Whatever it left behind in its group goes too; a grandchild holding stdout does not delay the report for long.
         void this.end(instance);
         setTimeout(() => {
@@ -120,7 +130,8 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
         message: (value) => {
           if (!reported) sink.message(value);
         },
-        malformed: (detail) => {
+        malformed: (detail, line) => {
+          if (line !== undefined) this.stdoutTail.push(line);
           if (!reported) sink.malformed(detail);
         },
         congested: (congested) => sink.congested?.(congested),
@@ -130,6 +141,26 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
         },
       });
     });
+  }
+
+  /**
+   * What the process said besides JSON-RPC, to complete an error about it: `said` for its message
+   * (`; stdout (not JSON-RPC): Usage: … | …; stderr: …`, or ""), `detail` for its `data` (the
+   * stdout lines and the stderr tail, or undefined when it said nothing).
+   */
+  output(): { said: string; detail: FailureDetail | undefined } {
+    const stdout = this.stdoutTail.lines();
+    const stderr = this.stderrTail.trim() ? this.stderrTail : "";
+    let said = "";
+    if (stdout.length > 0) said += `; stdout (not JSON-RPC): ${this.stdoutTail.text()}`;
+    if (stderr) said += `; stderr: ${lastLines(stderr)}`;
+    if (stdout.length === 0 && !stderr) return { said, detail: undefined };
+    return { said, detail: { ...(stderr ? { stderr } : {}), ...(stdout.length > 0 ? { stdout } : {}) } };
+  }
+
+  override send(message: JsonRpcMessage): void {
+    if (this.current) this.current.used = true;
+    super.send(message);
   }
 
   /** Ends the current instance and everything in its process group (bounded: about 2 × 1.5 s + 1 s). */
@@ -143,7 +174,7 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       await endProcess(
         child,
         pgid,
-        END_GRACE_MS,
+        instance.used ? END_GRACE_MS : UNUSED_GRACE_MS,
         () => instance.channel?.closeOutput(),
         () => instance.exited,
       );

@@ -15,6 +15,9 @@ export interface ProcessSpec {
 }
 
 /** Whether the process was started at all (a failed spawn has no pid and never exits). */
+/** The grace for a process that was never sent anything (a chain that failed to start around it): nothing of it can be lost. */
+export const UNUSED_GRACE_MS = 200;
+
 export const spawnedOk = (child: ChildProcess): boolean => child.pid !== undefined;
 
 /** Spawns `spec` as Cordon runs every component: in its own process group (registered), stdio piped. */
@@ -93,7 +96,7 @@ export class EarlyProcess {
     await endProcess(
       child,
       pgid,
-      200,
+      UNUSED_GRACE_MS,
       () => child.stdin?.end(),
       () => this.seen.has("exit"),
     );
