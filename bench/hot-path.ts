@@ -20,6 +20,7 @@ import { DEFAULT_LIMITS } from "../runtime/sandbox/sandbox.js";
 import { ThreadSandbox } from "../runtime/sandbox/thread-sandbox.js";
 
 const N = Number(process.argv[2] ?? 200_000);
+const utf8 = new TextDecoder("utf-8", { fatal: true });
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const line = (i: number) =>
   JSON.stringify({
@@ -61,6 +62,26 @@ const cacheDir = mkdtempSync(join(tmpdir(), "cordon-hot-"));
 const component = await loadComponent(`${root}proxies/dist/passthrough.wasm`, { cacheDir });
 const configure = JSON.stringify({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "p", config: {} } });
 const texts = wrapped.map((w) => serialize(w));
+// The copy across the ABI, by string encoding (what `canonical-host.ts` does for each): a UTF-16
+// component's code units, a UTF-8 one's bytes (the SDK's strings are UTF-16 inside, so a UTF-8
+// guest would also transcode), and bytes that never become a JS string (a `list<u8>` channel).
+const scratch = Buffer.from(new WebAssembly.Memory({ initial: 8 }).buffer);
+const big = JSON.stringify({ text: 'x"ü\n'.repeat(25_000) });
+for (const [label, text, n] of [
+  ["200 B", texts[0], N],
+  ["175 KB", big, Math.max(20, N / 1000)],
+] as const) {
+  const units = text.length * 2;
+  time(`copy in, UTF-16 (${label})`, n, () => scratch.write(text, 0, units, "utf16le"));
+  const bytes = scratch.write(text, 0, text.length * 3, "utf8");
+  time(`copy in, UTF-8 (${label})`, n, () => scratch.write(text, 0, text.length * 3, "utf8"));
+  scratch.write(text, 0, units, "utf16le");
+  time(`copy out, UTF-16 to a string (${label})`, n, () => scratch.toString("utf16le", 0, units));
+  scratch.write(text, 0, bytes, "utf8");
+  time(`copy out, UTF-8 to a string (fatal TextDecoder) (${label})`, n, () => utf8.decode(scratch.subarray(0, bytes)));
+  time(`copy out, bytes (no string) (${label})`, n, () => scratch.subarray(0, bytes).slice());
+}
+
 const plain = new CanonicalHost(component.module, { encodings: component.encodings });
 plain.receive(configure);
 time("guest receive, unmetered (CanonicalHost)", N, (i) => plain.receive(texts[i % 1000]));

@@ -28,7 +28,9 @@
  * - {@link Session}: `prompt` → {@link PromptRun} (typed {@link PromptEvent}s, `.text()`),
  *   `setMode` / `setConfigOption` validated against what the session announced, `cancel`.
  * - Permissions: `permissions: "allow" | "deny" | (request) => decision` ({@link PermissionPolicy}).
- * - Capabilities: pass `fs` / `terminal` implementations to declare them.
+ * - Capabilities: pass `fs` / `terminal` implementations to declare them; a handler (or
+ *   `onRequest`) answers with an error code by throwing a {@link RequestError}
+ *   (`RequestError.resourceNotFound(path)`, `RequestError.invalidParams(data)`, …).
  * - {@link startChain}: the raw layer (JSON-RPC in and out) for clients of your own.
  */
 
@@ -70,5 +72,6 @@ export {
   toEvent,
   type UsageEvent,
 } from "./embed/prompt-stream.js";
+export { RequestError, RequestErrorCodes } from "./embed/request-error.js";
 export type { RequestOptions } from "./embed/rpc.js";
 export { type PromptInput, Session } from "./embed/session.js";

@@ -16,9 +16,11 @@ import {
   type Connection,
   ConnectionClosedError,
   type ConnectOptions,
+  CordonError,
   connect,
   InvalidRequestError,
   type PromptEvent,
+  RequestError,
   UnsupportedError,
 } from "../runtime/index.js";
 import { CORDON, NODE, proxyWasm } from "./helpers/paths.js";
@@ -96,6 +98,12 @@ describe("connect", () => {
       /trusted/,
     );
     await expect(connect({ chain: { proxies: [] } })).rejects.toThrow(/no agent/);
+    // Typed like the other errors: a code to branch on, and a CordonError.
+    for (const chain of [{ proxies: [{ wams: "x.wasm" } as never], agent: { command: NODE } }, { proxies: [] }]) {
+      const error = await connect({ chain }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CordonError);
+      expect(error).toMatchObject({ name: "ConfigError", code: "config" });
+    }
   });
 
   it("reports a component that cannot start as ChainStartError and leaves nothing running", async () => {
@@ -106,6 +114,42 @@ describe("connect", () => {
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ChainStartError);
     expect((error as Error).message).toMatch(/missing\.wasm/);
+    // A missing agent command: said as `cordon run` says it, with where Cordon looked.
+    const missing = await connect({ chain: { proxies: [] }, agent: ["/nonexistent/cordon-agent"], log: "silent" }).catch((e: unknown) => e);
+    expect(missing).toMatchObject({
+      code: "start",
+      message: expect.stringContaining('agent "/nonexistent/cordon-agent": command not found: /nonexistent/cordon-agent does not exist'),
+    });
+  });
+});
+
+describe("an agent that writes something other than ACP", () => {
+  it("exits with a usage text: the error shows its stdout with its stderr tail, escaped", async () => {
+    const usage = 'echo "Usage: fake-agent [--acp] <dir>"; printf "\\033[31mno dir given\\033[0m\\n"; echo "bad flags" >&2; exit 64';
+    const error = await connect({ chain: { proxies: [] }, agent: ["sh", "-c", usage], log: "silent" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ChainStartError);
+    expect((error as Error).message).toMatch(
+      /exited with code 64; stdout \(not JSON-RPC\): Usage: fake-agent \[--acp\] <dir> \| \\x1b\[31mno dir given\\x1b\[0m; stderr: bad flags$/,
+    );
+    expect((error as ChainStartError).data).toMatchObject({
+      cordon: {
+        component: "agent",
+        failure: "exit",
+        stdout: ["Usage: fake-agent [--acp] <dir>", "\\x1b[31mno dir given\\x1b[0m"],
+        stderr: "bad flags\n",
+      },
+    });
+  });
+
+  it("prints a banner, then nothing: the initialize timeout says so and shows the banner", async () => {
+    const banner = 'echo "Welcome to FooAgent 2.0"; echo "Please log in:"; exec sleep 60';
+    const error = await connect({ chain: { proxies: [] }, agent: ["sh", "-c", banner], initializeTimeoutMs: 300, log: "silent" }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ChainStartError);
+    expect((error as Error).message).toMatch(
+      /did not answer initialize within 300 ms \(change it with the initializeTimeoutMs option or CORDON_INITIALIZE_TIMEOUT_MS\).*; stdout \(not JSON-RPC\): Welcome to FooAgent 2\.0 \| Please log in:$/,
+    );
   });
 });
 
@@ -365,6 +409,44 @@ describe("capabilities as a contract", () => {
     await s1.prompt("edit a.txt more").result;
     expect(writes).toEqual([{ path: join(cwd, "a.txt"), content: "from the application\nmore\n" }]);
     expect(readFileSync(join(cwd, "a.txt"), "utf8")).toBe("on disk\n"); // the agent wrote through us only
+  });
+
+  it("an fs handler answers with an ACP error code: -32002 for a missing file lets the agent's edit create it", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "cordon-embed-cwd-"));
+    const writes: Array<{ path: string; content: string }> = [];
+    const thrown: unknown[] = [RequestError.resourceNotFound(join(cwd, "new.txt")), Object.assign(new Error("gone"), { code: "ENOENT" })];
+    const cordon = await start({
+      permissions: "allow",
+      fs: {
+        readTextFile: () => {
+          throw thrown.shift();
+        },
+        writeTextFile: ({ path, content }) => void writes.push({ path, content }),
+      },
+    });
+    const session = await cordon.newSession({ cwd });
+    // A RequestError keeps its code, and so does Node's ENOENT from a readFile-based handler.
+    for (const file of ["new.txt", "other.txt"]) {
+      await session.prompt(`edit ${file} first line`).result;
+      expect(session.toolCalls.at(-1)).toMatchObject({ status: "completed", diffs: [{ path: join(cwd, file), oldText: null }] });
+    }
+    expect(writes).toEqual([
+      { path: join(cwd, "new.txt"), content: "first line\n" },
+      { path: join(cwd, "other.txt"), content: "first line\n" },
+    ]);
+    // Any other error is still -32603 with its message, and the edit fails with it.
+    const failing = await start({
+      permissions: "allow",
+      fs: {
+        readTextFile: () => {
+          throw new Error("disk on fire");
+        },
+        writeTextFile: () => {},
+      },
+    });
+    const s2 = await failing.newSession({ cwd });
+    await s2.prompt("edit new.txt x").result;
+    expect(s2.toolCalls.at(-1)).toMatchObject({ status: "failed", text: expect.stringMatching(/disk on fire/) });
   });
 
   it("terminal is declared only when implemented", async () => {

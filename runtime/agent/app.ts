@@ -225,6 +225,13 @@ export function createReferenceAgent(options: ReferenceAgentOptions = {}): Refer
             listTools: (server, mcpSignal) => mcp.listTools({ sessionId: session.id, cwd: session.setup.cwd, server, peer }, mcpSignal),
             callTool: (server, tool, args, mcpSignal) =>
               mcp.callTool({ sessionId: session.id, cwd: session.setup.cwd, server, peer }, tool, args, mcpSignal),
+            listResources: (server, mcpSignal) =>
+              mcp.listResources({ sessionId: session.id, cwd: session.setup.cwd, server, peer }, mcpSignal),
+            readResource: (server, uri, mcpSignal) =>
+              mcp.readResource({ sessionId: session.id, cwd: session.setup.cwd, server, peer }, uri, mcpSignal),
+            listPrompts: (server, mcpSignal) => mcp.listPrompts({ sessionId: session.id, cwd: session.setup.cwd, server, peer }, mcpSignal),
+            getPrompt: (server, name, args, mcpSignal) =>
+              mcp.getPrompt({ sessionId: session.id, cwd: session.setup.cwd, server, peer }, name, args, mcpSignal),
           },
         });
         log(`session/prompt ${session.id} → ${stopReason}`);

@@ -51,6 +51,12 @@ export type Step =
   | { kind: "mcp-call"; server: string; tool: string; arguments: Record<string, unknown> }
   /** List the tools of one of the session's MCP servers, as a tool call. */
   | { kind: "mcp-list"; server: string }
+  /** List an MCP server's resources (`resources`) or prompts (`prompts`), as a tool call. */
+  | { kind: "mcp-catalog"; server: string; what: "resources" | "prompts" }
+  /** Read a resource of an MCP server (`resources/read`), as a tool call whose content is its text. */
+  | { kind: "mcp-read"; server: string; uri: string }
+  /** Get a prompt of an MCP server (`prompts/get`), as a tool call whose content is its messages' text. */
+  | { kind: "mcp-prompt"; server: string; name: string; arguments: Record<string, string> }
   /** From here to the end of the prompt, non-text blocks are sent back verbatim (parsing only: emits nothing). */
   | { kind: "mirror" }
   /** A command word with bad arguments: emit `usage: …` as an `agent_message_chunk`. */
@@ -104,6 +110,16 @@ export const MCP_COMMANDS: ReadonlyArray<{ usage: string; summary: string }> = [
       "call a tool of an MCP server given in session/new (stdio, http or acp): tool_call, in_progress, then completed (failed if the tool says isError) with the result's text",
   },
   { usage: "list tools <server>", summary: "list an MCP server's tools: a tool call whose content is one line per tool" },
+  {
+    usage: "resources <server>",
+    summary: "list an MCP server's resources (every page): a tool call whose content is one line per resource",
+  },
+  { usage: "resource <server> <uri>", summary: "read an MCP server's resource (resources/read): a tool call whose content is its text" },
+  { usage: "prompts <server>", summary: "list an MCP server's prompts (every page): a tool call whose content is one line per prompt" },
+  {
+    usage: "prompt <server>::<name> [json arguments]",
+    summary: "get an MCP server's prompt (prompts/get): a tool call whose content is its messages' text",
+  },
 ];
 
 const SECRET_FLAVOURS: readonly SecretFlavour[] = ["openai", "anthropic", "github", "aws"];
@@ -209,6 +225,30 @@ export function parseLine(rawLine: string): Step | undefined {
       if (!/^tools(\s|$)/i.test(arg)) return { kind: "echo", text: line };
       const server = /^tools\s+(\S+)$/i.exec(arg);
       return server ? { kind: "mcp-list", server: server[1] } : usage("list");
+    }
+    case "resources":
+    case "prompts": {
+      const server = /^(\S+)$/.exec(arg);
+      return server ? { kind: "mcp-catalog", server: server[1], what: word } : usage(word);
+    }
+    case "resource": {
+      const read = /^(\S+)\s+(\S+)$/.exec(arg);
+      return read ? { kind: "mcp-read", server: read[1], uri: read[2] } : usage(word);
+    }
+    case "prompt": {
+      const get = /^(\S+?)::(\S+)(?:\s+([\s\S]*))?$/.exec(arg);
+      if (!get) return usage(word);
+      let args: unknown = {};
+      if (get[3] !== undefined && get[3].trim() !== "") {
+        try {
+          args = JSON.parse(get[3]);
+        } catch {
+          return usage(word);
+        }
+      }
+      if (typeof args !== "object" || args === null || Array.isArray(args)) return usage(word);
+      if (!Object.values(args).every((v) => typeof v === "string")) return usage(word);
+      return { kind: "mcp-prompt", server: get[1], name: get[2], arguments: args as Record<string, string> };
     }
     default:
       return { kind: "echo", text: line };

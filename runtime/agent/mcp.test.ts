@@ -244,4 +244,20 @@ describe("the reference agent's MCP client", () => {
     expect(parseLine("use the force")).toEqual({ kind: "echo", text: "use the force" });
     expect(parseLine("list files")).toEqual({ kind: "echo", text: "list files" });
   });
+
+  it("parses the resource and prompt commands", () => {
+    expect(parseLine("resources docs")).toEqual({ kind: "mcp-catalog", server: "docs", what: "resources" });
+    expect(parseLine("/prompts docs")).toEqual({ kind: "mcp-catalog", server: "docs", what: "prompts" });
+    expect(parseLine("resource docs skill://s/a b")).toEqual({ kind: "usage", text: "usage: resource <server> <uri>" });
+    expect(parseLine("resource docs skill://s/a")).toEqual({ kind: "mcp-read", server: "docs", uri: "skill://s/a" });
+    expect(parseLine('prompt docs::greet {"who":"Ada"}')).toEqual({
+      kind: "mcp-prompt",
+      server: "docs",
+      name: "greet",
+      arguments: { who: "Ada" },
+    });
+    expect(parseLine("prompt docs::greet")).toEqual({ kind: "mcp-prompt", server: "docs", name: "greet", arguments: {} });
+    expect(parseLine('prompt docs::greet {"n":1}')).toEqual({ kind: "usage", text: "usage: prompt <server>::<name> [json arguments]" });
+    expect(parseLine("prompts")).toEqual({ kind: "usage", text: "usage: prompts <server>" });
+  });
 });

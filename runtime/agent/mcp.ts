@@ -22,7 +22,16 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type CallToolResult, ErrorCode, type JSONRPCMessage, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  ErrorCode,
+  type GetPromptResult,
+  type JSONRPCMessage,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 
 /** The MCP transports the agent supports beyond stdio (which every agent must support). */
 export interface McpSupport {
@@ -100,6 +109,42 @@ export class McpClients {
   async callTool(target: McpTarget, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
     const client = await this.client(target);
     return (await client.callTool({ name: tool, arguments: args }, undefined, { signal })) as CallToolResult;
+  }
+
+  /** Every resource the server lists, following `nextCursor`. */
+  async listResources(target: McpTarget, signal?: AbortSignal): Promise<Resource[]> {
+    const client = await this.client(target);
+    const resources: Resource[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listResources(cursor ? { cursor } : undefined, { signal });
+      resources.push(...page.resources);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return resources;
+  }
+
+  async readResource(target: McpTarget, uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    const client = await this.client(target);
+    return client.readResource({ uri }, { signal });
+  }
+
+  /** Every prompt the server lists, following `nextCursor`. */
+  async listPrompts(target: McpTarget, signal?: AbortSignal): Promise<Prompt[]> {
+    const client = await this.client(target);
+    const prompts: Prompt[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listPrompts(cursor ? { cursor } : undefined, { signal });
+      prompts.push(...page.prompts);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return prompts;
+  }
+
+  async getPrompt(target: McpTarget, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<GetPromptResult> {
+    const client = await this.client(target);
+    return client.getPrompt({ name, arguments: args }, { signal });
   }
 
   /** Closes the clients of one session (closed, deleted, or set up again with other servers). */

@@ -25,7 +25,7 @@ import type {
   StopReason,
   ToolCallContent,
 } from "@agentclientprotocol/sdk/unstable";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { AgentSession } from "./session.js";
 
 /** How a turn talks to the client. */
@@ -55,6 +55,10 @@ export interface TurnIO {
 export interface TurnMcp {
   listTools(server: McpServer, signal: AbortSignal): Promise<Tool[]>;
   callTool(server: McpServer, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
+  listResources?(server: McpServer, signal: AbortSignal): Promise<Resource[]>;
+  readResource?(server: McpServer, uri: string, signal: AbortSignal): Promise<ReadResourceResult>;
+  listPrompts?(server: McpServer, signal: AbortSignal): Promise<Prompt[]>;
+  getPrompt?(server: McpServer, name: string, args: Record<string, string>, signal: AbortSignal): Promise<GetPromptResult>;
 }
 
 /** Thrown when the turn's signal aborts while a step is waiting. */

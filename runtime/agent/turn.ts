@@ -15,6 +15,7 @@ import { fakeSecret, helpText, type Step } from "./commands.js";
 import type { AgentSession } from "./session.js";
 import { runEdit, runRead } from "./tools/fs.js";
 import { runMcp } from "./tools/mcp.js";
+import { runMcpCatalog } from "./tools/mcp-catalog.js";
 import { runPermission, runTool } from "./tools/simulated.js";
 import { runCommand } from "./tools/terminal.js";
 import { messageChunk, TurnCancelled, TurnContext, type TurnIO, thoughtChunk } from "./turn-context.js";
@@ -102,6 +103,10 @@ async function runStep(turn: TurnContext, step: Step): Promise<StopReason | unde
     case "mcp-call":
     case "mcp-list":
       return runMcp(turn, step);
+    case "mcp-catalog":
+    case "mcp-read":
+    case "mcp-prompt":
+      return runMcpCatalog(turn, step);
   }
 }
 
@@ -138,6 +143,12 @@ function describeToolStep(step: Step): string {
       return `use tool ${step.server}::${step.tool} ${JSON.stringify(step.arguments)}`;
     case "mcp-list":
       return `list tools ${step.server}`;
+    case "mcp-catalog":
+      return `${step.what} ${step.server}`;
+    case "mcp-read":
+      return `resource ${step.server} ${step.uri}`;
+    case "mcp-prompt":
+      return `prompt ${step.server}::${step.name} ${JSON.stringify(step.arguments)}`;
     default:
       return step.kind;
   }

@@ -1,8 +1,9 @@
 /**
  * A component that is a native process speaking ACP on its stdio: the agent, or a trusted native
  * proxy. It inherits the conductor's environment, as editors do, plus any variables the chain
- * config adds. Its stderr is passed through to ours and the last few KB are kept, so that when it
- * dies the error the client gets says why.
+ * config adds. Its stderr is passed through to ours and the last few KB are kept, and so are the
+ * last lines of its stdout that were not JSON-RPC (a usage text, a banner: `output-tail.ts`), so
+ * that when it dies — or never answers `initialize` — the error the client gets says why.
  *
  * It runs in its own process group (see `process-group.ts`), because what Cordon starts is often
  * a launcher (`npx …`, an npm wrapper around a native binary) whose child — the real agent —
@@ -11,19 +12,27 @@
  * process Cordon started exits, the component is dead: what is left of its group is ended the
  * same way, and the death is reported once its stdout has drained (at most a second later).
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { writeStderr } from "../log.js";
+import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { NdjsonChannel } from "../protocol/ndjson-channel.js";
-import type { Peer, PeerSink } from "../routing/peer.js";
+import type { FailureDetail, Peer, PeerSink } from "../routing/peer.js";
 import { ChannelPeer } from "./channel-peer.js";
-import { endGroup, groupAlive, PROCESS_GROUPS, registerGroup, signalGroup, unregisterGroup } from "./process-group.js";
+import {
+  type ChildEvent,
+  type ChildListener,
+  type EarlyProcess,
+  endProcess,
+  type ProcessSpec,
+  spawnComponent,
+  spawnedOk,
+  UNUSED_GRACE_MS,
+} from "./early-process.js";
+import { OutputTail } from "./output-tail.js";
 
-export interface ProcessSpec {
-  command: string;
-  args: string[];
-  env?: Record<string, string>;
-  cwd?: string;
-}
+import { unregisterGroup } from "./process-group.js";
+
+export { EarlyProcess, type ProcessSpec } from "./early-process.js";
 
 const STDERR_TAIL_BYTES = 4096;
 /** After the process exits, how long its stdout may stay open (held by a grandchild) before the death is reported anyway. */
@@ -34,9 +43,6 @@ const END_GRACE_MS = 1500;
 /** How long `close` waits, once the group is empty, for Node to reap the process it started. */
 const REAP_WAIT_MS = 1000;
 
-/** Whether the process was started at all (a failed spawn has no pid and never exits). */
-const spawnedOk = (child: ChildProcess): boolean => child.pid !== undefined;
-
 /** One spawned instance (a restarted proxy gets a new one). */
 interface Instance {
   child: ChildProcess;
@@ -44,91 +50,9 @@ interface Instance {
   pgid: number | undefined;
   channel: NdjsonChannel | null;
   exited: boolean;
+  /** Whether anything was sent to it; one that got nothing is ended without the usual grace. */
+  used: boolean;
   ending: Promise<void> | null;
-}
-
-/** Spawns `spec` as Cordon runs every component: in its own process group (registered), stdio piped. */
-function spawnComponent(spec: ProcessSpec): { child: ChildProcess; pgid: number | undefined } {
-  const child = spawn(spec.command, spec.args, {
-    cwd: spec.cwd,
-    env: { ...process.env, ...spec.env },
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: PROCESS_GROUPS,
-  });
-  const pgid = PROCESS_GROUPS ? child.pid : undefined;
-  if (pgid !== undefined) registerGroup(pgid);
-  return { child, pgid };
-}
-
-/**
- * Ends what Cordon started: EOF (`closeInput`), a grace, SIGTERM, a grace, SIGKILL — to the whole
- * process group when it has one (else to the process, until `exited`) — then forgets the group.
- */
-async function endProcess(
-  child: ChildProcess,
-  pgid: number | undefined,
-  graceMs: number,
-  closeInput: () => void,
-  exited: () => boolean,
-): Promise<void> {
-  await endGroup({
-    graceMs,
-    closeInput,
-    alive: () => (pgid !== undefined ? groupAlive(pgid) : !exited()),
-    signal: (signal) => (pgid !== undefined ? signalGroup(pgid, signal) : child.kill(signal)),
-  });
-  if (pgid !== undefined) unregisterGroup(pgid);
-}
-
-type ChildEvent = "spawn" | "error" | "exit";
-// biome-ignore lint/suspicious/noExplicitAny: the listener types of ChildProcess's own `once` overloads
-type ChildListener = (...args: any[]) => void;
-
-/**
- * A process started ahead of the rest of Cordon, until its peer adopts it: `cordon run` starts the
- * agent before it loads the conductor and compiles the proxies, so the agent boots meanwhile
- * instead of after. What happens to it before adoption (`spawn`, `error`, `exit`) is recorded and
- * replayed to the peer; its output waits in its pipes, unread. Never adopted (Cordon stopped on a
- * usage error), `discard` ends its group.
- */
-export class EarlyProcess {
-  readonly child: ChildProcess;
-  readonly pgid: number | undefined;
-  private readonly seen = new Map<ChildEvent, unknown[]>();
-  private taken = false;
-
-  constructor(readonly spec: ProcessSpec) {
-    ({ child: this.child, pgid: this.pgid } = spawnComponent(spec));
-    for (const event of ["spawn", "error", "exit"] as const) this.child.once(event, (...args: unknown[]) => this.seen.set(event, args));
-  }
-
-  /** The process, once; `once` gives a listener the event at once if it already happened. */
-  adopt(): { child: ChildProcess; pgid: number | undefined; once: (event: ChildEvent, listener: ChildListener) => void } | null {
-    if (this.taken) return null;
-    this.taken = true;
-    const once = (event: ChildEvent, listener: ChildListener) => {
-      const args = this.seen.get(event);
-      if (args) listener(...args);
-      else this.child.once(event, listener);
-    };
-    return { child: this.child, pgid: this.pgid, once };
-  }
-
-  /** Ends it if no peer adopted it (EOF, then TERM and KILL to its group, briefly: it was never sent anything). */
-  async discard(): Promise<void> {
-    if (this.taken) return;
-    this.taken = true;
-    const { child, pgid } = this;
-    if (!spawnedOk(child)) return;
-    await endProcess(
-      child,
-      pgid,
-      200,
-      () => child.stdin?.end(),
-      () => this.seen.has("exit"),
-    );
-    for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
-  }
 }
 
 export class ChildProcessPeer extends ChannelPeer implements Peer {
@@ -137,6 +61,7 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
   readonly traceName?: string;
   private current: Instance | null = null;
   private stderrTail = "";
+  private readonly stdoutTail = new OutputTail();
 
   constructor(
     private readonly spec: ProcessSpec,
@@ -162,17 +87,19 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       this.early = undefined;
       const { child, pgid } = adopted ?? spawnComponent(this.spec);
       const once = adopted?.once ?? ((event: ChildEvent, listener: ChildListener) => child.once(event, listener));
-      const instance: Instance = { child, pgid, channel: null, exited: false, ending: null };
+      const instance: Instance = { child, pgid, channel: null, exited: false, used: false, ending: null };
       this.current = instance;
       let spawned = false;
       let stdoutDone = false;
       let reported = false;
       let exitInfo: string | null = null;
-      // Report the death only once its stdout is drained, so its last messages are routed first.
+      // Report the death only once its stdout is drained, so its last messages are routed first
+      // and the last lines it wrote are in the report.
       const report = () => {
         if (reported || !stdoutDone || exitInfo === null) return;
         reported = true;
-        sink.closed(exitInfo, this.stderrTail ? { stderr: this.stderrTail } : undefined);
+        const { said, detail } = this.output();
+        sink.closed(exitInfo + said, detail);
       };
       once("spawn", () => {
         spawned = true;
@@ -180,6 +107,8 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       });
       once("error", (error: NodeJS.ErrnoException) => {
         if (instance.pgid !== undefined) unregisterGroup(instance.pgid);
+        // Never started: there is nothing to end (else closing would wait out every grace for an exit that never comes).
+        if (!spawnedOk(child)) instance.exited = true;
         if (!spawned) reject(new Error(`cannot start ${this.label}: ${error.code === "ENOENT" ? "command not found" : error.message}`));
       });
       child.stderr!.on("data", (chunk: Buffer) => {
@@ -189,7 +118,6 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
         instance.exited = true;
         exitInfo = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-        if (this.stderrTail.trim()) exitInfo += `; stderr: ${lastLines(this.stderrTail)}`;
         // Whatever it left behind in its group goes too; a grandchild holding stdout does not delay the report for long.
         void this.end(instance);
         setTimeout(() => {
@@ -202,7 +130,8 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
         message: (value) => {
           if (!reported) sink.message(value);
         },
-        malformed: (detail) => {
+        malformed: (detail, line) => {
+          if (line !== undefined) this.stdoutTail.push(line);
           if (!reported) sink.malformed(detail);
         },
         congested: (congested) => sink.congested?.(congested),
@@ -212,6 +141,26 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
         },
       });
     });
+  }
+
+  /**
+   * What the process said besides JSON-RPC, to complete an error about it: `said` for its message
+   * (`; stdout (not JSON-RPC): Usage: … | …; stderr: …`, or ""), `detail` for its `data` (the
+   * stdout lines and the stderr tail, or undefined when it said nothing).
+   */
+  output(): { said: string; detail: FailureDetail | undefined } {
+    const stdout = this.stdoutTail.lines();
+    const stderr = this.stderrTail.trim() ? this.stderrTail : "";
+    let said = "";
+    if (stdout.length > 0) said += `; stdout (not JSON-RPC): ${this.stdoutTail.text()}`;
+    if (stderr) said += `; stderr: ${lastLines(stderr)}`;
+    if (stdout.length === 0 && !stderr) return { said, detail: undefined };
+    return { said, detail: { ...(stderr ? { stderr } : {}), ...(stdout.length > 0 ? { stdout } : {}) } };
+  }
+
+  override send(message: JsonRpcMessage): void {
+    if (this.current) this.current.used = true;
+    super.send(message);
   }
 
   /** Ends the current instance and everything in its process group (bounded: about 2 × 1.5 s + 1 s). */
@@ -225,7 +174,7 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       await endProcess(
         child,
         pgid,
-        END_GRACE_MS,
+        instance.used ? END_GRACE_MS : UNUSED_GRACE_MS,
         () => instance.channel?.closeOutput(),
         () => instance.exited,
       );

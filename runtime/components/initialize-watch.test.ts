@@ -84,6 +84,21 @@ describe("InitializeWatch", () => {
     expect(t.watch.label).toBe('agent "fake"');
   });
 
+  it("ends the reason with what the agent wrote besides JSON-RPC, when the wrapped peer kept it", async () => {
+    vi.useFakeTimers();
+    const inner = Object.assign(new FakeAgent(), {
+      output: () => ({ said: "; stdout (not JSON-RPC): Please log in:", detail: { stdout: ["Please log in:"] } }),
+    });
+    const watch = new InitializeWatch(inner, { timeoutMs: 100 });
+    const closed: Array<[string, unknown]> = [];
+    await watch.open({ message: () => {}, malformed: () => {}, closed: (r, d) => closed.push([r, d]) });
+    watch.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} } as JsonRpcMessage);
+    vi.advanceTimersByTime(100);
+    expect(closed).toEqual([
+      [expect.stringMatching(/within 100 ms; .*; stdout \(not JSON-RPC\): Please log in:$/), { stdout: ["Please log in:"] }],
+    ]);
+  });
+
   it("reads the timeout from the flag, else the environment, else 60 s", () => {
     expect(initializeTimeoutMs("2500", {})).toBe(2500);
     expect(initializeTimeoutMs(undefined, { CORDON_INITIALIZE_TIMEOUT_MS: "700" })).toBe(700);

@@ -8,13 +8,21 @@
  * reports it closed with a reason naming the timeout, so the conductor logs one line
  * (`agent "…" did not answer initialize within 30 s …`), answers the client's `initialize` with a
  * JSON-RPC error carrying the same text through every proxy, and Cordon ends (exit 1). An answer
- * that arrives after that is dropped here.
+ * that arrives after that is dropped here. When the wrapped peer kept what the agent wrote besides
+ * JSON-RPC (a banner, then silence: {@link SaysOutput}), the reason ends with it.
  *
  * Everything else passes through untouched; the wrapped peer stays the one that owns the process.
  */
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
-import type { Peer, PeerSink } from "../routing/peer.js";
+import type { FailureDetail, Peer, PeerSink } from "../routing/peer.js";
+
+/** A peer that keeps what its process wrote besides JSON-RPC (`ChildProcessPeer.output`). */
+interface SaysOutput {
+  output(): { said: string; detail: FailureDetail | undefined };
+}
+
+const saysOutput = (peer: Peer): peer is Peer & SaysOutput => typeof (peer as Partial<SaysOutput>).output === "function";
 
 /** Default time the agent has to answer `initialize` (a cold `npx` start can take a while). */
 export const DEFAULT_INITIALIZE_TIMEOUT_MS = 60_000;
@@ -113,8 +121,10 @@ export class InitializeWatch implements Peer {
     if (this.waiting === null) return;
     this.timedOut = true;
     const setting = this.options.setBy ? ` (change it with ${this.options.setBy})` : "";
+    const output = saysOutput(this.inner) ? this.inner.output() : { said: "", detail: undefined };
     this.sink?.closed(
-      `did not answer initialize within ${describeMs(this.options.timeoutMs)}${setting}; is it an ACP agent, and does it start without a terminal?`,
+      `did not answer initialize within ${describeMs(this.options.timeoutMs)}${setting}; is it an ACP agent, and does it start without a terminal?${output.said}`,
+      output.detail,
     );
   }
 

@@ -59,6 +59,16 @@ describe("a WASM proxy the conductor may route past", () => {
     expect(proxy.passes(update)).toBe(true);
   });
 
+  it("delivers a message a rule chose it for (a session it opened itself) into the sandbox, watched or not", async () => {
+    const { proxy, sandbox } = await peer();
+    const enveloped = { jsonrpc: "2.0" as const, method: "proxy/successor", params: { method: "session/update", params: update.params } };
+    proxy.send(enveloped);
+    expect(sandbox.queue).toEqual([update]); // not watched: the filter passes it on unwrapped
+    sandbox.step();
+    proxy.send(enveloped, true);
+    expect(sandbox.queue).toEqual([JSON.stringify(enveloped)]); // chosen: the guest gets it
+  });
+
   it("runs whenIdle at once when idle, else in its turn behind the deliveries before it", async () => {
     const { proxy, sandbox } = await peer();
     const ran: string[] = [];

@@ -19,7 +19,13 @@
 import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { InvalidRequestError, UnsupportedError } from "./errors.js";
 
-/** The filesystem the client lends the agent (`fs/read_text_file`, `fs/write_text_file`). Pass either or both. */
+/**
+ * The filesystem the client lends the agent (`fs/read_text_file`, `fs/write_text_file`). Pass
+ * either or both. A handler answers with an error by throwing a `RequestError`
+ * (`RequestError.resourceNotFound(path)` for a file that does not exist, which agents take as
+ * "create it"); a Node `ENOENT` error from `readTextFile` is answered the same way; anything else
+ * thrown is answered -32603 with its message.
+ */
 export interface FileSystemHandlers {
   readTextFile?(request: acp.ReadTextFileRequest): acp.ReadTextFileResponse | Promise<acp.ReadTextFileResponse>;
   writeTextFile?(request: acp.WriteTextFileRequest): acp.WriteTextFileResponse | void | Promise<acp.WriteTextFileResponse | void>;

@@ -10,6 +10,7 @@
 import { isAbsolute, resolve } from "node:path";
 import {
   type ChainConfig,
+  ConfigError,
   isNativeProxy,
   type NativeProxyEntry,
   parseChainConfig,
@@ -17,7 +18,9 @@ import {
   type WasmProxyEntry,
 } from "../cli/chain-config.js";
 import { buildProxies, proxyOptions } from "../cli/run.js";
+import { StartWatch, startOrigins } from "../cli/start-diagnostics.js";
 import { ChildProcessPeer } from "../components/child-process.js";
+import { INITIALIZE_TIMEOUT_ENV, InitializeWatch, initializeTimeoutMs } from "../components/initialize-watch.js";
 import { createLogger, type Level, type Logger, parseLevel, writeStderr } from "../log.js";
 import { McpBridgePeer } from "../mcp/bridge.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
@@ -73,6 +76,11 @@ export interface ChainOptions {
   log?: LogOption;
   /** The agent's stderr: `"inherit"` (to this process's stderr), `"ignore"` (the default), or a function given each chunk. */
   agentStderr?: "inherit" | "ignore" | ((chunk: string) => void);
+  /**
+   * How long the agent has to answer `initialize` before the chain is failed with an error naming
+   * it and what the agent wrote meanwhile (ms; default as `cordon run`: `$CORDON_INITIALIZE_TIMEOUT_MS`, else 60000).
+   */
+  initializeTimeoutMs?: number;
 }
 
 /** How a chain ended: `code` 0 when the client closed it, non-zero when the agent died or it could not start. */
@@ -139,7 +147,9 @@ function loggerFor(option: LogOption | undefined): Logger {
  */
 export async function startChain(options: ChainOptions & { onMessage(message: JsonRpcMessage): void }): Promise<RunningChain> {
   const config = await resolveChainConfig(options);
-  if (!config.agent) throw new Error('no agent: give one in the chain config ("agent") or in the agent option');
+  if (!config.agent) throw new ConfigError('no agent: give one in the chain config ("agent") or in the agent option');
+  // Checked before anything starts: a positive whole number of milliseconds.
+  const timeoutMs = initializeTimeoutMs(options.initializeTimeoutMs === undefined ? undefined : String(options.initializeTimeoutMs));
   const log = loggerFor(options.log);
   const trace = options.trace ? new TraceFile(options.trace) : null;
   const client = new InMemoryClientPeer(options.onMessage);
@@ -152,6 +162,9 @@ export async function startChain(options: ChainOptions & { onMessage(message: Js
     "agent",
     stderr === "inherit" ? writeStderr : stderr === "ignore" ? () => {} : (chunk) => stderr(chunk.toString("utf8")),
   );
+
+  // As `cordon run` says it: a failure to start names the resolved path, or the PATH searched.
+  new StartWatch([...peers, agent], startOrigins(config.proxies, peers, config.agent, agent));
 
   let resolveExit!: (exit: ChainExit) => void;
   const exited = new Promise<ChainExit>((r) => (resolveExit = r));
@@ -167,7 +180,10 @@ export async function startChain(options: ChainOptions & { onMessage(message: Js
   const conductor = new Conductor({
     client,
     proxies: peers,
-    agent,
+    agent: new InitializeWatch(agent, {
+      timeoutMs,
+      setBy: `the initializeTimeoutMs option or ${INITIALIZE_TIMEOUT_ENV}`,
+    }),
     mode: "agent",
     log,
     trace: trace?.write,

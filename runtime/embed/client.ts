@@ -32,7 +32,8 @@ import { OrphanUpdates } from "./orphan-updates.js";
 import { decide, type PermissionPolicy } from "./permissions.js";
 import { type PromptEvent, type PromptRun, ToolCallTracker, toEvent } from "./prompt-stream.js";
 import { ReadPressure } from "./read-pressure.js";
-import { type RequestOptions, RpcEndpoint, RpcError } from "./rpc.js";
+import { RequestError } from "./request-error.js";
+import { type RequestOptions, RpcEndpoint } from "./rpc.js";
 import { Session, type SessionHost } from "./session.js";
 
 /** Everything {@link connect} takes: the chain (see {@link ChainOptions}) and the client's side of the contract. */
@@ -110,12 +111,21 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
     await connection.initialize(options.signal);
   } catch (error) {
     await connection.close();
-    // The conductor answers the first request this way when a component failed to start (conductor.ts, fromClientCall).
-    if (error instanceof AgentError && error.rpcMessage.startsWith("Cordon could not start the chain"))
-      throw new ChainStartError(error.rpcMessage);
+    if (error instanceof AgentError && startFailed(error)) throw new ChainStartError(error.rpcMessage, error.data);
     throw error;
   }
   return connection;
+}
+
+/**
+ * Whether the error answering `initialize` means the chain never started: a component failed to
+ * start (the conductor answers the first request so, conductor.ts `fromClientCall`), or the agent
+ * exited or timed out before answering (`data.cordon.component` is `agent`).
+ */
+function startFailed(error: AgentError): boolean {
+  if (error.rpcMessage.startsWith("Cordon could not start the chain")) return true;
+  const cordon = (error.data as { cordon?: { component?: unknown } } | undefined)?.cordon;
+  return cordon?.component === "agent";
 }
 
 /** A client connection to an agent through an in-process Cordon chain. Create it with {@link connect}. */
@@ -517,7 +527,7 @@ export class Connection implements SessionHost {
       case "session/request_permission":
         return this.permission(params as acp.RequestPermissionRequest, signal);
       case "fs/read_text_file":
-        return this.lent(this.options.fs?.readTextFile, "fs.readTextFile", method)(params);
+        return notFoundAsResource(this.lent(this.options.fs?.readTextFile, "fs.readTextFile", method), params);
       case "fs/write_text_file":
         return (await this.lent(this.options.fs?.writeTextFile, "fs.writeTextFile", method)(params)) ?? {};
       case "terminal/create":
@@ -532,14 +542,17 @@ export class Connection implements SessionHost {
         return (await this.lent(this.options.terminal?.release, "terminal", method)(params)) ?? {};
       default:
         if (this.options.onRequest) return this.options.onRequest(method, params, signal);
-        throw new RpcError(ErrorCodes.methodNotFound, `Method not found: ${method}`);
+        throw RequestError.methodNotFound(method);
     }
   }
 
   /** The application's implementation of a client method, or an error saying the client never declared it. */
   private lent<P, R>(fn: ((params: P) => R) | undefined, capability: string, method: string): (params: unknown) => R {
     const owner = capability === "terminal" ? this.options.terminal : this.options.fs;
-    if (!fn) throw new RpcError(ErrorCodes.methodNotFound, `Method not found: ${method} (the client did not declare ${capability})`);
+    if (!fn)
+      throw new RequestError(ErrorCodes.methodNotFound, `Method not found: ${method} (the client did not declare ${capability})`, {
+        method,
+      });
     return (params) => fn.call(owner, params as P);
   }
 
@@ -561,6 +574,20 @@ export class Connection implements SessionHost {
       ...(resolved.optionId ? { optionId: resolved.optionId } : {}),
     });
     return resolved.response;
+  }
+}
+
+/**
+ * Runs an fs read, answering a Node `ENOENT` (what `readFile` throws for a missing file) as ACP's
+ * -32002, which agents rely on to tell "no such file" from a failure.
+ */
+async function notFoundAsResource<R>(read: (params: unknown) => R, params: unknown): Promise<Awaited<R>> {
+  try {
+    return await read(params);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException)?.code !== "ENOENT") throw error;
+    const path = (params as { path?: unknown } | undefined)?.path;
+    throw RequestError.resourceNotFound(typeof path === "string" ? path : undefined);
   }
 }
 

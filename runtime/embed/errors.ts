@@ -10,18 +10,17 @@
  * | {@link AgentError} | `agent` | the agent (or a proxy, or Cordon on their behalf) answered with a JSON-RPC error |
  * | {@link ConnectionClosedError} | `closed` | the chain is gone (closed by the application, or the agent exited) |
  * | {@link AbortError} | `aborted` | the caller's `AbortSignal` fired |
- * | {@link ChainStartError} | `start` | a component of the chain could not start (missing file, pin mismatch, agent not found, …) |
+ * | {@link ChainStartError} | `start` | a component of the chain could not start (missing file, pin mismatch, agent not found, agent exited or silent before answering `initialize`, …) |
  * | {@link PromptOverflowError} | `overflow` | a prompt run's events waited unread past its bound and were dropped (the turn itself goes on) |
- *
- * A chain config that does not validate throws the CLI's `ConfigError`, re-exported by the package.
+ * | `ConfigError` (the CLI's, re-exported) | `config` | the chain config cannot be read or does not validate, or names no agent; **nothing was started** |
  */
 
 /** The base class of every error the embedding API throws. */
 export class CordonError extends Error {
   constructor(
     message: string,
-    /** Which kind of problem: `unsupported`, `invalid`, `agent`, `closed`, `aborted`, `start` or `overflow`. */
-    readonly code: "unsupported" | "invalid" | "agent" | "closed" | "aborted" | "start" | "overflow",
+    /** Which kind of problem: `unsupported`, `invalid`, `agent`, `closed`, `aborted`, `start`, `overflow` or `config`. */
+    readonly code: "unsupported" | "invalid" | "agent" | "closed" | "aborted" | "start" | "overflow" | "config",
   ) {
     super(message);
     this.name = new.target.name;
@@ -76,9 +75,17 @@ export class AbortError extends CordonError {
   }
 }
 
-/** A component of the chain (a proxy, the agent) could not start. */
+/**
+ * A component of the chain (a proxy, the agent) could not start — which includes an agent that
+ * exited or stayed silent before answering `initialize`; the message then ends with what it wrote
+ * (its stdout lines that were not JSON-RPC, its stderr tail), and `data` is the error's `data`
+ * (`{cordon: {component, failure, stdout?, stderr?}}`).
+ */
 export class ChainStartError extends CordonError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly data?: unknown,
+  ) {
     super(message, "start");
   }
 }

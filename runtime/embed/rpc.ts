@@ -7,8 +7,9 @@
  * an answer (`available_commands_update` after `session/new`), and the session the answer creates
  * must exist by then; a promise continuation would run too late.
  */
-import { classify, ErrorCodes, type JsonRpcId, type JsonRpcMessage, type JsonRpcResponse } from "../protocol/json-rpc.js";
+import { classify, type JsonRpcId, type JsonRpcMessage, type JsonRpcResponse } from "../protocol/json-rpc.js";
 import { AbortError, AgentError, ConnectionClosedError } from "./errors.js";
+import { errorAnswer } from "./request-error.js";
 
 export interface RequestOptions {
   /** Cancels the request: `$/cancel_request` goes to the chain and the call rejects with {@link AbortError}. */
@@ -16,20 +17,9 @@ export interface RequestOptions {
 }
 
 export interface IncomingHandlers {
-  /** A request from the chain; the resolved value is the result, a thrown {@link RpcError} (or any error) the error answer. */
+  /** A request from the chain; the resolved value is the result, a thrown `RequestError` (or any error) the error answer (`errorAnswer`). */
   request(method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
   notification(method: string, params: unknown): void;
-}
-
-/** Thrown by a request handler to answer with this JSON-RPC error. */
-export class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
 }
 
 interface Pending {
@@ -149,14 +139,7 @@ export class RpcEndpoint {
       const result = await this.handlers.request(method, params, controller.signal);
       response = { jsonrpc: "2.0", id, result: result ?? {} };
     } catch (error) {
-      response =
-        error instanceof RpcError
-          ? {
-              jsonrpc: "2.0",
-              id,
-              error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
-            }
-          : { jsonrpc: "2.0", id, error: { code: ErrorCodes.internalError, message: (error as Error)?.message ?? String(error) } };
+      response = { jsonrpc: "2.0", id, error: errorAnswer(error) };
     } finally {
       this.incoming.delete(key);
     }

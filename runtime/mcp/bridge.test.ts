@@ -466,10 +466,26 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     c.write({ id: 1, method: "initialize", params: INIT });
     const init = await h.next((m) => m.method === "mcp/message");
     await h.send({ id: init.id, result: { error: { code: -32601, message: "Method not found" } } });
+    // It asks the server what it serves: one list of each kind; a kind is advertised when its list is answered.
+    const probes = [];
+    for (let i = 0; i < 3; i++) probes.push(await h.next((m) => m.method === "mcp/message"));
+    expect(probes.map((m) => m.params.method).sort()).toEqual(["prompts/list", "resources/list", "tools/list"]);
+    for (const m of probes)
+      expect(m.params).toMatchObject({ serverId: "srv-1", requestId: expect.stringMatching(/^cordon:/), params: { _meta: META() } });
+    const answers: Record<string, Json> = {
+      "tools/list": { result: { tools: [] } },
+      "resources/list": { result: { resources: [] } },
+      "prompts/list": { error: { code: -32601, message: "Method not found" } },
+    };
+    await h.send(...probes.map((m) => ({ id: m.id, result: answers[m.params.method] })));
     expect(await c.line()).toEqual({
       jsonrpc: "2.0",
       id: 1,
-      result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "tools", version: "0.0.0" } },
+      result: {
+        protocolVersion: "2025-11-25",
+        capabilities: { tools: {}, resources: {} },
+        serverInfo: { name: "tools", version: "0.0.0" },
+      },
     });
     c.write({ id: 2, method: "tools/list", params: {} });
     const list = await h.next((m) => m.method === "mcp/message");

@@ -50,7 +50,8 @@
  * **MCP's handshake.** The agent's MCP client starts with `initialize`; it is sent like any request
  * (providers written for a stateful MCP client answer it). A provider of MCP 2026-07-28, which has
  * no handshake, answers it with an inner method-not-found: the bridge then answers it itself (the
- * version the client asked for, `tools` as the capability, the declaration's name as the server's).
+ * version the client asked for, the declaration's name as the server's, and as capabilities the
+ * kinds whose list the server answers: one `tools/list`, `resources/list` and `prompts/list` probe).
  *
  * The transport (loopback HTTP, or the TCP line of a `cordon mcp-bridge` process) is the caller's
  * business: it hands messages in with {@link McpLink.fromClient} and receives what goes to the
@@ -307,7 +308,9 @@ export class McpLink {
           errorResponse(id, ErrorCodes.internalError, "the MCP server's answer was not an MCP-over-ACP carrier ({result} or {error})"),
         );
       if (method === "initialize" && "error" in outcome && outcome.error.code === ErrorCodes.methodNotFound) {
-        return reply({ jsonrpc: "2.0", id, result: this.initializeResult(message.params) });
+        return this.probeCapabilities((capabilities) =>
+          reply({ jsonrpc: "2.0", id, result: this.initializeResult(message.params, capabilities) }),
+        );
       }
       reply(
         "result" in outcome
@@ -323,15 +326,39 @@ export class McpLink {
   /**
    * The answer to the client's `initialize` when the server has none (an MCP 2026-07-28 server, as
    * the ACP SDK's providers serve: every request stands alone, there is no handshake): the version
-   * the client asked for, tools as the capability, the declaration's name.
+   * the client asked for, the capabilities the server was found to serve, the declaration's name.
    */
-  private initializeResult(params: unknown): Record<string, unknown> {
+  private initializeResult(params: unknown, capabilities: Record<string, unknown>): Record<string, unknown> {
     const asked = paramsObject(params)?.protocolVersion;
     return {
       protocolVersion: typeof asked === "string" ? asked : "2025-11-25",
-      capabilities: { tools: {} },
+      capabilities,
       serverInfo: { name: this.serverName, version: "0.0.0" },
     };
+  }
+
+  /**
+   * What a server without a handshake serves, found by asking: one `tools/list`, `resources/list`
+   * and `prompts/list` each (connectionless, in parallel); a kind is advertised when its list is
+   * answered with a result. Costs three round trips, once per MCP session, and only for such servers.
+   */
+  private probeCapabilities(then: (capabilities: Record<string, unknown>) => void): void {
+    const kinds = ["tools", "resources", "prompts"] as const;
+    const found: Record<string, unknown> = {};
+    let waiting = kinds.length;
+    for (const kind of kinds) {
+      const params = {
+        serverId: this.serverId,
+        requestId: `${REQUEST_ID_PREFIX}${randomUUID()}`,
+        method: `${kind}/list`,
+        params: this.withMeta({}),
+      };
+      this.up.request(McpMethods.message, params, (answer) => {
+        const outcome = answer.error ? null : parseCarrier(answer.result);
+        if (outcome && "result" in outcome) found[kind] = {};
+        if (--waiting === 0) then(Object.fromEntries(kinds.filter((k) => k in found).map((k) => [k, found[k]])));
+      });
+    }
   }
 
   /** `params` with the per-request MCP metadata added (what the caller gave wins); non-objects as they are. */

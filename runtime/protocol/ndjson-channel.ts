@@ -24,8 +24,8 @@ import { attachRaw, serialize } from "./raw-json.js";
 
 export interface NdjsonHandlers {
   message(value: unknown): void;
-  /** A line that is not JSON (or too long); `detail` says which. */
-  malformed(detail: string): void;
+  /** A line that is not JSON (or too long); `detail` says which, `line` is its text (absent for a line too long to keep). */
+  malformed(detail: string, line?: string): void;
   /** The input ended (EOF or error). */
   end(error?: Error): void;
   /** The peer is not reading what is written to it (true), or has caught up (false). */
@@ -66,7 +66,7 @@ export class NdjsonChannel {
           value = JSON.parse(line.text);
           if (typeof value === "object" && value !== null) attachRaw(value, line.text);
         } catch (error) {
-          handlers.malformed(`${(error as Error).message} in ${preview(line.text)}`);
+          handlers.malformed(`${(error as Error).message} in ${preview(line.text)}`, line.text);
           continue;
         }
         handlers.message(value);

@@ -59,9 +59,12 @@ describe("routing fuzzer", () => {
       agent,
       log: createLogger("warn", (line) => lines.push(line)),
       onExit: () => {},
-      failurePolicies: ["restart", "fail-closed", "restart"],
       // p0 may open sessions of its own (so its MCP declarations meet the mcp-servers rule), p1 read files.
-      grants: [["agent:sessions"], ["fs:read"], []],
+      proxySettings: [
+        { policy: "restart", grants: ["agent:sessions"] },
+        { policy: "fail-closed", grants: ["fs:read"] },
+        { policy: "restart", grants: [] },
+      ],
     });
     await conductor.start();
     client.emit({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: 1 } });

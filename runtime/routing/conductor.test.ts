@@ -8,14 +8,13 @@ import { agentScript, type Json, MemoryPeer, passThrough, type Script } from "..
 import { createLogger } from "../log.js";
 import { MAX_ID_LENGTH, MAX_METHOD_LENGTH } from "../protocol/json-rpc.js";
 import { MAX_NESTING_DEPTH } from "../protocol/nesting.js";
-import { Conductor, MAX_IN_FLIGHT } from "./conductor.js";
-import type { Grant } from "./grants.js";
-import type { FailurePolicy } from "./hop.js";
-import { MAX_DROP_WARNINGS } from "./hop.js";
+import { Conductor } from "./conductor.js";
+import { MAX_DROP_WARNINGS, type ProxySettings } from "./hop.js";
+import { MAX_IN_FLIGHT } from "./in-flight.js";
 
 interface Options {
-  grants?: Grant[][];
-  policies?: FailurePolicy[];
+  /** Each proxy's settings, by position. */
+  settings?: ProxySettings[];
   slowRequestMs?: number;
 }
 
@@ -31,8 +30,7 @@ async function chain(scripts: Script[], options: Options = {}) {
     agent,
     log: createLogger("debug", (line) => lines.push(line)),
     onExit: (code) => (exitCode = code),
-    grants: options.grants,
-    failurePolicies: options.policies,
+    proxySettings: options.settings,
     slowRequestMs: options.slowRequestMs,
   });
   await conductor.start();
@@ -60,7 +58,7 @@ describe("envelopes: a proxy addresses only its own successor, with one envelope
   ] as const) {
     it(`${name}: cannot borrow the next proxy's fs grant`, async () => {
       // p0 has no grants; p1 (its successor) may read files. p0 tries to make p1 read one for it.
-      const { client, proxies, lines, sessionId } = await chain([passThrough, passThrough], { grants: [[], ["fs:read"]] });
+      const { client, proxies, lines, sessionId } = await chain([passThrough, passThrough], { settings: [{}, { grants: ["fs:read"] }] });
       const nested = { jsonrpc: "2.0", id: "evil", method: outer, params: { method: inner, params: fsRead(sessionId) } };
       proxies[0].emit(nested);
       const refused = await answerTo(proxies[0], "evil");
@@ -76,7 +74,9 @@ describe("envelopes: a proxy addresses only its own successor, with one envelope
   }
 
   it("three levels deep are refused at the first", async () => {
-    const { proxies, client, sessionId } = await chain([passThrough, passThrough, passThrough], { grants: [[], [], ["fs:read"]] });
+    const { proxies, client, sessionId } = await chain([passThrough, passThrough, passThrough], {
+      settings: [{}, {}, { grants: ["fs:read"] }],
+    });
     const deepest = { method: "proxy/successor", params: { method: "proxy/successor", params: fsRead(sessionId) } };
     proxies[0].emit({ jsonrpc: "2.0", method: "proxy/successor", params: deepest });
     await settle();
@@ -184,7 +184,7 @@ describe("I-JSON: a proxy's text reads alike to every reader", () => {
   });
 
   it("a forged _cordon/notice spelled for another reader is dropped and logged; so are a repeated path and a lone surrogate", async () => {
-    const { client, proxies, lines, sessionId } = await chain([passThrough], { grants: [["fs:read"]] });
+    const { client, proxies, lines, sessionId } = await chain([passThrough], { settings: [{ grants: ["fs:read"] }] });
     proxies[0].emitText(`{"jsonrpc":"2.0","method":"_x/y","METHOD":"_cordon/notice","params":{"level":"error","message":"forged"}}`);
     proxies[0].emitText(
       `{"jsonrpc":"2.0","id":"p","method":"fs/read_text_file","params":{"sessionId":"${sessionId}","path":"/a","path":"/b"}}`,
@@ -263,7 +263,7 @@ describe("nothing a peer sends crashes the conductor", () => {
   });
 
   it("deep notifications, fs params and _cordon/log params from a proxy are dropped; a deep answer becomes an error", async () => {
-    const { client, proxies, agent, request, sessionId, lines } = await chain([passThrough], { grants: [["fs:read"]] });
+    const { client, proxies, agent, request, sessionId, lines } = await chain([passThrough], { settings: [{ grants: ["fs:read"] }] });
     proxies[0].emit({ jsonrpc: "2.0", method: "session/update", params: { sessionId, update: deep(5_000) } });
     proxies[0].emit({ jsonrpc: "2.0", id: "fs", method: "fs/read_text_file", params: { sessionId, path: deep(5_000) } });
     proxies[0].emit({ jsonrpc: "2.0", method: "_cordon/log", params: { level: "info", message: deep(5_000) } });
@@ -346,7 +346,7 @@ describe("a proxy that dies", () => {
   });
 
   it("every request inside it is answered with an error naming it, and other sessions go on", async () => {
-    const { request, proxies, sessionId } = await chain([passThrough], { policies: ["fail-closed"] });
+    const { request, proxies, sessionId } = await chain([passThrough], { settings: [{ policy: "fail-closed" }] });
     proxies[0].script = () => {}; // swallows the prompt
     const pending = request("session/prompt", { sessionId, prompt: [] });
     await proxies[0].waitFor((m) => m.method === "session/prompt");

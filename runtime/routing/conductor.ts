@@ -19,7 +19,6 @@
  */
 
 import { type Logger, sanitizeForLog } from "../log.js";
-import { iJsonViolationOf } from "../protocol/i-json.js";
 import {
   classify,
   ErrorCodes,
@@ -32,20 +31,21 @@ import {
   type JsonRpcResponse,
   paramsObject,
 } from "../protocol/json-rpc.js";
-import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
-import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
+import { isProxySuccessor, Methods } from "../protocol/methods.js";
 import { withMember } from "../protocol/raw-json.js";
+import { breachOf } from "./admission.js";
 import { afterAgentDeath, answerHeld } from "./aftermath.js";
+import { Backpressure } from "./backpressure.js";
+import { crossing } from "./crossing.js";
 import { type Call, cancelRequest, isRequest, stripId, unwrap, withId, wrap } from "./envelope.js";
-import { debugObserver, dropWarnings, type RouteEvent, type RouteObserver, stallObserver, traceName, traceObserver } from "./events.js";
-import { type FailureData, failureData } from "./failure.js";
-import type { Refusal } from "./gates/gate.js";
-import type { Grant } from "./grants.js";
-import { type Dialect, type FailurePolicy, Hop, type Incoming, type ProxySettings } from "./hop.js";
-import { ParentSuccessorPeer } from "./parent-successor.js";
+import { type RouteEvent, type RouteObserver, routeObservers, traceName } from "./events.js";
+import { failureData } from "./failure.js";
+import { Hop, type Incoming, type ProxySettings } from "./hop.js";
+import { agentHost, type Host, parentHost } from "./host.js";
+import { undeliverable } from "./in-flight.js";
 import type { FailureDetail, Peer } from "./peer.js";
-import { decide, type RouteContext, type Rule, type RuleTable, ruleTable } from "./rules/index.js";
-import { StallWatch } from "./stall-watch.js";
+import { Refusals } from "./refusals.js";
+import { decide, type Forwarded, isHandled, type RouteContext, type Rule, type RuleTable, ruleTable } from "./rules/index.js";
 import { Supervisor } from "./supervisor.js";
 import type { Tracer } from "./trace.js";
 
@@ -67,26 +67,14 @@ export interface ConductorOptions {
   /** Receives every message at every hop (`--trace`). */
   trace?: Tracer;
   /** Each proxy's settings from its config entry (failure policy, grants, dialect), in chain order. */
-  proxySettings?: ProxySettings[];
-  /** Older form of `proxySettings`, one array per setting: failure policy of each proxy by position. */
-  failurePolicies?: FailurePolicy[];
-  /** Older form of `proxySettings`: what each proxy may originate, by position (default nothing). */
-  grants?: Grant[][];
+  proxySettings?: readonly (ProxySettings | undefined)[];
   /**
    * Report a request that sits inside a proxy — neither passed on nor answered — for longer than
    * this (ms; 0 turns it off; default 5 s).
    */
   slowRequestMs?: number;
-  /** Older form of `proxySettings`: the proxy-chain spelling each proxy speaks, by position. */
-  dialects?: (Dialect | undefined)[];
 }
 
-/**
- * Requests one peer may have waiting inside the chain at once. A proxy can mint requests ten
- * thousand per delivery; each costs a pending entry on two hops until answered, so the count is
- * bounded, generously for the client and the agent, tighter for a proxy.
- */
-export const MAX_IN_FLIGHT = { proxy: 4_096, peer: 65_536 } as const;
 /** Client messages kept while the chain starts, after which the client is not read until it is up. */
 const MAX_BACKLOG = 1_000;
 /** Deliveries held for a restarting proxy (policy `restart`) before further ones are refused. */
@@ -98,12 +86,14 @@ export class Conductor {
   private readonly agent: Hop;
   private readonly log: Logger;
   private ready = false;
-  private startFailure: string | null = null;
   private backlog: unknown[] = [];
   private exiting = false;
 
-  private readonly proxyMode: boolean;
+  /** Where the chain ends: an agent Cordon starts, or a parent conductor (host.ts). */
+  private readonly host: Host;
   private readonly supervisor: Supervisor;
+  private readonly backpressure: Backpressure;
+  private readonly refusals: Refusals;
   /** Who hears what the router did (events.ts): drop warnings, the trace, the debug log, the stall watch. */
   private readonly observers: RouteObserver[];
   /** The routing rules of each direction (rules/index.ts), and what they see of the chain. */
@@ -112,25 +102,14 @@ export class Conductor {
 
   constructor(private readonly options: ConductorOptions) {
     this.log = options.log;
-    this.proxyMode = options.mode === "proxy";
-    this.rules = ruleTable(this.proxyMode ? "proxy" : "agent");
     this.client = new Hop(options.client, { role: "client" });
-    this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }, undefined, settingsOf(options, index)));
-    if (this.proxyMode) {
-      // The parent is both our client and our successor: one connection, two hops, disjoint ids.
-      this.agent = new Hop(new ParentSuccessorPeer(options.client, () => this.client.dialect), { role: "agent" }, "s");
-    } else {
-      if (!options.agent) throw new Error("an agent is required outside proxy mode");
-      this.agent = new Hop(options.agent, { role: "agent" });
-    }
-    const stalls = new StallWatch(options.slowRequestMs ?? 5_000, ({ proxy, method, id, ms }) =>
-      this.log.warn(
-        `${method} (id ${id}) has been inside ${proxy} for ${(ms / 1000).toFixed(1)} s: it has neither passed it on nor answered it`,
-      ),
-    );
-    this.observers = [dropWarnings(this.log), stallObserver(stalls)];
-    if (options.trace) this.observers.push(traceObserver(options.trace, this.proxies));
-    if (this.log.enabled("debug")) this.observers.push(debugObserver(this.log));
+    this.host = options.mode === "proxy" ? parentHost(this.client) : agentHost(this.client, options.agent);
+    this.agent = this.host.agent;
+    this.rules = ruleTable(this.host.mode);
+    this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }, undefined, options.proxySettings?.[index]));
+    this.backpressure = new Backpressure(() => [this.client, this.agent, ...this.proxies], this.log);
+    this.observers = routeObservers(this.log, options, this.proxies);
+    this.refusals = new Refusals((hop, why, message) => this.dropped(hop, why, message), this.log);
     this.cx = {
       client: this.client,
       agent: this.agent,
@@ -142,6 +121,8 @@ export class Conductor {
       send: (hop, message: JsonRpcMessage) => hop.peer.send(message),
       notice: (level, hop, message) => this.notice(level, hop, message),
       answerInstead: (hop, key, result) => this.answerInstead(hop, key, result),
+      forwardAgain: (record) => this.forwardAgain(record),
+      exit: (code) => this.exit(code),
       request: (hop, method, params, answer) => {
         // Its answer, like every answer, comes back through `response` (an `own` entry).
         const id = hop.issueId();
@@ -166,17 +147,18 @@ export class Conductor {
   async start(): Promise<void> {
     await this.open(this.client);
     try {
-      if (!this.proxyMode) await this.open(this.agent);
+      if (this.host.startsAgent) await this.open(this.agent);
       await Promise.all(this.proxies.map((hop) => this.open(hop)));
     } catch (error) {
-      this.startFailure = (error as Error).message;
-      this.log.error(`cannot start the chain: ${this.startFailure}`);
+      const reason = (error as Error).message;
+      this.rules.startFailure.failed(reason);
+      this.log.error(`cannot start the chain: ${reason}`);
     }
     this.ready = true;
     const backlog = this.backlog;
     this.backlog = [];
     for (const value of backlog) this.receive(this.client, value);
-    if (backlog.length >= MAX_BACKLOG && !this.client.paused) this.client.peer.resumeInput?.();
+    if (backlog.length >= MAX_BACKLOG && !this.backpressure.pauses(this.client)) this.client.peer.resumeInput?.();
   }
 
   private open(hop: Hop): Promise<void> {
@@ -184,34 +166,11 @@ export class Conductor {
       message: (value) => this.receive(hop, value),
       malformed: (detail) => this.malformed(hop, detail),
       closed: (reason, detail) => {
-        this.congestion(hop, false);
+        this.backpressure.congestion(hop, false);
         this.closed(hop, reason, detail);
       },
-      congested: (congested) => this.congestion(hop, congested),
+      congested: (congested) => this.backpressure.congestion(hop, congested),
     });
-  }
-
-  /**
-   * Backpressure: while any peer cannot keep up — a proxy with more deliveries queued than it can
-   * take, or a client or agent not reading what Cordon writes — Cordon stops reading from the
-   * client and the agent (the sources of new work) and stops running the proxies that would feed
-   * it, so every queue stays bounded and nothing accepted is dropped. All resume once every peer
-   * has caught up.
-   */
-  private readonly congested = new Set<Hop>();
-  private congestion(hop: Hop, congested: boolean): void {
-    if (congested === this.congested.has(hop)) return;
-    if (congested) this.congested.add(hop);
-    else this.congested.delete(hop);
-    if (congested) this.log.debug(`${hop.label} is congested: pausing input`);
-    else if (this.congested.size === 0) this.log.debug("congestion cleared: resuming input");
-    // A congested peer itself is still read: it may be blocked writing to us, and reading it is what unblocks it.
-    for (const source of [this.client, this.agent, ...this.proxies]) {
-      const pause = this.congested.size > 0 && !this.congested.has(source);
-      if (!source.pause(pause)) continue;
-      if (pause) source.peer.pauseInput?.();
-      else source.peer.resumeInput?.();
-    }
   }
 
   // ---- input -----------------------------------------------------------------------------
@@ -223,54 +182,14 @@ export class Conductor {
    */
   private receive(hop: Hop, value: unknown): void {
     try {
-      if (nestsDeeperThan(value)) return this.tooDeep(hop, value);
-      if (hop === this.client) return this.fromClient(value);
-      if (!hop.alive) return;
-      // A proxy's text must read alike to every reader: the gates read JSON.parse's reading of it (i-json.ts).
-      const ambiguous = hop.position.role === "proxy" ? iJsonViolationOf(value) : null;
-      if (ambiguous) return this.refuseWhole(hop, value, `breaks I-JSON (RFC 7493): ${ambiguous.detail}`, "i-json");
-      this.fromComponent(hop, value);
+      if (hop !== this.client && !hop.alive) return;
+      // Too deep, or (a proxy's) not I-JSON: refused whole, in one scan (admission.ts).
+      const breach = breachOf(value, hop.position.role === "proxy");
+      if (breach) return this.refusals.whole(hop, value, breach, (answer) => this.receive(hop, answer));
+      if (hop === this.client) this.fromClient(value);
+      else this.fromComponent(hop, value);
     } catch (error) {
-      this.internalFault(hop, value, error);
-    }
-  }
-
-  /** A message nesting deeper than the limit is refused whole; an answer becomes an error answer. */
-  private tooDeep(hop: Hop, value: unknown): void {
-    this.refuseWhole(hop, value, `nests deeper than ${MAX_NESTING_DEPTH} levels (Cordon's limit for any message)`);
-  }
-
-  /**
-   * Refuses a message whole, before it is classified: a request gets an error, a notification is
-   * dropped (both logged, rate-bounded); an answer still answers its request, with an error saying why.
-   * `gate` names the rule in the error's data (a refusal, as the gates' are).
-   */
-  private refuseWhole(hop: Hop, value: unknown, why: string, gate?: string): void {
-    const msg = value as Record<string, unknown>;
-    const id = typeof msg.id === "string" || typeof msg.id === "number" ? msg.id : null;
-    if (typeof msg.method === "string" || id === null) {
-      const method = typeof msg.method === "string" ? sanitizeForLog(msg.method, 80) : "message";
-      this.dropped(hop, `${hop.label} sent a ${method} that ${sanitizeForLog(why)}; refused`, { id, method });
-      const data = gate === undefined ? undefined : failureData("cordon", "refused", { gate });
-      if (id !== null) hop.peer.send(errorResponse(id, ErrorCodes.invalidRequest, `Invalid request: the message ${why}`, data));
-      return;
-    }
-    this.dropped(hop, `${hop.label} answered with a message that ${sanitizeForLog(why)}; its requester gets an error`, { id });
-    this.receive(hop, errorResponse(id, ErrorCodes.internalError, `${hop.label} answered with a result that ${why}`));
-  }
-
-  /** A bug in Cordon met this message: answer it with an error and carry on. */
-  private internalFault(hop: Hop, value: unknown, error: unknown): void {
-    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    this.log.error(`internal error while routing a message from ${hop.label}: ${sanitizeForLog(detail, 2000)}`);
-    try {
-      const c = classify(value);
-      if (c.kind === "request" && hop.alive) {
-        const text = `Cordon failed to route ${sanitizeForLog(c.message.method, 80)}: ${(error as Error)?.message ?? error}`;
-        hop.peer.send(errorResponse(c.message.id, ErrorCodes.internalError, text, failureData("cordon", "internal")));
-      }
-    } catch {
-      // Nothing more can be said about this message.
+      this.refusals.fault(hop, value, error);
     }
   }
 
@@ -297,48 +216,24 @@ export class Conductor {
     const c = classify(value);
     switch (c.kind) {
       case "response":
-        // In proxy mode the parent answers both what we asked as its proxy and as its successor's caller.
-        return this.response(this.agent.owns(c.message.id ?? "") && this.proxyMode ? this.agent : this.client, c.message);
+        return this.response(this.host.answerer(c.message.id), c.message);
       case "invalid":
         return this.client.peer.send(errorResponse(c.id, ErrorCodes.invalidRequest, `Invalid request: ${c.reason}`));
-      default:
-        if (this.proxyMode && isProxySuccessor(c.message.method)) return this.fromParentSuccessor(c.message);
-        return this.fromClientCall(c.message);
+      default: {
+        // Proxy mode: the parent also delivers what our successor sent, for the agent's side.
+        const inner = this.host.successorCall(c.message, this.rules.handshake.done);
+        if (inner === null) return this.fromClientCall(c.message);
+        if (typeof inner === "string") return this.refusals.call(c.message, ErrorCodes.invalidRequest, inner, this.client);
+        return this.call(this.agent, inner);
+      }
     }
-  }
-
-  /** Proxy mode: the parent delivers what our successor sent (agent side). */
-  private fromParentSuccessor(envelope: Call): void {
-    if (envelope.method === Methods.legacyProxySuccessor) this.client.speaksRust();
-    const inner = unwrap(envelope);
-    if (typeof inner === "string") return this.refuse(envelope, ErrorCodes.invalidRequest, inner);
-    if (!this.rules.handshake.done)
-      return this.refuse(envelope, ErrorCodes.invalidRequest, `expected "proxy/initialize" before "${inner.method}"`);
-    const ruled = this.ruled(this.rules.fromAgent, inner, this.agent, envelope, this.client);
-    if (ruled) this.call(this.agent, ruled.call);
   }
 
   private fromClientCall(original: Call): void {
     const ruled = this.ruled(this.rules.fromClient, original, this.client);
     if (!ruled) return;
-    const message = ruled.call;
-    const { method } = message;
-    if (this.startFailure !== null) {
-      if (isRequest(message)) {
-        this.client.peer.send(
-          errorResponse(
-            message.id,
-            ErrorCodes.internalError,
-            `Cordon could not start the chain: ${this.startFailure}`,
-            failureData("cordon", "start"),
-          ),
-        );
-      }
-      this.exit(1);
-      return;
-    }
-    if (method === Methods.cancelRequest) return this.cancel(this.client, message.params);
-    const initialized = this.ruled([this.rules.handshake], message, this.client);
+    if (ruled.call.method === Methods.cancelRequest) return this.cancel(this.client, ruled.call.params);
+    const initialized = this.ruled([this.rules.handshake], ruled.call, this.client);
     if (initialized) this.toward(this.client, initialized.call, 0);
   }
 
@@ -370,13 +265,8 @@ export class Conductor {
     }
     if (method === Methods.legacyProxySuccessor) hop.speaksRust();
     const inner = unwrap(message);
-    if (typeof inner === "string") return this.refuse(message, ErrorCodes.invalidRequest, inner, hop);
+    if (typeof inner === "string") return this.refusals.call(message, ErrorCodes.invalidRequest, inner, hop);
     if (inner.method === Methods.cancelRequest) return this.cancel(hop, inner.params);
-    if (isProxyInitialize(inner.method) && this.retryInRustDialect(hop)) {
-      if (isRequest(inner))
-        hop.peer.send(errorResponse(inner.id, ErrorCodes.invalidRequest, `${inner.method} is only sent by the conductor`));
-      return;
-    }
     const ruled = this.ruled(this.rules.proxyToSuccessor, inner, hop, message);
     if (!ruled) return;
     this.toward(hop, ruled.call, ruled.to ?? pos.index + 1);
@@ -396,8 +286,8 @@ export class Conductor {
     const verdict = decide(rules, this.cx, call, from);
     if (verdict.kind === "pass") return { call: verdict.call ?? call, to: verdict.to, exact: verdict.exact };
     if (verdict.kind === "refuse") {
-      if (verdict.plain) this.refuse(envelope, verdict.refusal.code, verdict.refusal.message, replyTo);
-      else this.refuseGated(envelope, verdict.refusal, replyTo);
+      if (verdict.plain) this.refusals.call(envelope, verdict.refusal.code, verdict.refusal.message, replyTo);
+      else this.refusals.gated(envelope, verdict.refusal, replyTo);
     }
     return null;
   }
@@ -418,23 +308,12 @@ export class Conductor {
     return true;
   }
 
-  /**
-   * A Rust SDK (`sacp`) proxy forwards every method it does not know to its successor, so the
-   * RFD's `proxy/initialize` comes straight back inside its `_proxy/successor` envelope instead
-   * of an answer. Seen while our `proxy/initialize` to it is unanswered, that means it speaks only
-   * `_proxy/*`: switch the hop's dialect and ask again; the first request is settled (a late
-   * answer to it is dropped).
-   */
-  private retryInRustDialect(hop: Hop): boolean {
-    for (const [key, pending] of hop.outgoing) {
-      if (pending.kind !== "forward" || pending.method !== Methods.initialize || !pending.retry) continue;
-      this.settleFor(hop, key);
-      pending.from.forget(idKey(pending.fromId));
-      this.log.info(`${hop.label} forwarded proxy/initialize instead of answering it: it speaks the Rust SDK's _proxy/* dialect; retrying`);
-      pending.retry();
-      return true;
-    }
-    return false;
+  /** See `RouteContext.forwardAgain`. */
+  private forwardAgain({ from, fromId, to, key, call }: Forwarded): void {
+    to.settle(key);
+    for (const rule of this.rules.all) rule.settled?.(this.cx, to, key);
+    from.forget(idKey(fromId));
+    this.deliver(from, call, to, this.spelled(call, to), false);
   }
 
   // ---- forwarding ------------------------------------------------------------------------
@@ -444,14 +323,13 @@ export class Conductor {
     const pass = mayPass(message);
     while (index < this.proxies.length && (pass ? this.proxies[index].skips(message, false) : this.proxies[index].bypassed)) index++;
     const target = index < this.proxies.length ? this.proxies[index] : this.agent;
-    if (message.method !== Methods.initialize || target === this.agent) return this.deliver(from, message, target, message, false);
-    const send = () => {
-      const method = target.dialect === "rust" ? Methods.legacyProxyInitialize : Methods.proxyInitialize;
-      // A proxy that answers proxy/initialize with method-not-found may speak only the Rust SDK's spelling.
-      const retry = target.dialect === "rfd" ? () => (target.speaksRust(), send()) : undefined;
-      this.deliver(from, message, target, withMember(message, "method", method), false, retry);
-    };
-    send();
+    this.deliver(from, message, target, this.spelled(message, target), false);
+  }
+
+  /** What `to` is sent for `call` going left to right: a proxy gets `initialize` as `proxy/initialize`, in its dialect. */
+  private spelled(call: Call, to: Hop): Call {
+    if (call.method !== Methods.initialize || to === this.agent) return call;
+    return withMember(call, "method", to.dialect === "rust" ? Methods.legacyProxyInitialize : Methods.proxyInitialize);
   }
 
   /**
@@ -463,13 +341,14 @@ export class Conductor {
     while (index >= 0 && (pass ? this.proxies[index].skips(message, true) : this.proxies[index].bypassed && !exact)) index--;
     if (index < 0) return this.deliver(from, message, this.client, message, false);
     const target = this.proxies[index];
-    this.deliver(from, message, target, wrap(message, target.dialect), true);
+    this.deliver(from, message, target, wrap(message, target.dialect), true, exact);
   }
 
-  private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean, retry?: () => void): void {
+  /** `chosen`: a rule picked `to` itself (`exact`), so its interest filter may not pass the call on. */
+  private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean, chosen = false): void {
     if (to.restarting && to.policy === "restart") {
-      if (to.hold(() => this.deliver(from, original, to, outgoing, enveloped, retry), MAX_HELD)) return;
-      return this.refuse(
+      if (to.hold(() => this.deliver(from, original, to, outgoing, enveloped, chosen), MAX_HELD)) return;
+      return this.refusals.call(
         original,
         ErrorCodes.internalError,
         `${to.label} is restarting and already holds ${MAX_HELD} messages; try again shortly`,
@@ -480,35 +359,10 @@ export class Conductor {
       this.emit({ kind: "notified", from, to, call: original });
       if (!to.alive) return;
       for (const rule of this.rules.all) rule.forwarded?.(this.cx, { from, to, key: null, call: original });
-      return to.peer.send(stripId(outgoing));
+      return to.peer.send(stripId(outgoing), chosen);
     }
-    if (!to.alive) {
-      return this.refuse(
-        original,
-        ErrorCodes.internalError,
-        `${to.label} is not running: it ${to.failure}`,
-        from,
-        failureData(traceName(to), "down"),
-      );
-    }
-    const fromKey = idKey(original.id);
-    if (from.incoming.has(fromKey)) {
-      return this.refuse(
-        original,
-        ErrorCodes.invalidRequest,
-        `request id ${sanitizeForLog(JSON.stringify(original.id), 80)} is already in use by a request still in flight`,
-        from,
-      );
-    }
-    const limit = from.position.role === "proxy" ? MAX_IN_FLIGHT.proxy : MAX_IN_FLIGHT.peer;
-    if (from.incoming.size >= limit) {
-      return this.refuse(
-        original,
-        ErrorCodes.internalError,
-        `${from === this.client ? "the client has" : `${from.label} has`} ${limit} requests in flight already (Cordon's limit); wait for answers`,
-        from,
-      );
-    }
+    const refused = undeliverable(from, original, to);
+    if (refused) return this.refusals.call(original, refused.code, refused.text, from, refused.data);
     const id = to.issueId();
     this.emit({ kind: "delivered", from, to, call: original, id });
     to.sent(idKey(id), {
@@ -517,12 +371,11 @@ export class Conductor {
       fromId: original.id,
       fromGeneration: from.generation,
       method: original.method,
-      retry,
     });
-    from.asked(fromKey, { id: original.id, to, toId: id, enveloped });
+    from.asked(idKey(original.id), { id: original.id, to, toId: id, enveloped });
     const record = { from, fromId: original.id, to, toId: id, key: idKey(id), call: original };
     for (const rule of this.rules.all) rule.forwarded?.(this.cx, record);
-    to.peer.send(withId(outgoing, id) as JsonRpcRequest);
+    to.peer.send(withId(outgoing, id) as JsonRpcRequest, chosen);
   }
 
   private response(hop: Hop, received: JsonRpcResponse): void {
@@ -540,15 +393,12 @@ export class Conductor {
     }
     hop.answered(key);
     if (pending.kind === "own") return pending.answer(message);
-    // Method-not-found means "I speak only _proxy/*" only if the proxy never passed the initialize
-    // on: one that did understood it, and is relaying an error from further down the chain.
-    if (pending.retry && message.error?.code === ErrorCodes.methodNotFound && !hop.passedInitializeOn) {
-      pending.from.forget(idKey(pending.fromId)); // the retry forwards the same request again
-      for (const rule of this.rules.all) rule.settled?.(this.cx, hop, key);
-      return pending.retry();
-    }
     const answered = { answerer: hop, key, asker: pending.from, askerGeneration: pending.fromGeneration, method: pending.method };
-    for (const rule of this.rules.all) message = rule.answer?.(this.cx, message, answered) ?? message;
+    for (const rule of this.rules.all) {
+      const judged = rule.answer?.(this.cx, message, answered);
+      if (isHandled(judged)) return; // the rule took the answer over (rules/rule.ts)
+      if (judged) message = judged;
+    }
     const stale = pending.fromGeneration !== pending.from.generation;
     this.emit({
       kind: "answered",
@@ -565,37 +415,15 @@ export class Conductor {
     pending.from.forget(idKey(pending.fromId));
     const { from, fromGeneration } = pending;
     const answer = withMember(message, "id", pending.fromId);
-    this.crossing(hop, from, () => {
-      if (from.alive && from.generation === fromGeneration) from.peer.send(answer);
-    });
-  }
-
-  /**
-   * Runs `deliver` (an answer travelling from `from` to `to`) once every proxy between them owes
-   * no output. Those are the proxies its request was routed past (`Hop.skips`); had the request
-   * gone through them, the answer would have come back through them, behind what they had yet to
-   * send — so it waits for that here, and a turn's updates still precede its answer.
-   */
-  private crossing(from: Hop, to: Hop, deliver: () => void): void {
-    const end = this.indexOf(to);
-    const step = end > this.indexOf(from) ? 1 : -1;
-    for (let i = this.indexOf(from) + step; i !== end; i += step) {
-      const hop = this.proxies[i];
-      if (hop.bypassed || !hop.alive || !hop.peer.whenIdle) continue;
-      let synchronous = true;
-      let ranAtOnce = false;
-      hop.peer.whenIdle(() => {
-        if (synchronous) return void (ranAtOnce = true);
-        try {
-          this.crossing(hop, to, deliver);
-        } catch (error) {
-          this.log.error(`internal error while routing an answer past ${hop.label}: ${sanitizeForLog(String(error), 2000)}`);
-        }
-      });
-      synchronous = false;
-      if (!ranAtOnce) return; // resumed from the callback, past this proxy
-    }
-    deliver();
+    crossing(
+      this.proxies,
+      this.indexOf(hop),
+      this.indexOf(from),
+      () => {
+        if (from.alive && from.generation === fromGeneration) from.peer.send(answer);
+      },
+      this.log,
+    );
   }
 
   /** Position in the chain: the client -1, proxies 0…n-1, the agent n. */
@@ -619,22 +447,6 @@ export class Conductor {
     to.peer.send(enveloped ? wrap(cancel, to.dialect) : cancel);
   }
 
-  /** Answers a request with an error on behalf of the chain (notifications are only logged). */
-  private refuse(message: Call, code: number, text: string, to: Hop = this.client, data?: FailureData): void {
-    if (isRequest(message)) to.peer.send(errorResponse(message.id, code, text, data));
-    else this.dropped(to, `${to.label}: ${sanitizeForLog(text)} (notification ${sanitizeForLog(message.method, 80)} dropped)`, message);
-  }
-
-  /** A gate refused `message` from `from`: the sender is told (requests), the operator always. */
-  private refuseGated(message: Call, refusal: Refusal, from: Hop): void {
-    const what = isRequest(message) ? "request refused" : "notification dropped";
-    this.dropped(from, `${refusal.gate}: ${sanitizeForLog(refusal.message)}; ${what}`, message);
-    if (isRequest(message) && from.alive) {
-      const data = failureData("cordon", "refused", refusal.grant ? { gate: refusal.gate, grant: refusal.grant } : { gate: refusal.gate });
-      from.peer.send(errorResponse(message.id, refusal.code, refusal.message, data));
-    }
-  }
-
   /** A message Cordon did not forward: a warning for the operator, and a `trace` event with the message itself. */
   private dropped(hop: Hop, why: string, message?: unknown): void {
     this.emit({ kind: "dropped", hop, why, message });
@@ -656,7 +468,7 @@ export class Conductor {
     this.emit({ kind: "gone", hop });
     for (const rule of this.rules.all) rule.closed?.(this.cx, hop);
     if (hop === this.client) {
-      this.log.debug(`${this.proxyMode ? "parent conductor" : "client"} closed the connection`);
+      this.log.debug(`${this.host.clientName} closed the connection`);
       this.exit(0);
       return;
     }
@@ -700,7 +512,7 @@ export class Conductor {
   /** Closes every component (agent and proxies); the client link is left to the owner. */
   async shutdown(): Promise<void> {
     this.exiting = true;
-    const components = this.proxyMode ? this.proxies : [this.agent, ...this.proxies];
+    const components = this.host.startsAgent ? [this.agent, ...this.proxies] : this.proxies;
     await Promise.allSettled(components.map((hop) => hop.peer.close()));
   }
 }
@@ -712,11 +524,4 @@ export class Conductor {
  */
 function mayPass(message: Call): boolean {
   return message.method !== Methods.initialize && message.method !== Methods.elicitationCreate;
-}
-
-/** A proxy's settings: its own object, or (older callers, tests) the arrays by position. */
-function settingsOf(options: ConductorOptions, index: number): ProxySettings {
-  const own = options.proxySettings?.[index];
-  if (own) return own;
-  return { policy: options.failurePolicies?.[index], grants: options.grants?.[index], dialect: options.dialects?.[index] };
 }

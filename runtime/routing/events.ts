@@ -11,7 +11,7 @@ import { idKey, type JsonRpcId, type JsonRpcNotification, type JsonRpcResponse }
 import { WindowBudget } from "../sandbox/budget.js";
 import type { Call } from "./envelope.js";
 import { type Hop, MAX_DROP_WARNINGS } from "./hop.js";
-import type { StallWatch } from "./stall-watch.js";
+import { StallWatch } from "./stall-watch.js";
 import { sessionOf, type Tracer } from "./trace.js";
 
 export type RouteEvent =
@@ -159,4 +159,23 @@ export function dropWarnings(log: Logger): RouteObserver {
       );
     }
   };
+}
+
+/**
+ * The observers a conductor starts with: drop warnings and the stall watch (reporting a request
+ * inside a proxy for longer than `slowRequestMs`, default 5 s, 0: never), the trace when one is
+ * kept (naming the `proxies` a message was routed past), the debug log when it is on.
+ */
+export function routeObservers(
+  log: Logger,
+  options: { trace?: Tracer; slowRequestMs?: number },
+  proxies: readonly Hop[] = [],
+): RouteObserver[] {
+  const stalls = new StallWatch(options.slowRequestMs ?? 5_000, ({ proxy, method, id, ms }) =>
+    log.warn(`${method} (id ${id}) has been inside ${proxy} for ${(ms / 1000).toFixed(1)} s: it has neither passed it on nor answered it`),
+  );
+  const observers = [dropWarnings(log), stallObserver(stalls)];
+  if (options.trace) observers.push(traceObserver(options.trace, proxies));
+  if (log.enabled("debug")) observers.push(debugObserver(log));
+  return observers;
 }

@@ -17,10 +17,7 @@ import type { Peer } from "./peer.js";
 export type Position = { role: "client" } | { role: "proxy"; index: number } | { role: "agent" };
 
 export type Outgoing =
-  /**
-   * Forwarded on behalf of `from`, whose own id for it was `fromId`. `retry`, when set, is tried
-   * instead of relaying a method-not-found answer (a proxy that only knows `_proxy/initialize`).
-   */
+  /** Forwarded on behalf of `from`, whose own id for it was `fromId`. */
   | {
       kind: "forward";
       from: Hop;
@@ -28,7 +25,6 @@ export type Outgoing =
       /** The instance of `from` that asked: an answer outliving it must not reach its successor instance. */
       fromGeneration: number;
       method: string;
-      retry?: () => void;
     }
   /** Sent by the conductor itself. */
   | { kind: "own"; method: string; answer: (response: JsonRpcResponse) => void };
@@ -55,13 +51,6 @@ export type Dialect = "rfd" | "rust";
  */
 export type FailurePolicy = "fail-closed" | "restart" | "bypass";
 
-/** Where this proxy is with initializing its successor (see gates/successor-init.ts). */
-export type SuccessorInitState =
-  | { kind: "none" }
-  | { kind: "pending" }
-  /** `generation`: the instance that last got this answer (the first, or a restarted one by replay). */
-  | { kind: "answered"; answer: JsonRpcResponse; generation: number };
-
 /** Drop warnings logged per peer in any 10 s; beyond, one line says further ones are suppressed (events.ts). */
 export const MAX_DROP_WARNINGS = 100;
 
@@ -77,28 +66,34 @@ export interface ProxySettings {
 
 /**
  * A hop owns its state: the router and the rules read it, and change it only through its methods.
+ * What never changes is a public readonly field (the maps are read-only views of its own); what
+ * changes is private, read through a getter. State a policy keeps about a hop lives in that
+ * policy's rule, keyed by the hop (rules/).
  */
 export class Hop {
   private readonly sentTo = new Map<string, Outgoing>();
   private readonly askedBy = new Map<string, Incoming>();
-  /** Requests the conductor answered on the peer's behalf (e.g. cancelled): their late answers are dropped quietly. */
-  private readonly settledKeys = new Set<string>();
-  private nextId = 1;
-  private failure_: string | null = null;
-  private dialect_: Dialect;
+  /** Requests the conductor sent on this hop, by the id it chose → who gets the answer. */
+  readonly outgoing: ReadonlyMap<string, Outgoing> = this.sentTo;
+  /** Requests the peer sent, by the peer's id → where the conductor forwarded them. */
+  readonly incoming: ReadonlyMap<string, Incoming> = this.askedBy;
+  /** Names the peer in logs and errors (its `label`). */
+  readonly label: string;
+  /** Default `fail-closed`. */
   readonly policy: FailurePolicy;
-  private bypassed_ = false;
-  private paused_ = false;
-  private restarting_ = false;
-  private restarts_ = 0;
-  /** Deliveries waiting for a restart to finish (policy `restart`). */
-  private readonly held: (() => void)[] = [];
   /** What this proxy may originate (see grants.ts). */
   readonly grants: ReadonlySet<Grant>;
   /** Gated requests it was handed by its successor, which it may forward without a grant. */
   readonly forwardable = new Forwardable();
-  private passedInitializeOn_ = false;
-  private successorInit_: SuccessorInitState = { kind: "none" };
+  /** Requests the conductor answered on the peer's behalf (e.g. cancelled): their late answers are dropped quietly. */
+  private readonly settledKeys = new Set<string>();
+  /** Deliveries waiting for a restart to finish (policy `restart`). */
+  private readonly held: (() => void)[] = [];
+  private nextId = 1;
+  private failure_: string | null = null;
+  private dialect_: Dialect;
+  private bypassed_ = false;
+  private restarting_ = false;
   private generation_ = 0;
 
   /**
@@ -111,19 +106,12 @@ export class Hop {
     private readonly idPrefix?: string,
     settings: ProxySettings = {},
   ) {
+    this.label = peer.label;
     this.policy = settings.policy ?? "fail-closed";
     this.grants = new Set([...(settings.grants ?? []), ...(peer.ownGrants ?? [])]);
     this.dialect_ = settings.dialect ?? "rfd";
   }
 
-  /** Requests the conductor sent on this hop, by the id it chose → who gets the answer. */
-  get outgoing(): ReadonlyMap<string, Outgoing> {
-    return this.sentTo;
-  }
-  /** Requests the peer sent, by the peer's id → where the conductor forwarded them. */
-  get incoming(): ReadonlyMap<string, Incoming> {
-    return this.askedBy;
-  }
   /** Why the peer is gone (set once); a dead hop receives nothing more. */
   get failure(): string | null {
     return this.failure_;
@@ -136,24 +124,9 @@ export class Hop {
   get bypassed(): boolean {
     return this.bypassed_;
   }
-  /** The conductor stopped reading this peer (backpressure elsewhere). */
-  get paused(): boolean {
-    return this.paused_;
-  }
   /** A restart is scheduled or under way. */
   get restarting(): boolean {
     return this.restarting_;
-  }
-  get restarts(): number {
-    return this.restarts_;
-  }
-  /** It has sent `initialize` on to its successor: it understood `proxy/initialize` (so keeps its dialect). */
-  get passedInitializeOn(): boolean {
-    return this.passedInitializeOn_;
-  }
-  /** Its `initialize` toward its successor: once per instance, replayed after a restart. */
-  get successorInit(): SuccessorInitState {
-    return this.successorInit_;
   }
   /**
    * Which instance of the peer this is: bumped by `revive()`. Requests an instance sent are
@@ -193,12 +166,6 @@ export class Hop {
     this.askedBy.clear();
     return drained;
   }
-  /** Backpressure: whether this peer's input is paused; true when that changed. */
-  pause(paused: boolean): boolean {
-    if (paused === this.paused_) return false;
-    this.paused_ = paused;
-    return true;
-  }
   /** The peer showed it speaks only the Rust SDK's `_proxy/*` spelling. */
   speaksRust(): void {
     this.dialect_ = "rust";
@@ -212,19 +179,6 @@ export class Hop {
   /** Runs the deliveries that waited for the restart. */
   release(): void {
     for (const held of this.held.splice(0)) held();
-  }
-  /** Its `initialize` toward its successor is on its way (a request: `pending` until answered). */
-  initializingSuccessor(request: boolean): void {
-    if (request) this.successorInit_ = { kind: "pending" };
-    this.passedInitializeOn_ = true;
-  }
-  /** Its successor answered that `initialize`: an error lets it try again, a result is replayed to restarted instances. */
-  successorInitialized(answer: JsonRpcResponse | null, generation: number): void {
-    this.successorInit_ = answer ? { kind: "answered", answer, generation } : { kind: "none" };
-  }
-  /** A restarted instance got the replayed answer. */
-  successorInitReplayed(): void {
-    if (this.successorInit_.kind === "answered") this.successorInit_ = { ...this.successorInit_, generation: this.generation_ };
   }
 
   /**
@@ -240,10 +194,6 @@ export class Hop {
   /** Whether `id` is one this hop issued. */
   owns(id: JsonRpcId): boolean {
     return this.sentTo.has(idKey(id));
-  }
-
-  get label(): string {
-    return this.peer.label;
   }
 
   get alive(): boolean {
@@ -274,7 +224,6 @@ export class Hop {
 
   /** A restart is scheduled; `failure` says so to whoever tries to reach it meanwhile. */
   scheduleRestart(failure: string): void {
-    this.restarts_++;
     this.restarting_ = true;
     this.failure_ = failure;
   }

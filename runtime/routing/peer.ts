@@ -39,7 +39,12 @@ export interface Peer {
   readonly ownGrants?: readonly Grant[];
   /** Starts the peer; messages flow to `sink` from then on. Rejects if it cannot start. */
   open(sink: PeerSink): Promise<void>;
-  send(message: JsonRpcMessage): void;
+  /**
+   * `chosen`: a rule routed the message to this very peer (a session the proxy opened itself,
+   * rules/agent-authority.ts), so it must reach the component even when its interest filter would
+   * only pass it on.
+   */
+  send(message: JsonRpcMessage, chosen?: boolean): void;
   /**
    * Whether the conductor may route this request or notification past the peer instead of
    * delivering it: the peer would hand it on unchanged (its answer too), and it owes no earlier

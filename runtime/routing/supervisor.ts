@@ -22,27 +22,30 @@ const MAX_RESTARTS = 5;
 const FIRST_BACKOFF_MS = 100;
 
 export class Supervisor {
+  /** Restarts scheduled per proxy so far. */
+  private readonly restarts = new Map<Hop, number>();
+
   constructor(private readonly hooks: SupervisorHooks) {}
 
   /** `hop` has failed (its `failure` is set): apply its policy. */
   failed(hop: Hop, reason: string): void {
     if (this.hooks.stopping()) return;
+    const restarts = this.restarts.get(hop) ?? 0;
     if (hop.policy === "bypass") {
       hop.bypass();
       return this.hooks.notice("warn", hop, `${hop.label} ${reason}; it is bypassed from now on (policy bypass): messages skip it`);
     }
-    if (hop.restarts >= MAX_RESTARTS) {
-      hop.giveUp(
-        `${reason}, and it has failed ${hop.restarts + 1} times, so Cordon stopped restarting it; restart the session to try again`,
-      );
+    if (restarts >= MAX_RESTARTS) {
+      hop.giveUp(`${reason}, and it has failed ${restarts + 1} times, so Cordon stopped restarting it; restart the session to try again`);
       return this.hooks.notice("error", hop, `${hop.label} ${hop.failure}`);
     }
-    const delay = FIRST_BACKOFF_MS * 2 ** hop.restarts;
-    hop.scheduleRestart(`${reason}; it is restarting (attempt ${hop.restarts + 1} of ${MAX_RESTARTS})`);
+    const delay = FIRST_BACKOFF_MS * 2 ** restarts;
+    this.restarts.set(hop, restarts + 1);
+    hop.scheduleRestart(`${reason}; it is restarting (attempt ${restarts + 1} of ${MAX_RESTARTS})`);
     this.hooks.notice(
       "warn",
       hop,
-      `${hop.label} ${reason}; restarting it in ${delay} ms (attempt ${hop.restarts} of ${MAX_RESTARTS}); state it kept per session is lost`,
+      `${hop.label} ${reason}; restarting it in ${delay} ms (attempt ${restarts + 1} of ${MAX_RESTARTS}); state it kept per session is lost`,
     );
     setTimeout(() => void this.restart(hop), delay);
   }

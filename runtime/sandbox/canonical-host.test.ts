@@ -26,6 +26,19 @@ describe("CanonicalHost", () => {
     });
   }
 
+  it("reads and writes guest memory after the guest grew it (the old view is detached)", async () => {
+    // Grows by a page on every receive, between the host's copy in and its read of the send.
+    const grower = await buildComponent({
+      wat: `(module (import "cordon:proxy/channel@0.1.0" "send" (func $send (param i32 i32)))
+        ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "(global.set $next (i32.const 1024)) (drop (memory.grow (i32.const 1)))")})`,
+      wit: `world guest { import cordon:proxy/channel@0.1.0; export cordon:proxy/handler@0.1.0; }`,
+      encoding: "utf16",
+    });
+    const h = await host(grower);
+    for (let i = 0; i < 3; i++) expect(h.receive(tricky)).toEqual([tricky]);
+    expect(h.memoryBytes).toBe((16 + 3) * 65536);
+  });
+
   it("poisons the instance after a trap", async () => {
     const trap = await buildComponent({
       wat: `(module (import "cordon:proxy/channel@0.1.0" "send" (func $send (param i32 i32)))

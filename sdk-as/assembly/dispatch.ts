@@ -10,7 +10,8 @@
 //   `_cordon/*` message from either side (the namespace is the host's; a request gets an error);
 // - MCP-over-ACP traffic for the proxy's own servers goes to the MCP engine (mcp.ts);
 // - `available_commands_update` gets the proxy's own slash commands merged in;
-// - a successful `session/close` / `session/delete` frees `PerSession` state and calls `onSessionClosed`.
+// - a successful `session/close` / `session/delete` frees `PerSession` state and calls `onSessionClosed`;
+// - what the agent side sends for a session the proxy opened itself goes to the subagent hooks.
 import { JSON } from "json-as";
 import { send } from "./abi";
 import { ErrorCode, LogLevel } from "./codes";
@@ -42,13 +43,13 @@ const MAX_RESERVED_WARNINGS = 20;
  * message's params, and for `session/update` its update and content — so routing and the common
  * typed getters never walk the same bytes twice.
  */
-const SCAN_PATH: string[] = ["params", "params", "update", "content"];
+const SCAN_PATH: StaticArray<string> = ["params", "params", "update", "content"];
 
 /**
  * The methods that make up nearly all traffic, as static strings: a method found among them (compared
  * in the received text) is this string, not a new one decoded per message.
  */
-const COMMON_METHODS: string[] = [
+const COMMON_METHODS: StaticArray<string> = [
   "session/update",
   "session/prompt",
   "session/request_permission",
@@ -190,6 +191,7 @@ export class Dispatcher extends Hooks {
       const n: Notification = method == "session/update" ? new SessionUpdate() : new Notification();
       fill(n, method, Side.Agent, env, inner, mi);
       n.envelopeMeta = envelopeMeta;
+      if (this._toSubagent(n)) return; // a session the proxy opened itself (subagent.ts)
       if (method == "session/update") {
         const u = changetype<SessionUpdate>(n);
         if (u._kindIs("available_commands_update")) this.mergeCommands(u);
@@ -202,13 +204,18 @@ export class Dispatcher extends Hooks {
       const r = new PermissionRequest();
       this.accept(r, method, Side.Agent, env, inner, id);
       r.envelopeMeta = envelopeMeta;
-      this.onPermissionRequest(r);
+      if (this._toSubagent(r)) this.checkHandled(r);
+      else this.onPermissionRequest(r);
       this.checkHandled(r);
     } else {
       const r = new Request();
       this.accept(r, method, Side.Agent, env, inner, id);
       r.envelopeMeta = envelopeMeta;
       if (isMcp && host!.handle(method, r, env.objAt(inner))) return;
+      if (this._toSubagent(r)) {
+        this.checkHandled(r);
+        return;
+      }
       if (method == "elicitation/create") this.scopeToPredecessor(r);
       this.onAgentRequest(r);
       this.checkHandled(r);
@@ -326,8 +333,11 @@ export class Dispatcher extends Hooks {
     }
     const host = this._mcp;
     if (host != null && request != null && p.to == Side.Agent) host.answered(p.method, ours, r);
-    if (request == null) this.onReply(p.tag, r);
-    else if (r instanceof InitializeResponse) this.onInitializeResponse(changetype<InitializeResponse>(r));
+    if (request == null) this._ownReply(p.tag, r);
+    else if (r instanceof InitializeResponse) {
+      this._agentInitialized(changetype<InitializeResponse>(r));
+      this.onInitializeResponse(changetype<InitializeResponse>(r));
+    }
     else this.onResponse(r);
     if (request != null && !r.isError && (p.method == "session/close" || p.method == "session/delete")) {
       const sessionId = request.sessionId;

@@ -34,6 +34,9 @@ export {
 } from "./messages";
 export { Proxy, register } from "./proxy";
 export { AvailableCommand, PerSession, SessionStore } from "./sessions";
-export { McpServer, NO_ARGUMENTS, ServedServer, Tool, ToolCall, isSessionSetup, textResult } from "./tools";
+export { McpPrompt, PromptArgument, Resource, ResourceTemplate } from "./catalog";
+export { McpNotification, PromptGet, RESOURCE_NOT_FOUND, ResourceRead } from "./resources";
+export { Subagent, SubagentError, SubagentState } from "./subagent";
+export { McpCall, McpServer, NO_ARGUMENTS, ServedServer, Tool, ToolCall, isSessionSetup, textResult } from "./tools";
 export { Clock, Datetime, Random } from "./wasi";
 export { Glob, globMatch } from "./glob";

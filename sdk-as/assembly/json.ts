@@ -45,26 +45,56 @@ export function stringEnd(p: usize, end: usize): usize {
 export class RawObject {
   /** The string the pointers below point into (kept alive by this reference). */
   src: string;
-  /** Four pointers per member: key start, key end, value start, value end. */
-  private at: StaticArray<usize>;
-  count: i32 = 0;
+  count: i32;
   /** Pointer just past the closing brace. */
-  end: usize = 0;
+  end: usize;
   /** The member scanned in the same pass (see `scan`'s `path`), or null. */
-  nested: RawObject | null = null;
+  nested: RawObject | null;
   nestedIndex: i32 = -1;
+  /**
+   * Four pointers per member (key start, key end, value start, value end), at `at`: the first four
+   * members in the fields below, in this object itself (every level of a streamed chunk has at
+   * most four, so scanning one allocates one object, not an object and an array), more in `spill`.
+   * Objects do not move in AssemblyScript's heap, so `at` may point into this one. Fields left
+   * without an initializer are the zeros `__new` fills an object with (an initializer is a store
+   * each, and a write-barrier call for a reference).
+   */
+  private at: usize;
+  /** Slots at `at`. */
+  private cap: i32 = 16;
+  private spill: StaticArray<usize> | null;
+  private m0: usize;
+  private m1: usize;
+  private m2: usize;
+  private m3: usize;
+  private m4: usize;
+  private m5: usize;
+  private m6: usize;
+  private m7: usize;
+  private m8: usize;
+  private m9: usize;
+  private m10: usize;
+  private m11: usize;
+  private m12: usize;
+  private m13: usize;
+  private m14: usize;
+  private m15: usize;
 
   private constructor(src: string) {
     this.src = src;
-    this.at = new StaticArray<usize>(16); // 4 members: every level of a streamed chunk
+    this.at = changetype<usize>(this) + offsetof<RawObject>("m0");
+  }
 
+  // @ts-ignore: decorator
+  @inline private slot(k: i32): usize {
+    return load<usize>(this.at + (<usize>k << alignof<usize>()));
   }
 
   /**
    * Scans the object whose text is the whole of `src`. Null when it is not a JSON object.
    * `path` names members to scan in the same pass, one per level (see `scan`).
    */
-  static parse(src: string, path: string[] | null = null): RawObject | null {
+  static parse(src: string, path: StaticArray<string> | null = null): RawObject | null {
     const start = changetype<usize>(src);
     return RawObject.scan(src, start, start + (<usize>src.length << 1), path, 0);
   }
@@ -75,7 +105,7 @@ export class RawObject {
    * same pass (with `depth + 1`) and kept as `nested`: its bytes are walked once, instead of being
    * skipped now and walked again when someone looks inside.
    */
-  static scan(src: string, start: usize, end: usize, path: string[] | null = null, depth: i32 = 0): RawObject | null {
+  static scan(src: string, start: usize, end: usize, path: StaticArray<string> | null = null, depth: i32 = 0): RawObject | null {
     const out = new RawObject(src);
     let p = skipSpace(start, end);
     if (p >= end || load<u16>(p) != BRACE_LEFT) return null;
@@ -132,15 +162,18 @@ export class RawObject {
 
   private push(ks: usize, ke: usize, vs: usize, ve: usize): void {
     const i = this.count << 2;
-    if (i + 4 > this.at.length) {
-      const bigger = new StaticArray<usize>(this.at.length << 1);
-      memory.copy(changetype<usize>(bigger), changetype<usize>(this.at), <usize>i * sizeof<usize>());
-      this.at = bigger;
+    if (i + 4 > this.cap) {
+      const bigger = new StaticArray<usize>(this.cap << 1);
+      memory.copy(changetype<usize>(bigger), this.at, <usize>i * sizeof<usize>());
+      this.spill = bigger;
+      this.at = changetype<usize>(bigger);
+      this.cap <<= 1;
     }
-    unchecked((this.at[i] = ks));
-    unchecked((this.at[i + 1] = ke));
-    unchecked((this.at[i + 2] = vs));
-    unchecked((this.at[i + 3] = ve));
+    const p = this.at + (<usize>i << alignof<usize>());
+    store<usize>(p, ks);
+    store<usize>(p, ke, sizeof<usize>());
+    store<usize>(p, vs, 2 * sizeof<usize>());
+    store<usize>(p, ve, 3 * sizeof<usize>());
     this.count++;
   }
 
@@ -148,8 +181,8 @@ export class RawObject {
   indexOf(key: string): i32 {
     const units = <usize>key.length << 1;
     for (let i = this.count - 1; i >= 0; i--) {
-      const ks = unchecked(this.at[i << 2]);
-      const ke = unchecked(this.at[(i << 2) + 1]);
+      const ks = this.slot(i << 2);
+      const ke = this.slot((i << 2) + 1);
       if (ke - ks == units && memory.compare(ks, changetype<usize>(key), units) == 0) return i;
     }
     return -1;
@@ -160,11 +193,11 @@ export class RawObject {
   }
 
   valueStart(i: i32): usize {
-    return unchecked(this.at[(i << 2) + 2]);
+    return this.slot((i << 2) + 2);
   }
 
   valueEnd(i: i32): usize {
-    return unchecked(this.at[(i << 2) + 3]);
+    return this.slot((i << 2) + 3);
   }
 
   /** First code unit of member `i`'s value: `"`, `{`, `[`, a digit, `t`, `f`, `n`. */

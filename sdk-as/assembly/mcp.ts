@@ -21,18 +21,30 @@
 //   the connection form (`mcp/connect {serverId}` → `{connectionId}`, `mcp/message {connectionId,
 //   method, params?}` answered with the MCP result or an outer error, `mcp/disconnect
 //   {connectionId}` → `{}`), and the connectionless form (`mcp/message {serverId, requestId, method,
-//   params?}` answered `{result}` or `{error}`). MCP `initialize`, `notifications/initialized`,
-//   `ping`, `tools/list` and `tools/call` are served; other MCP methods get an MCP "method not
-//   found" error. `mcp/*` traffic for servers the proxy does not own is forwarded unchanged.
+//   params?}` answered `{result}` or `{error}`). MCP `initialize` (advertising exactly the kinds
+//   the server has), `ping`, `tools/list`, `tools/call`, `resources/list`, `resources/read`,
+//   `resources/templates/list`, `prompts/list` and `prompts/get` are served, every list one page
+//   at a time (`server.pageSize`, `cursor` / `nextCursor`); other MCP methods (and the methods of a
+//   kind the server does not have) get an MCP "method not found" error. MCP notifications from the
+//   agent's client reach `onMcpNotification`. `mcp/*` traffic for servers the proxy does not own is
+//   forwarded unchanged.
 // - **Tool calls** reach `Proxy.onToolCall(call)` with the ACP session id, the server and the
-//   arguments; the proxy answers now or later with `call.reply(text)` / `call.fail(message)` (an MCP
-//   tool error: `isError: true`, not a protocol error).
+//   arguments, once the arguments fit the tool's declared input schema (the subset schema.ts
+//   checks; otherwise an MCP invalid-params error naming the argument); the proxy answers now or
+//   later with `call.reply(text)` / `call.fail(message)` (an MCP tool error: `isError: true`, not a
+//   protocol error). Reads reach `onResourceRead`, prompt gets `onMcpPromptGet`, both with the
+//   session of the serverId they came through; both have defaults serving the declared texts.
+// - **List changes**: `Proxy.notifyListChanged(server, kind)` sends
+//   `notifications/<kind>/list_changed` over every open connection of the server (the
+//   connectionless form has no way to carry it: there `listChanged` is advertised false).
 import { JSON } from "json-as";
 import { ErrorCode, LogLevel, McpErrorCode } from "./codes";
 import { Hooks } from "./hooks";
 import { Builder, RawObject, getArr, getBool, getObj, getString, quote, slice } from "./json";
 import { InitializeResponse, Request, Response, Side } from "./messages";
-import { McpEngine, McpServer, ServedServer, ToolCall, isSessionSetup } from "./tools";
+import { page } from "./catalog";
+import { McpNotification, PromptGet, ResourceRead } from "./resources";
+import { McpCall, McpEngine, McpServer, ServedServer, ToolCall, isSessionSetup } from "./tools";
 
 /** MCP protocol versions the SDK's servers answer `initialize` with when the client asks for them. */
 const KNOWN_VERSIONS: string[] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
@@ -71,8 +83,8 @@ export class McpHost extends McpEngine {
   private connections: Map<string, McpConnection> = new Map<string, McpConnection>();
   /** Forwarded setup requests (by the proxy's id) → the declarations they carry. */
   private setups: Map<i64, ServedServer[]> = new Map<i64, ServedServer[]>();
-  /** Tool calls in progress, by the `mcp/message` request's key. */
-  private calls: Map<string, ToolCall> = new Map<string, ToolCall>();
+  /** Tool calls, reads and prompt gets in progress, by the `mcp/message` request's key. */
+  private calls: Map<string, McpCall> = new Map<string, McpCall>();
   /** Connectionless requests in progress: "serverId\nrequestId" (unique while active, as the schema says). */
   private activeIds: Set<string> = new Set<string>();
   /** The active "serverId\nrequestId" of each such request, by the request's key. */
@@ -278,6 +290,9 @@ export class McpHost extends McpEngine {
     if (request == null) {
       // MCP notifications from the client: `notifications/initialized`, `notifications/cancelled`, …
       if (method == "notifications/initialized" && conn != null) conn.initialized = true;
+      const ni = p.indexOf("params");
+      const paramsJson = ni >= 0 ? slice(p.valueStart(ni), p.valueEnd(ni)) : "";
+      this.proxy.onMcpNotification(new McpNotification(served, conn != null ? conn.connectionId : "", method, paramsJson));
       return;
     }
     const pi = p.indexOf("params");
@@ -301,7 +316,9 @@ export class McpHost extends McpEngine {
       const b = new Builder()
         .str('{"protocolVersion":')
         .str(quote(version))
-        .str(',"capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":')
+        .str(',"capabilities":')
+        .str(capabilities(server, !connectionless))
+        .str(',"serverInfo":{"name":')
         .str(quote(server.name))
         .str(',"version":')
         .str(quote(server.version))
@@ -310,41 +327,153 @@ export class McpHost extends McpEngine {
       this.answer(request, connectionless, b.str("}").build(), 0, "");
     } else if (method == "ping") {
       this.answer(request, connectionless, "{}", 0, "");
-    } else if (method == "tools/list") {
-      const b = new Builder().str('{"tools":[');
-      for (let i = 0; i < server.tools.length; i++) {
-        if (i > 0) b.str(",");
-        b.str(server.tools[i].toJson());
-      }
-      this.answer(request, connectionless, b.str("]}").build(), 0, "");
-    } else if (method == "tools/call") {
-      const name: string | null = ip != null ? ip.str("name") : null;
-      if (name == null) {
-        this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "tools/call needs params {name, arguments?}");
+    } else if (method == "tools/list" && server.tools.length > 0) {
+      const items = new Array<string>(server.tools.length);
+      for (let i = 0; i < server.tools.length; i++) items[i] = server.tools[i].toJson();
+      this.listPage(request, connectionless, server, ip, "tools", items);
+    } else if (method == "tools/call" && server.tools.length > 0) {
+      this.toolCall(request, served, conn, ip);
+    } else if (method == "resources/list" && server.servesResources) {
+      const list = this.proxy.resourcesFor(server, served.sessionId);
+      const items = new Array<string>(list.length);
+      for (let i = 0; i < list.length; i++) items[i] = list[i].toJson();
+      this.listPage(request, connectionless, server, ip, "resources", items);
+    } else if (method == "resources/templates/list" && server.servesResources) {
+      const items = new Array<string>(server.templates.length);
+      for (let i = 0; i < server.templates.length; i++) items[i] = server.templates[i].toJson();
+      this.listPage(request, connectionless, server, ip, "resourceTemplates", items);
+    } else if (method == "resources/read" && server.servesResources) {
+      const uri: string | null = ip != null ? ip.str("uri") : null;
+      if (uri == null) {
+        this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "resources/read needs params {uri}");
         return;
       }
-      if (server.find(name) == null) {
-        this.answer(request, connectionless, "", McpErrorCode.InvalidParams, `Unknown tool: ${name}`);
-        return;
-      }
-      let args = new JSON.Obj();
-      const ipo = ip!;
-      const ai = ipo.indexOf("arguments");
-      if (ai >= 0) {
-        const c = ipo.firstChar(ai);
-        if (c == 0x7b) args = JSON.parse<JSON.Obj>(slice(ipo.valueStart(ai), ipo.valueEnd(ai)));
-        else if (c != 0x6e) {
-          this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "tools/call arguments must be an object");
-          return;
-        }
-      }
-      const call = new ToolCall(this, request, connectionless, served, name, args);
-      if (conn != null) call.connectionId = conn.connectionId;
-      this.calls.set(callKey(request), call);
-      this.proxy.onToolCall(call);
+      const read = new ResourceRead(this, request, connectionless, served, uri);
+      this.track(read, conn);
+      this.proxy.onResourceRead(read);
+    } else if (method == "prompts/list" && server.prompts.length > 0) {
+      const items = new Array<string>(server.prompts.length);
+      for (let i = 0; i < server.prompts.length; i++) items[i] = server.prompts[i].toJson();
+      this.listPage(request, connectionless, server, ip, "prompts", items);
+    } else if (method == "prompts/get" && server.prompts.length > 0) {
+      this.promptGet(request, served, conn, ip);
     } else {
       this.answer(request, connectionless, "", McpErrorCode.MethodNotFound, `Method not found: ${method}`);
     }
+  }
+
+  /** One page of a list, from `params.cursor` (a cursor the SDK did not make: invalid params). */
+  private listPage(request: Request, connectionless: bool, server: McpServer, ip: RawObject | null, key: string, items: string[]): void {
+    let cursor: string | null = null;
+    if (ip != null) {
+      const ci = ip.indexOf("cursor");
+      if (ci >= 0 && ip.firstChar(ci) != 0x6e) {
+        cursor = ip.str("cursor");
+        if (cursor == null) {
+          this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "cursor must be a string");
+          return;
+        }
+      }
+    }
+    const text = page(key, items, cursor, server.pageSize);
+    if (text.length == 0) this.answer(request, connectionless, "", McpErrorCode.InvalidParams, `invalid cursor ${quote(cursor!)}`);
+    else this.answer(request, connectionless, text, 0, "");
+  }
+
+  /** An object member of the inner params (`arguments`): null when absent or null, "" text when not an object. */
+  private objectArg(ip: RawObject | null, key: string, ok: StaticArray<bool>): JSON.Obj {
+    ok[0] = true;
+    if (ip == null) return new JSON.Obj();
+    const ai = ip.indexOf(key);
+    if (ai < 0) return new JSON.Obj();
+    const c = ip.firstChar(ai);
+    if (c == 0x7b) return JSON.parse<JSON.Obj>(slice(ip.valueStart(ai), ip.valueEnd(ai)));
+    if (c != 0x6e) ok[0] = false;
+    return new JSON.Obj();
+  }
+
+  private toolCall(request: Request, served: ServedServer, conn: McpConnection | null, ip: RawObject | null): void {
+    const connectionless = conn == null;
+    const name: string | null = ip != null ? ip.str("name") : null;
+    if (name == null) {
+      this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "tools/call needs params {name, arguments?}");
+      return;
+    }
+    const tool = served.server.find(name);
+    if (tool == null) {
+      this.answer(request, connectionless, "", McpErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      return;
+    }
+    const ok = new StaticArray<bool>(1);
+    const args = this.objectArg(ip, "arguments", ok);
+    if (!ok[0]) {
+      this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "tools/call arguments must be an object");
+      return;
+    }
+    const why = tool.checkArguments(args);
+    if (why.length) {
+      this.answer(request, connectionless, "", McpErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${why}`);
+      return;
+    }
+    const call = new ToolCall(this, request, connectionless, served, name, args);
+    this.track(call, conn);
+    this.proxy.onToolCall(call);
+  }
+
+  private promptGet(request: Request, served: ServedServer, conn: McpConnection | null, ip: RawObject | null): void {
+    const connectionless = conn == null;
+    const name: string | null = ip != null ? ip.str("name") : null;
+    if (name == null) {
+      this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "prompts/get needs params {name, arguments?}");
+      return;
+    }
+    const prompt = served.server.findPrompt(name);
+    if (prompt == null) {
+      this.answer(request, connectionless, "", McpErrorCode.InvalidParams, `Unknown prompt: ${name}`);
+      return;
+    }
+    const ok = new StaticArray<bool>(1);
+    const args = this.objectArg(ip, "arguments", ok);
+    if (!ok[0]) {
+      this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "prompts/get arguments must be an object");
+      return;
+    }
+    for (let i = 0; i < prompt.arguments.length; i++) {
+      const a = prompt.arguments[i];
+      if (a.required && !args.has(a.name)) {
+        this.answer(request, connectionless, "", McpErrorCode.InvalidParams, `Invalid arguments for prompt ${name}: missing required argument ${quote(a.name)}`);
+        return;
+      }
+    }
+    const get = new PromptGet(this, request, connectionless, served, name, args);
+    this.track(get, conn);
+    this.proxy.onMcpPromptGet(get);
+  }
+
+  /** Keeps a request the proxy answers (for `$/cancel_request`). */
+  private track(call: McpCall, conn: McpConnection | null): void {
+    if (conn != null) call.connectionId = conn.connectionId;
+    if (!call.answered) this.calls.set(callKey(call._request), call);
+  }
+
+  /**
+   * Tells the agent's MCP clients connected to `server` that one of its lists changed
+   * (`notifications/<kind>/list_changed`, kind `tools`, `resources` or `prompts`), in every ACP
+   * session or in `sessionId` only. Only the connection form can carry it; returns how many
+   * connections were told.
+   */
+  notifyListChanged(server: McpServer, kind: string, sessionId: string): i32 {
+    const conns = this.connections.values();
+    let n = 0;
+    for (let i = 0; i < conns.length; i++) {
+      const c = conns[i];
+      if (c.served.server !== server) continue;
+      if (sessionId.length && c.served.sessionId != sessionId) continue;
+      const params = '{"connectionId":' + quote(c.connectionId) + ',"method":' + quote("notifications/" + kind + "/list_changed") + "}";
+      this.proxy.notifyAgent("mcp/message", JSON.Raw.from(params));
+      n++;
+    }
+    return n;
   }
 
   /**
@@ -382,7 +511,7 @@ export class McpHost extends McpEngine {
     this.activeOf.delete(k);
   }
 
-  /** `$/cancel_request` for a request the proxy received: true when it was a tool call (now answered). */
+  /** `$/cancel_request` for a request the proxy received: true when it was an MCP request it holds (now answered). */
   cancel(request: Request): bool {
     const k = callKey(request);
     if (!this.calls.has(k)) return false;
@@ -392,7 +521,7 @@ export class McpHost extends McpEngine {
     call._cancelled = true;
     call._done = true;
     this.proxy.respondError(request, ErrorCode.RequestCancelled, "Request cancelled");
-    this.proxy.onToolCallCancelled(call);
+    if (call instanceof ToolCall) this.proxy.onToolCallCancelled(changetype<ToolCall>(call));
     return true;
   }
 
@@ -404,6 +533,19 @@ export class McpHost extends McpEngine {
 
 function callKey(request: Request): string {
   return (request.from == Side.Client ? "c" : "a") + request.id;
+}
+
+/**
+ * The `capabilities` of a server's `initialize` answer: exactly the kinds it serves. `listChanged`
+ * is true only over a connection, the one form that can carry `notifications/<kind>/list_changed`.
+ */
+function capabilities(server: McpServer, connection: bool): string {
+  const lc = connection ? '{"listChanged":true}' : '{"listChanged":false}';
+  const parts = new Array<string>(0);
+  if (server.tools.length) parts.push('"tools":' + lc);
+  if (server.servesResources) parts.push('"resources":' + lc);
+  if (server.prompts.length) parts.push('"prompts":' + lc);
+  return "{" + parts.join(",") + "}";
 }
 
 /** Appends declarations (JSON text of objects, comma-separated) to a request's `mcpServers`. */

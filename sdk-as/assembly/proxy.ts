@@ -1,6 +1,7 @@
 // The class a proxy author extends. `Proxy` is the whole stack — the wire (channel.ts: bookkeeping
 // and everything a proxy can send), the author-facing hooks (hooks.ts), the dispatch of what
-// arrives (dispatch.ts) — plus what a proxy declares: MCP servers (mcp.ts) and slash commands.
+// arrives (dispatch.ts) — plus what a proxy declares: MCP servers (mcp.ts) and slash commands, and
+// the sessions it opens for itself (subagent.ts).
 //
 //   class Context extends Proxy {
 //     onPrompt(prompt: PromptRequest): void {
@@ -14,6 +15,7 @@ import { setReceiver } from "./abi";
 import { Dispatcher } from "./dispatch";
 import { McpHost } from "./mcp";
 import { AvailableCommand } from "./sessions";
+import { Subagent, SubagentHost } from "./subagent";
 import { McpServer, ServedServer } from "./tools";
 import { updateParams } from "./wire";
 
@@ -34,6 +36,16 @@ export class Proxy extends Dispatcher {
     const server = new McpServer(name, version);
     host.servers.push(server);
     return server;
+  }
+
+  /**
+   * Tells the agent's MCP clients that a list of `server` changed: `kind` is `tools`, `resources`
+   * or `prompts`; `sessionId` "" for every session. Sent as `notifications/<kind>/list_changed`
+   * over each open connection (connection form only); returns how many were told.
+   */
+  notifyListChanged(server: McpServer, kind: string, sessionId: string = ""): i32 {
+    const host = this._mcp;
+    return host == null ? 0 : changetype<McpHost>(host).notifyListChanged(server, kind, sessionId);
   }
 
   /** The MCP servers added with `addMcpServer`. */
@@ -97,6 +109,36 @@ export class Proxy extends Dispatcher {
     const theirs = this._agentCommands.has(sessionId) ? this._agentCommands.get(sessionId) : "[]";
     const update = '{"sessionUpdate":"available_commands_update","availableCommands":' + this.commandsWith(theirs) + "}";
     this.notifyClient("session/update", JSON.Raw.from(updateParams(sessionId, update)));
+  }
+
+  /**
+   * Opens a session of the proxy's own at its successor (`session/new {cwd, mcpServers}`; with
+   * `withMcpServers`, the proxy's own MCP servers are declared in it) and returns its subagent:
+   * `prompt`, `cancel`, `close` it; what its session sends arrives in the `onSubagent*` hooks only.
+   * Needs the user's `agent:sessions` grant (and `agent:prompt` to prompt it); without them
+   * `onSubagentFailed` says so. `tag` is the author's label (the client session it works for, say).
+   */
+  startSubagent(cwd: string, tag: string = "", withMcpServers: bool = false): Subagent {
+    let host: SubagentHost;
+    if (this._subagents == null) {
+      host = new SubagentHost(this);
+      this._subagents = host;
+    } else {
+      host = changetype<SubagentHost>(this._subagents);
+    }
+    return host.start(cwd, tag, withMcpServers);
+  }
+
+  /** The subagents not closed or failed, in the order they were started. */
+  get subagents(): Subagent[] {
+    const host = this._subagents;
+    return host == null ? new Array<Subagent>(0) : changetype<SubagentHost>(host).all.slice(0);
+  }
+
+  /** The subagent of a session id at the agent, or null. */
+  subagentOf(sessionId: string): Subagent | null {
+    const host = this._subagents;
+    return host == null ? null : changetype<SubagentHost>(host).subagentOf(sessionId);
   }
 }
 

@@ -3,7 +3,9 @@
 // only into proxies that call `addMcpServer`).
 import { JSON } from "json-as";
 import { Builder, RawObject, getBool, getNumber, getObj, getString, getStrings, quote } from "./json";
+import { McpPrompt, Resource, ResourceTemplate } from "./catalog";
 import { Request, Response } from "./messages";
+import { ArgSchema } from "./schema";
 
 /**
  * The SDK's MCP engine behind `addMcpServer` (`McpHost` in mcp.ts overrides these). The proxy only
@@ -51,6 +53,18 @@ export class Tool {
     public title: string = "",
   ) {}
 
+  private _schema: ArgSchema | null = null;
+
+  /** "" when `args` fit the declared input schema's checked subset (schema.ts), else why not. */
+  checkArguments(args: JSON.Obj): string {
+    let s = this._schema;
+    if (s == null) {
+      s = ArgSchema.compile(this.inputSchema);
+      this._schema = s;
+    }
+    return s.check(args);
+  }
+
   toJson(): string {
     const b = new Builder().str('{"name":').str(quote(this.name));
     if (this.title.length) b.str(',"title":').str(quote(this.title));
@@ -58,9 +72,20 @@ export class Tool {
   }
 }
 
-/** An MCP server the proxy provides: a name (what the agent sees) and its tools. */
+/**
+ * An MCP server the proxy provides: a name (what the agent sees), its tools, resources, resource
+ * templates and prompts. `initialize` advertises exactly the kinds it has (`resources` also when
+ * `dynamicResources` is set: the proxy lists them per session in `resourcesFor`).
+ */
 export class McpServer {
   tools: Tool[] = new Array<Tool>(0);
+  resources: Resource[] = new Array<Resource>(0);
+  templates: ResourceTemplate[] = new Array<ResourceTemplate>(0);
+  prompts: McpPrompt[] = new Array<McpPrompt>(0);
+  /** The server serves resources even while `resources` is empty (listed per session by the proxy). */
+  dynamicResources: bool = false;
+  /** Items per page of every list (`tools/list`, `resources/list`, …); 0: everything on one page. */
+  pageSize: i32 = 100;
   /** MCP `instructions` returned by `initialize` ("" for none). */
   instructions: string = "";
 
@@ -74,6 +99,35 @@ export class McpServer {
   tool(name: string, description: string, inputSchema: string = NO_ARGUMENTS): McpServer {
     this.tools.push(new Tool(name, description, inputSchema));
     return this;
+  }
+
+  /** Declares a resource (chainable); with `text`, `resources/read` answers it without the proxy. */
+  resource(uri: string, name: string, description: string = "", mimeType: string = "text/plain", text: string = ""): McpServer {
+    this.resources.push(new Resource(uri, name, description, mimeType, text));
+    return this;
+  }
+
+  /** Declares a resource template (chainable); reads of its URIs reach `onResourceRead`. */
+  resourceTemplate(uriTemplate: string, name: string, description: string = "", mimeType: string = ""): McpServer {
+    this.templates.push(new ResourceTemplate(uriTemplate, name, description, mimeType));
+    return this;
+  }
+
+  /** Declares a prompt and returns it (add arguments with `.argument(...)`); with `text`, `prompts/get` answers it. */
+  prompt(name: string, description: string = "", text: string = ""): McpPrompt {
+    const p = new McpPrompt(name, description, text);
+    this.prompts.push(p);
+    return p;
+  }
+
+  /** The prompt with that name, or null. */
+  findPrompt(name: string): McpPrompt | null {
+    for (let i = 0; i < this.prompts.length; i++) if (this.prompts[i].name == name) return this.prompts[i];
+    return null;
+  }
+
+  get servesResources(): bool {
+    return this.dynamicResources || this.resources.length > 0 || this.templates.length > 0;
   }
 
   /** The tool with that name, or null. */
@@ -94,21 +148,17 @@ export class ServedServer {
 }
 
 /**
- * One `tools/call`: which tool, of which server, in which ACP session, with which arguments.
- * Answer it exactly once — now or later (keep the object) — with `reply`, `fail`, `replyResult` or
- * `error`. If it is cancelled first, `cancelled` is true and answers are dropped.
+ * One MCP request a proxy answers itself (a tool call, a resource read, a prompt get): which server,
+ * in which ACP session, through which connection. Answer it exactly once — now or later (keep the
+ * object). If it is cancelled first, `cancelled` is true and answers are dropped.
  */
-export class ToolCall {
-  /** The tool's name. */
-  tool: string = "";
+export class McpCall {
   server: McpServer;
   serverId: string = "";
-  /** The ACP session the call belongs to ("" only if the agent calls before `session/new` was answered). */
+  /** The ACP session the request belongs to ("" only if the agent asks before `session/new` was answered). */
   sessionId: string = "";
   /** The connection it came through ("" in the connectionless form). */
   connectionId: string = "";
-  /** The arguments object (empty when none were given). */
-  arguments: JSON.Obj;
 
   _request: Request;
   _connectionless: bool;
@@ -116,25 +166,71 @@ export class ToolCall {
   _done: bool = false;
   _cancelled: bool = false;
 
-  constructor(host: McpEngine, request: Request, connectionless: bool, served: ServedServer, tool: string, args: JSON.Obj) {
+  constructor(host: McpEngine, request: Request, connectionless: bool, served: ServedServer) {
     this._host = host;
     this._request = request;
     this._connectionless = connectionless;
     this.server = served.server;
     this.serverId = served.serverId;
     this.sessionId = served.sessionId;
-    this.tool = tool;
-    this.arguments = args;
   }
 
-  /** Whether an answer was sent (or the call was cancelled). */
+  /** Whether an answer was sent (or the request was cancelled). */
   get answered(): bool {
     return this._done;
   }
 
-  /** Whether the caller withdrew the call (`$/cancel_request`); answers are then dropped. */
+  /** Whether the caller withdrew the request (`$/cancel_request`); answers are then dropped. */
   get cancelled(): bool {
     return this._cancelled;
+  }
+
+  /** Answers with a whole MCP result given as JSON text. */
+  replyResult(resultJson: string): void {
+    if (this.finish()) this._host.answer(this._request, this._connectionless, resultJson, 0, "");
+  }
+
+  /** Answers with an MCP protocol error. */
+  error(code: i32, message: string): void {
+    if (this.finish()) this._host.answer(this._request, this._connectionless, "", code, message);
+  }
+
+  /** What the request is, for the warning about a second answer. */
+  describe(): string {
+    return "MCP request";
+  }
+
+  private finish(): bool {
+    if (this._done) {
+      if (!this._cancelled) this._host.warn(`${this.describe()} was already answered`);
+      return false;
+    }
+    this._done = true;
+    this._host.forget(this._request);
+    return true;
+  }
+}
+
+/**
+ * One `tools/call`: which tool, of which server, in which ACP session, with which arguments (checked
+ * against the tool's declared input schema before it got here, see schema.ts). Answer it exactly
+ * once with `reply`, `fail`, `replyResult` or `error` (an MCP protocol error, for a malformed call;
+ * a failing tool should `fail`).
+ */
+export class ToolCall extends McpCall {
+  /** The tool's name. */
+  tool: string = "";
+  /** The arguments object (empty when none were given). */
+  arguments: JSON.Obj;
+
+  constructor(host: McpEngine, request: Request, connectionless: bool, served: ServedServer, tool: string, args: JSON.Obj) {
+    super(host, request, connectionless, served);
+    this.tool = tool;
+    this.arguments = args;
+  }
+
+  describe(): string {
+    return `tool call ${this.tool}`;
   }
 
   has(key: string): bool {
@@ -186,26 +282,6 @@ export class ToolCall {
   /** Answers with a tool error the model sees: `{"content":[{"type":"text","text":…}],"isError":true}`. */
   fail(message: string): void {
     this.replyResult(textResult(message, true));
-  }
-
-  /** Answers with a whole `CallToolResult` given as JSON text (several blocks, `structuredContent`, …). */
-  replyResult(resultJson: string): void {
-    if (this.finish()) this._host.answer(this._request, this._connectionless, resultJson, 0, "");
-  }
-
-  /** Answers with an MCP protocol error (for a malformed call; a failing tool should `fail`). */
-  error(code: i32, message: string): void {
-    if (this.finish()) this._host.answer(this._request, this._connectionless, "", code, message);
-  }
-
-  private finish(): bool {
-    if (this._done) {
-      if (!this._cancelled) this._host.warn(`tool call ${this.tool} was already answered`);
-      return false;
-    }
-    this._done = true;
-    this._host.forget(this._request);
-    return true;
   }
 }
 

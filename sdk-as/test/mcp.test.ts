@@ -140,7 +140,7 @@ describe("the connection form", () => {
     });
     expect(init.result).toEqual({
       protocolVersion: "2025-06-18",
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: true } }, // a connection can carry list_changed
       serverInfo: { name: "alpha", version: "0.1.0" },
     });
     expect(mcpRequest(p, { connectionId }, "initialize", { protocolVersion: "1999-01-01" }).result.protocolVersion).toBe("2025-11-25");

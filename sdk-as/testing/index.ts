@@ -11,4 +11,5 @@
 export * from "./mcp.js";
 export * from "./messages.js";
 export * from "./proxy-under-test.js";
+export * from "./subagent.js";
 export { parseTranscript, runTranscript, runTranscriptFile, type TranscriptFailure, type TranscriptResult } from "./transcript.js";

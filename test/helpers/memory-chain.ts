@@ -20,7 +20,7 @@ export async function memoryChain(scripts: Script[], grants: Grant[][] = [], age
     agent: agentPeer,
     log: createLogger("info", (line) => lines.push(line)),
     onExit: () => {},
-    grants,
+    proxySettings: grants.map((g) => ({ grants: g })),
   });
   await conductor.start();
   let nextId = 1;

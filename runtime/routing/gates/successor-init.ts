@@ -10,9 +10,15 @@ import { type Refusal, refusal, sender } from "./gate.js";
 
 export type SuccessorInit = { kind: "forward" } | { kind: "replay"; answer: JsonRpcResponse } | { kind: "refuse"; refusal: Refusal };
 
-/** What to do with `initialize` from `proxy` toward its successor. */
-export function successorInit(proxy: Hop): SuccessorInit {
-  const state = proxy.successorInit;
+/** Where a proxy is with initializing its successor. */
+export type SuccessorInitState =
+  | { kind: "none" }
+  | { kind: "pending" }
+  /** `generation`: the instance that last got this answer (the first, or a restarted one by replay). */
+  | { kind: "answered"; answer: JsonRpcResponse; generation: number };
+
+/** What to do with `initialize` from `proxy` toward its successor, where it is at `state`. */
+export function successorInit(proxy: Hop, state: SuccessorInitState): SuccessorInit {
   if (state.kind === "none") return { kind: "forward" };
   if (state.kind === "answered" && state.generation !== proxy.generation) return { kind: "replay", answer: state.answer };
   const why = state.kind === "pending" ? "its first initialize is still unanswered" : "it was answered already";

@@ -6,16 +6,19 @@
  *   options and login need `agent:sessions` / `agent:prompt` / `agent:control` when the proxy
  *   originates them. The client's own call of that method — passed on as it is or altered — needs
  *   none: each call of such a method the proxy was handed by its predecessor and has not answered
- *   lets one call of the same method through (what an altered setup declares is judged by
- *   mcp-servers.ts). Without the grant the call is refused to the proxy, naming the grant; the
+ *   lets one call of the same method for the same session through (what an altered setup
+ *   declares is judged by mcp-servers.ts). Without the grant the call is refused to the proxy, naming the grant; the
  *   proxy keeps running and the agent never sees it.
  * - Sessions a proxy opened itself belong to it: the agent's calls for such a session go only to
  *   that proxy (`fromAgent` re-targets them), and what it sends on toward the client for them is
  *   its own, so its grants apply (`toClient`: a forwarded file read needs `fs:read` there).
  *
+ *   When the owner fails, what the agent still sends for its sessions goes to nobody (a restarted
+ *   instance knows nothing of them and would pass them on to the client).
+ *
  * Cost: one entry per handed request in flight inside a proxy (released when the proxy passes one
  * on of that method, answers it, or fails), and one per proxy-owned session (released when the
- * session is closed or deleted).
+ * session is closed or deleted; a failed owner's stay, up to MAX_SESSIONS, until then).
  */
 import { idKey, paramsObject } from "../../protocol/json-rpc.js";
 import { type Call, isRequest } from "../envelope.js";
@@ -36,7 +39,7 @@ export interface AgentAuthority {
 }
 
 export function agentAuthority(): AgentAuthority {
-  /** Per proxy: its handed requests still open, by its hop key → method. */
+  /** Per proxy: its handed requests still open, by its hop key → method and session (`handedAs`). */
   const handed = new Map<Hop, Map<string, string>>();
   /** A proxy's own session setups, by the proxy's id for them, until forwarded. */
   const ownSetups = new Map<Hop, Set<string>>();
@@ -46,6 +49,12 @@ export function agentAuthority(): AgentAuthority {
   const owners = new Map<string, Hop>();
   /** Sessions the client set up (a proxy loading or resuming one of them does not own it). */
   const clientSessions = new Set<string>();
+  /**
+   * Sessions whose owner failed (its state, and its knowledge of them, died with it): what the
+   * agent still sends for them goes to nobody — a restarted instance would take them for the
+   * client's and pass them on. Oldest forgotten first beyond MAX_SESSIONS.
+   */
+  const orphans = new Set<string>();
 
   const of = <K, V>(map: Map<Hop, Map<K, V>>, hop: Hop): Map<K, V> => {
     let m = map.get(hop);
@@ -56,6 +65,12 @@ export function agentAuthority(): AgentAuthority {
     const id = paramsObject(call.params)?.sessionId;
     return typeof id === "string" ? id : undefined;
   };
+  /**
+   * What a handed call lets through: one call of its method for the same session. Altering the
+   * client's call never changes its session; a proxy holding the client's prompt that prompts a
+   * session of its own instead (a subagent) is prompting on its own.
+   */
+  const handedAs = (call: Call): string => `${call.method}\n${sessionOf(call) ?? ""}`;
 
   const toAgent: Rule = {
     name: "agent-authority",
@@ -64,8 +79,9 @@ export function agentAuthority(): AgentAuthority {
       if (!needed) return PASS;
       const open = handed.get(from);
       if (open) {
-        for (const [key, method] of open) {
-          if (method !== call.method) continue;
+        const same = handedAs(call);
+        for (const [key, handedCall] of open) {
+          if (handedCall !== same) continue;
           open.delete(key);
           return PASS; // the client's own, passed on (or altered)
         }
@@ -98,7 +114,7 @@ export function agentAuthority(): AgentAuthority {
       if (key === null) return;
       if (from === cx.client && OPENS.has(call.method)) remember(sessionOf(call));
       if (to.position.role === "proxy" && cx.indexOf(from) < cx.indexOf(to) && agentGrantFor(call.method))
-        of(handed, to).set(key, call.method);
+        of(handed, to).set(key, handedAs(call));
       if (isRequest(call) && ownSetups.get(from)?.delete(idKey(call.id))) {
         const session = call.method === "session/load" || call.method === "session/resume" ? sessionOf(call) : undefined;
         // Loading or resuming a session the client set up leaves it the client's.
@@ -125,6 +141,12 @@ export function agentAuthority(): AgentAuthority {
       handed.delete(hop);
       ownSetups.delete(hop);
       pendingOwner.delete(hop);
+      for (const [session, owner] of owners) {
+        if (owner !== hop) continue;
+        owners.delete(session);
+        if (orphans.size >= MAX_SESSIONS) orphans.delete(orphans.values().next().value!);
+        orphans.add(session);
+      }
     },
   };
 
@@ -141,6 +163,7 @@ export function agentAuthority(): AgentAuthority {
     const session = sessionOf(call);
     if (session === undefined || !ENDS.has(call.method)) return;
     owners.delete(session);
+    orphans.delete(session);
     clientSessions.delete(session);
   };
   const owned = (call: Call): Hop | undefined => {
@@ -152,8 +175,16 @@ export function agentAuthority(): AgentAuthority {
     name: "owned-sessions",
     call(cx: RouteContext, call) {
       const owner = owned(call);
-      if (!owner) return PASS;
-      return { kind: "pass", to: cx.indexOf(owner), exact: true };
+      if (owner) return { kind: "pass", to: cx.indexOf(owner), exact: true };
+      const session = sessionOf(call);
+      if (session === undefined || !orphans.has(session)) return PASS;
+      return {
+        kind: "refuse",
+        refusal: refusal(
+          "owned-sessions",
+          `${call.method} is for a session a proxy opened itself and lost when it failed; nobody else may see it`,
+        ),
+      };
     },
   };
 

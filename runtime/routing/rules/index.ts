@@ -1,11 +1,14 @@
 /**
  * The ordered rules of each direction, read top to bottom: for a call, the first rule that does
- * not pass decides (rule.ts). Cordon's own bookkeeping (`$/cancel_request` translation, the
- * client's `initialize` handshake, the Rust-dialect retry) runs before these; everything that
- * passes is forwarded. Every rule of every table hears of forwarded requests, answers and failures.
+ * not pass decides (rule.ts). Cordon's own bookkeeping (`$/cancel_request` translation) runs before
+ * these; everything that passes is forwarded. Every rule of every table hears of forwarded
+ * requests, answers and failures, in the order of the tables (rust-dialect first: it may take an
+ * answer over before any rule judges it).
  *
- *   from the client (or a parent)  reserved-method, prompt-capabilities, permission-cancel
- *   proxy → its successor (inner)  single-envelope, reserved-method, agent-authority, mcp-servers,
+ *   from the client (or a parent)  reserved-method, prompt-capabilities, permission-cancel,
+ *                                  start-failure (last: it answers whatever passed)
+ *   proxy → its successor (inner)  rust-dialect (first: a proxy/initialize coming back is its cue),
+ *                                  single-envelope, reserved-method, agent-authority, mcp-servers,
  *                                  successor-init (last: it records the initialize it lets through)
  *   proxy → its predecessor        proxy-log, reserved-method, conductor-method, elicitation-scope,
  *                                  owned-sessions, grant (last: it consumes)
@@ -19,6 +22,7 @@ import { conductorMethods } from "../gates/conductor-methods.js";
 import { reservedMethods } from "../gates/reserved-methods.js";
 import { singleEnvelope } from "../gates/single-envelope.js";
 import { agentAuthority } from "./agent-authority.js";
+import { rustDialect } from "./dialect.js";
 import { elicitationScope } from "./elicitation-scope.js";
 import { fsGrant } from "./fs-grant.js";
 import { gateRule } from "./gate-rule.js";
@@ -29,6 +33,7 @@ import { permissionCancel } from "./permission-cancel.js";
 import { promptCapabilities } from "./prompt-capabilities.js";
 import { proxyLog } from "./proxy-log.js";
 import type { Rule } from "./rule.js";
+import { type StartFailure, startFailure } from "./start-failure.js";
 import { successorInit } from "./successor-init.js";
 
 export interface RuleTable {
@@ -38,6 +43,8 @@ export interface RuleTable {
   fromAgent: readonly Rule[];
   /** The client's handshake, run once the chain is up (after its start failure is answered). */
   handshake: Handshake;
+  /** Told by the router when the chain could not start. */
+  startFailure: StartFailure;
   /** Every rule once: they hear of forwarded requests, answers and failures. */
   all: readonly Rule[];
 }
@@ -47,16 +54,26 @@ export function ruleTable(mode: "agent" | "proxy" = "agent"): RuleTable {
   const reserved = gateRule("reserved-method", reservedMethods);
   const conductorOnly = gateRule("conductor-method", conductorMethods);
   const authority = agentAuthority();
+  const dialect = rustDialect();
+  const failed = startFailure();
   const table = {
-    fromClient: [reserved, promptCapabilities(), permissionCancel()],
-    proxyToSuccessor: [gateRule("single-envelope", singleEnvelope), reserved, authority.toAgent, mcpServers(), successorInit],
+    fromClient: [reserved, promptCapabilities(), permissionCancel(), failed],
+    proxyToSuccessor: [dialect, gateRule("single-envelope", singleEnvelope), reserved, authority.toAgent, mcpServers(), successorInit()],
     proxyToPredecessor: [proxyLog(), reserved, conductorOnly, elicitationScope, authority.toClient, fsGrant],
     fromAgent: [reserved, conductorOnly, elicitationScope, authority.fromAgent],
   };
   const all = [
-    ...new Set([...table.fromClient, ...table.proxyToSuccessor, ...table.proxyToPredecessor, ...table.fromAgent, permissionAllow(), init]),
+    ...new Set([
+      dialect,
+      ...table.fromClient,
+      ...table.proxyToSuccessor,
+      ...table.proxyToPredecessor,
+      ...table.fromAgent,
+      permissionAllow(),
+      init,
+    ]),
   ];
-  return { ...table, handshake: init, all };
+  return { ...table, handshake: init, startFailure: failed, all };
 }
 
-export { decide, type RouteContext, type Rule, type Verdict } from "./rule.js";
+export { decide, type Forwarded, isHandled, type RouteContext, type Rule, type Verdict } from "./rule.js";

@@ -8,7 +8,7 @@
  * - `handled`: the rule answered or consumed it.
  *
  * A rule may also remember what an answer will need (`forwarded`, once the request's ids are
- * issued), judge or rewrite the answer (`answer`), and hear that a hop failed or restarted.
+ * issued), judge, rewrite or take over the answer (`answer`), and hear that a hop failed or restarted.
  *
  * Rules see the chain only through `RouteContext`, a narrow interface the router implements; they
  * never import the conductor. They run inside the router's one synchronous loop, so they must be
@@ -34,6 +34,10 @@ export type Verdict =
   | { kind: "handled" };
 
 export const PASS: Verdict = { kind: "pass" };
+/** A call or an answer the rule answered or consumed itself. */
+export const HANDLED = { kind: "handled" } as const satisfies Verdict;
+/** Whether a rule's answer is `HANDLED` (it took the answer over). */
+export const isHandled = (judged: unknown): judged is typeof HANDLED => judged === HANDLED;
 
 /** A request the router forwarded: who asked and by which id, where it went and by which id. */
 export interface Forwarded {
@@ -75,6 +79,13 @@ export interface RouteContext {
    * `hop` a `$/cancel_request` for it (its late answer is dropped).
    */
   answerInstead(hop: Hop, key: string, result: unknown): void;
+  /**
+   * Delivers a forwarded request to the same hop again, as if it arrived now (a new id there, spelled
+   * for the hop's dialect as it is now); the first delivery is settled (a late answer is dropped).
+   */
+  forwardAgain(record: Forwarded): void;
+  /** The conductor ends with `code` (after its own requests' errors are written). */
+  exit(code: number): void;
   /** Sends the conductor's own request to `hop` (its id issued there); `answer` gets the answer. */
   request(hop: Hop, method: string, params: unknown, answer: (response: JsonRpcResponse) => void): void;
   /** Tells the operator (stderr) and the client (`_cordon/notice`). */
@@ -89,8 +100,11 @@ export interface Rule {
   call?(cx: RouteContext, call: Call, from: Hop): Verdict;
   /** A call is being delivered (ids issued; `toId`/`key` null for a notification). Runs before the target sees it. */
   forwarded?(cx: RouteContext, record: Forwarded | NotifiedCall): void;
-  /** An answer on its way back; returns a replacement, or nothing to let it go as it is. */
-  answer?(cx: RouteContext, answer: JsonRpcResponse, answered: Answered): JsonRpcResponse | undefined;
+  /**
+   * An answer on its way back; returns a replacement, nothing to let it go as it is, or `HANDLED`
+   * when the rule took it over (it goes no further, and later rules do not see it).
+   */
+  answer?(cx: RouteContext, answer: JsonRpcResponse, answered: Answered): JsonRpcResponse | typeof HANDLED | undefined;
   /** The router answered `hop`'s request `key` on its behalf (cancelled, retried): no answer will be judged. */
   settled?(cx: RouteContext, hop: Hop, key: string): void;
   /** `hop` failed: what was kept about it goes. */
