@@ -45,7 +45,35 @@ describe("chain config", () => {
   it("rejects unknown fields (a typo must not be silently ignored) and bad JSON", () => {
     expect(() => parseChainConfig(JSON.stringify({ proxys: [] }), "c.json")).toThrow(/Unrecognized key.*proxys/);
     expect(() => parseChainConfig(JSON.stringify({ proxies: [{ wasm: "a.wasm", confg: {} }] }), "c.json")).toThrow(/proxies\[0\]/);
-    expect(() => parseChainConfig("{", "c.json")).toThrow(/c\.json: not valid JSON/);
+    expect(() => parseChainConfig("{", "c.json")).toThrow(/^c\.json:1:2: not valid JSON: Expected property name/);
+  });
+
+  it("suggests the nearest valid key for a typo, at every level", () => {
+    const issues = (config: unknown) => {
+      try {
+        parseChainConfig(JSON.stringify(config, null, 2), "c.json");
+      } catch (error) {
+        return (error as Error).message
+          .split("\n")
+          .slice(1)
+          .map((l) => l.trim());
+      }
+      throw new Error("it validated");
+    };
+    expect(issues({ proxys: [] })).toEqual(['(top level): Unrecognized key: "proxys" (did you mean "proxies"?)']);
+    expect(issues({ proxies: [{ wams: "a.wasm" }] })).toContain('proxies[0]: Unrecognized key: "wams" (did you mean "wasm"?)');
+    expect(issues({ proxies: [{ wasm: "a.wasm", limits: { receiveTimeout: 5, colour: 1 } }] })).toEqual([
+      'proxies[0].limits: Unrecognized keys: "receiveTimeout" (did you mean "receiveTimeoutMs"?), "colour"',
+    ]);
+    expect(issues({ agent: { command: "a", argz: [] } })).toEqual(['agent: Unrecognized key: "argz" (did you mean "args"?)']);
+    expect(issues({ proxies: [{ command: "p", trusted: true, dialekt: "rust" }] })).toEqual([
+      'proxies[0]: Unrecognized key: "dialekt" (did you mean "dialect"?)',
+    ]);
+  });
+
+  it("reports a JSON syntax error by line and column", () => {
+    const text = '{\n  "proxies": [\n    { "wasm": "a.wasm", }\n  ]\n}\n';
+    expect(() => parseChainConfig(text, "chain.json")).toThrow(/^chain\.json:3:25: not valid JSON: Expected double-quoted property name$/);
   });
 
   it("resolves proxy paths against the config file's folder", async () => {

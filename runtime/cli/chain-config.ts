@@ -25,6 +25,8 @@ import { GRANTS } from "../routing/grants.js";
 import { ISOLATIONS } from "../sandbox/sandbox-factory.js";
 import { WASI_GRANTS } from "../sandbox/wasi-grants.js";
 import { isNativeProxy } from "./chain-entries.js";
+import { jsonSyntaxPosition } from "./json-position.js";
+import { nearestName } from "./nearest-name.js";
 
 const limits = z
   .object({
@@ -145,13 +147,39 @@ export class ConfigError extends CordonError {
 
 const isPackageProxy = (p: ChainConfigFile["proxies"][number]): p is PackageProxyEntry => "package" in p;
 
-/** Parses config text; errors name the file and the field (`proxies[1].wasm: expected string`). */
+/** The keys an object at `path` in a config may have (a proxy entry: those of every kind), for "did you mean". */
+function knownKeys(path: readonly PropertyKey[]): string[] {
+  const at = path.map(String).join(".");
+  if (at === "") return Object.keys(ChainConfigSchema.shape);
+  if (at === "agent") return Object.keys(agent.shape);
+  if (/^proxies\.\d+$/.test(at)) return [...new Set([wasmProxy, packageProxy, nativeProxy].flatMap((k) => Object.keys(k.shape)))];
+  if (/^proxies\.\d+\.limits$/.test(at)) return Object.keys(limits.shape);
+  return [];
+}
+
+/** An unknown key's issue, with the nearest valid key when one is near (`"wams"` → did you mean "wasm"?). */
+function unknownKeysMessage(keys: readonly string[], path: readonly PropertyKey[]): string {
+  const known = knownKeys(path);
+  const named = keys.map((key) => {
+    const near = nearestName(key, known);
+    return near ? `${JSON.stringify(key)} (did you mean ${JSON.stringify(near)}?)` : JSON.stringify(key);
+  });
+  return `Unrecognized key${keys.length === 1 ? "" : "s"}: ${named.join(", ")}`;
+}
+
+/**
+ * Parses config text; errors name the file and the field (`proxies[1].wasm: expected string`), a
+ * syntax error its line and column (`chain.json:3:5: not valid JSON: …`).
+ */
 export function parseChainConfigFile(text: string, source: string): ChainConfigFile {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`${source}: not valid JSON (${(error as Error).message})`);
+    const at = jsonSyntaxPosition(text, error as Error);
+    throw new ConfigError(
+      at ? `${source}:${at.line}:${at.column}: not valid JSON: ${at.reason}` : `${source}: not valid JSON (${(error as Error).message})`,
+    );
   }
   const parsed = ChainConfigSchema.safeParse(raw);
   if (!parsed.success) {
@@ -160,7 +188,8 @@ export function parseChainConfigFile(text: string, source: string): ChainConfigF
         (acc, part) => (typeof part === "number" ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)),
         "",
       );
-      return `${path || "(top level)"}: ${issue.message}`;
+      const message = issue.code === "unrecognized_keys" ? unknownKeysMessage(issue.keys, issue.path) : issue.message;
+      return `${path || "(top level)"}: ${message}`;
     });
     throw new ConfigError(`${source}: invalid chain config\n  ${issues.join("\n  ")}`);
   }

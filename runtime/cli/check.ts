@@ -5,7 +5,8 @@
  * manifest's schema, instantiation in its sandbox, the `_cordon/configure` delivery) and then
  * stopped; native proxies and the agent are only looked up on PATH (they are processes with your
  * privileges, not started by a check). Then the chain is printed: names, files, hashes, grants,
- * limits, isolation, failure policy.
+ * what each proxy watches (in words), limits, isolation, failure policy. Two proxies that would go
+ * by the same name are refused as a config mistake, naming the field.
  *
  * Exit 0 when the chain would start, 1 when something in it would not, 2 for a bad command line
  * or config.
@@ -14,12 +15,14 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { WasmProxyPeer } from "../components/wasm-proxy.js";
 import { type LoadedComponent, loadComponent } from "../sandbox/component-loader.js";
+import type { Watches } from "../sandbox/manifest.js";
 import { DEFAULT_LIMITS, type SandboxLimits } from "../sandbox/sandbox.js";
 import { defaultIsolation, type Isolation, isIsolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { type AgentEntry, isNativeProxy, type ProxyEntry, readChainConfig } from "./chain-config.js";
 import { grantLines } from "./grant-words.js";
 import { proxyNames } from "./proxy-names.js";
 import { findCommand, whereLooked } from "./start-diagnostics.js";
+import { watchLines } from "./watch-words.js";
 
 const USAGE = "usage: cordon check <chain.json> [--isolation thread|worker] [--json]\n";
 
@@ -36,7 +39,7 @@ interface ProxyReport {
   pinned?: boolean;
   /** For a `package` entry: what the lock pinned. */
   package?: { spec: string; package: string; version: string };
-  manifest?: { name?: string; version?: string; description?: string; grants?: string[] } | null;
+  manifest?: { name?: string; version?: string; description?: string; grants?: string[]; watches?: Watches } | null;
   grants: string[];
   /** Effective sandbox limits (WASM); `set` lists the ones the config chose. */
   limits?: Record<string, number>;
@@ -96,6 +99,11 @@ export async function check(argv: string[]): Promise<number> {
     return 2;
   }
 
+  const clashes = sameNames(entries);
+  if (clashes.length > 0) {
+    process.stderr.write(`cordon check: ${configPath}: invalid chain config\n${clashes.map((c) => `  ${c}\n`).join("")}`);
+    return 2;
+  }
   const names = proxyNames(entries);
   const proxies = await Promise.all(entries.map((entry, i) => checkProxy(entry, i, names[i], isolation)));
   const agentReport = agent ? checkAgent(agent) : null;
@@ -155,7 +163,7 @@ async function checkProxy(entry: ProxyEntry, position: number, name: string, iso
   report.sha256 = component.sha256;
   report.pinned = entry.sha256 !== undefined;
   const m = component.manifest;
-  report.manifest = m && { name: m.name, version: m.version, description: m.description, grants: m.grants };
+  report.manifest = m && { name: m.name, version: m.version, description: m.description, grants: m.grants, watches: m.watches };
   // Start it the way `cordon run` does, then stop it.
   const warn = (line: string) => report.warnings.push(line);
   const peer = new WasmProxyPeer(
@@ -178,6 +186,30 @@ async function checkProxy(entry: ProxyEntry, position: number, name: string, iso
   }
   if (failure !== null) return { ...report, ok: false, problem: failure.includes(path) ? failure : `${failure} (${path})` };
   return report;
+}
+
+/**
+ * Two proxies going by one name (given, or from the same file): `cordon run` would call the second
+ * `redact#2` in traces, logs and errors, so which is which could not be told. One issue per clash,
+ * naming the field (`proxies[2].name: …`).
+ */
+function sameNames(entries: ProxyEntry[]): string[] {
+  const first = new Map<string, number>();
+  const issues: string[] = [];
+  entries.forEach((entry, i) => {
+    const name = proxyNames([entry])[0];
+    const before = first.get(name);
+    if (before === undefined) {
+      first.set(name, i);
+      return;
+    }
+    issues.push(
+      entry.name !== undefined
+        ? `proxies[${i}].name: ${JSON.stringify(name)} is also the name of proxies[${before}]; give each proxy its own name`
+        : `proxies[${i}]: goes by ${JSON.stringify(name)} (from its ${isNativeProxy(entry) ? "command" : "file"}), as proxies[${before}] does; give it a "name" of its own`,
+    );
+  });
+  return issues;
 }
 
 function checkAgent(agent: AgentEntry): NonNullable<CheckReport["agent"]> {
@@ -225,6 +257,10 @@ function describe(r: CheckReport): string {
         `       grants     ${p.grants.length ? p.grants.join(", ") : "none"}${p.manifest?.grants?.length ? ` (asks for ${p.manifest.grants.join(", ")})` : ""}`,
       );
       lines.push(...grantLines(p.grants, "                  "));
+      if (p.manifest !== undefined) {
+        const [seen, ...rest] = watchLines(p.manifest?.watches, "                  ");
+        lines.push(`       watches    ${seen}`, ...rest);
+      }
       const set = new Set(p.limitsSet);
       const limits = Object.entries(p.limits ?? {})
         .filter(([k]) => MAIN_LIMITS.includes(k) || set.has(k))

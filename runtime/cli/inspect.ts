@@ -1,7 +1,8 @@
 /**
  * `cordon inspect <file.wasm>`: what a proxy is and what it can touch, before you run it —
  * its manifest, world imports and exports, string encodings, memory and the cap that will
- * apply, and its SHA-256 (to pin in a chain config).
+ * apply, what it watches (the messages that enter its sandbox; the rest pass it unseen), and its
+ * SHA-256 (to pin in a chain config).
  */
 import { basename } from "node:path";
 import { loadComponent } from "../sandbox/component-loader.js";
@@ -9,6 +10,7 @@ import { PAGE_BYTES, readMemoryLimits } from "../sandbox/memory-cap.js";
 import { DEFAULT_LIMITS } from "../sandbox/sandbox.js";
 import { grantForInterface, WASI_GRANTS } from "../sandbox/wasi-grants.js";
 import { grantLines } from "./grant-words.js";
+import { watchLines } from "./watch-words.js";
 
 const size = (pages: number) => {
   const bytes = pages * PAGE_BYTES;
@@ -61,6 +63,7 @@ export async function inspect(path: string | undefined, json: boolean): Promise<
     `  core module   ${(c.coreBytes.length / 1024).toFixed(1)} KiB`,
     `  grants asked  ${m?.grants?.length ? m.grants.join(", ") : "none"}`,
     ...grantLines(m?.grants ?? [], "                "),
+    ...watchLines(m?.watches, "                ").map((line, i) => (i === 0 ? `  watches       ${line}` : line)),
     `  loads only if ${needs.length ? `the chain config grants ${needs.join(" and ")}` : "nothing more: it needs no sandbox grant"}`,
     `  config schema ${m?.config ? JSON.stringify(m.config) : "none declared"}`,
     "",
