@@ -307,7 +307,7 @@ export class ThreadSandbox implements ProxySandbox {
       }
       const now = performance.now();
       this.cpuMs += now - t;
-      const over = this.budget.charge({ guestMs: now - t, messages: output.length, units: host.lastOutputUnits });
+      const over = this.budget.charge({ guestMs: now - t, messages: output.length, units: host.lastOutputUnits }, now);
       if (over) {
         slice.failure = { kind: "budget", message: over.message };
         return;
