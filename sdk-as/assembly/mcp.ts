@@ -1,4 +1,5 @@
-// MCP servers served by a proxy over MCP-over-ACP: the proxy declares tools, the SDK does the rest.
+// MCP servers served by a proxy over MCP-over-ACP: the proxy declares tools, resources and prompts,
+// the SDK does the rest.
 //
 //   class Tools extends Proxy {
 //     constructor() {
