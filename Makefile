@@ -14,11 +14,20 @@ $(NPM_STAMP): package-lock.json package.json sdk-as/package.json
 
 install: $(NPM_STAMP)
 
-tsc: install
+# tsc only when a TypeScript source or the compiler settings changed since the last compile (the
+# stamp lives in dist/, so removing dist/ recompiles); an unchanged tree skips it.
+TSC_STAMP := dist/.tsc-stamp
+TS_SOURCES := $(shell find runtime bench sdk-as/tools sdk-as/testing examples -name '*.ts' ! -name '*.test.ts' 2>/dev/null)
+
+$(TSC_STAMP): $(TS_SOURCES) tsconfig.json tsconfig.build.json $(NPM_STAMP)
 	@echo "==> compiling the runtime (tsc)" >&2
 	npx tsc -p tsconfig.build.json
+	@touch $(TSC_STAMP)
 
-# The SDK's build tool is TypeScript (sdk-as/tools), compiled into dist/ by the tsc step.
+tsc: install $(TSC_STAMP)
+
+# The SDK's build tool is TypeScript (sdk-as/tools), compiled into dist/ by the tsc step. It
+# rebuilds a proxy only when what it is built from changed by content (sdk-as/tools/up-to-date.ts).
 proxies: tsc
 	@echo "==> building the example proxies into proxies/dist/" >&2
 	node sdk-as/tools/build-proxy.mjs --all proxies

@@ -10,10 +10,10 @@
  * a 41 MiB component of small loops cost ~29 s and ~1.7 GB at every start. Each fuel rule also has
  * an in-process test that fails without it (`runtime/sandbox/fuel.test.ts`, `thread-sandbox.test.ts`).
  * Measured here (loaded 2-core machine, 1 s budget): `thread` 1.0–2.3 s per attack, `worker`
- * 2.8–8.7 s; the 40 MiB component starts in 2–10 s at ≤ 330 MiB in either isolation.
+ * 2.8–8.7 s; the 64 MiB component (the cap) starts in 1.5–1.8 s at ≤ 451 MiB in either isolation.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -34,8 +34,8 @@ const BURNER = join(dist, "wasi-burner.wasm");
 const MANY_LOOPS = join(dist, "many-loops.wasm");
 const SPINNER = join(dist, "start-spinner.wasm");
 const Mi = 2 ** 20;
-/** Size of the many-loops component: under the 64 MiB cap, as in the issue's measurement. */
-const MANY_LOOPS_BYTES = 40 * Mi;
+/** Size of the many-loops component: the largest the 64 MiB cap allows, less 64 KiB for the component's wrapping (~22 M loops). */
+const MANY_LOOPS_BYTES = 64 * Mi - 64 * 1024;
 
 /**
  * The attacker's per-delivery budget (`receiveTimeoutMs`: its fuel and its backstop) and how soon
@@ -50,8 +50,10 @@ const GRACE_MS = 8_000;
  * by 64 MiB (its cap is 128 MiB); measured peaks: ~250–400 MiB.
  */
 const RSS_BOUND_MIB = 600;
-/** The tree's peak while the many-loops component starts and answers (the issue measured 1.7 GB in `thread` isolation). */
+/** The tree's peak while the many-loops component starts and answers (the issue measured 1.7 GB at 41 MiB, 2.3 GB at 57 MiB, in `thread` isolation). */
 const LOAD_RSS_BOUND_MIB = 800;
+/** Its start is bounded by this (the chain's `initialize` must be answered within it; the issue measured 50 s at 57 MiB). */
+const LOAD_BOUND_MS = 60_000;
 
 beforeAll(async () => {
   mkdirSync(dist, { recursive: true });
@@ -157,8 +159,47 @@ describe("issue 18: the start function is metered and bounded", () => {
   }, 60_000);
 });
 
+describe("issue 18: a start function that spins on a restart, while the chain runs", () => {
+  it("is stopped and named within seconds of its budget; a bystander is answered; once the file is good again, prompts are answered", async () => {
+    // The chain reads the proxy's file again at each restart: swapped for the spinner, then restored.
+    const file = join(mkdtempSync(join(tmpdir(), "cordon-restart-")), "attacker.wasm");
+    const swap = (from: string) => {
+      writeFileSync(`${file}.new`, readFileSync(from));
+      renameSync(`${file}.new`, file);
+    };
+    swap(ATTACKER);
+    const client = await chain([
+      { name: "attacker", wasm: file, limits: { receiveTimeoutMs: BUDGET_MS, startTimeoutMs: BUDGET_MS } },
+      pass,
+    ]);
+    const victim = await session(client);
+    const bystander = await session(client);
+    swap(SPINNER);
+    const t = performance.now();
+    const hit = prompt(client, victim, "#MF#"); // stopped by its fuel; its restart loads the spinner
+    const restartFailed = client.waitFor(
+      (m) => m.method === "_cordon/notice" && /could not be restarted/.test(m.params?.message ?? ""),
+      BUDGET_MS + 2 * GRACE_MS,
+    );
+    const { result, peakMiB } = await peakRss(client, Promise.all([hit, restartFailed, prompt(client, bystander, "are you there?")]));
+    const [answer, notice, other] = result;
+    expect(answer.error, JSON.stringify(answer)).toBeDefined();
+    expect(notice.params.component).toBe(`proxy "attacker"`);
+    expect(notice.params.message).toMatch(
+      new RegExp(`could not be restarted: .*instantiation (did not finish within ${BUDGET_MS} ms|used its fuel budget of \\d+ units)`),
+    );
+    // The spin on restart costs its budget (twice: the failed delivery's, then the start's) and grace.
+    expect(performance.now() - t).toBeLessThan(2 * BUDGET_MS + GRACE_MS);
+    expect(other.result ?? other.error).toBeDefined();
+    expect(peakMiB).toBeLessThan(RSS_BOUND_MIB);
+    swap(ATTACKER);
+    await survivedAndServes(client, /could not be restarted|receive (used its fuel budget|did not return)/);
+    expect((await prompt(client, bystander, "and now?")).result).toEqual({ stopReason: "end_turn" });
+  }, 90_000);
+});
+
 describe("issue 18: the fuel pass is bounded at load", () => {
-  it(`a ${MANY_LOOPS_BYTES / Mi} MiB component of ~14 M empty loops starts in bounded time and memory, and works`, async () => {
+  it(`a component of the largest size (${Math.round(MANY_LOOPS_BYTES / Mi)} MiB) of ~22 M empty loops starts in bounded time and memory, and works`, async () => {
     const cache = join(mkdtempSync(join(tmpdir(), "cordon-loops-")), "components");
     const env = { ...process.env, CORDON_CACHE_DIR: cache };
     // Its first load validates it with jco (cached on disk); what is measured is a later start, as a restart or a new editor session pays.
@@ -178,7 +219,7 @@ describe("issue 18: the fuel pass is bounded at load", () => {
       let peak = 0;
       const timer = setInterval(() => (peak = Math.max(peak, treeRssMiB(client.child.pid!))), 25);
       client.send({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: 1 } });
-      const init = await client.waitFor((m) => m.id === "init", 60_000);
+      const init = await client.waitFor((m) => m.id === "init", LOAD_BOUND_MS);
       const started = performance.now() - t;
       expect(init.result?.agentInfo?.name, JSON.stringify(init)).toBe("scripted-agent");
       const s = await session(client);

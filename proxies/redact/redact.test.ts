@@ -26,12 +26,28 @@ const AWS = "AKIAIOSFODNN7EXAMPLE";
 const SLACK = "xoxb-1234567890-abcdefGHIJKL";
 const BEARER_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig_value-123";
 
-/** Delivers one agent text chunk and returns the text the client gets. */
+/**
+ * Delivers one agent text chunk, then the client's `session/cancel` (which flushes what redact held
+ * back), and returns all the text the client got, joined.
+ */
 function chunkThrough(p: ProxyUnderTest, text: string, kind = "agent_message_chunk"): string {
-  const out = p.deliver(agentUpdate(textChunk(text, kind)));
-  expect(out).toHaveLength(1);
-  expect(out[0].method).toBe("session/update");
-  return out[0].params.update.content.text;
+  const out = [
+    ...p.deliver(agentUpdate(textChunk(text, kind))),
+    ...p.deliver({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "sess-1" } }),
+  ];
+  const updates = out.filter((m) => m.method === "session/update");
+  for (const u of updates) expect(u.params.update.sessionUpdate).toBe(kind);
+  return updates.map((u) => u.params.update.content.text).join("");
+}
+
+/** The texts the client gets for a stream of chunks of one session (no flush). */
+function streamThrough(p: ProxyUnderTest, chunks: string[], sessionId = "sess-1", kind = "agent_message_chunk"): string[] {
+  return chunks.flatMap((text) =>
+    p
+      .deliver(agentUpdate(textChunk(text, kind), sessionId))
+      .filter((m) => m.method === "session/update")
+      .map((m) => m.params.update.content.text),
+  );
 }
 
 describe("redact proxy", () => {
@@ -51,10 +67,10 @@ describe("redact proxy", () => {
     const clean = [
       "sk-short is not a key",
       "task-AbCdEfGhIjKlMnOpQrStUvWxYz is not sk- at a word boundary",
-      "ghp_tooShort123",
+      "ghp_tooShort123 ",
       "AKIAIOSFODNN7EXAMPLEX (too long for an access key id)",
       "akiaiosfodnn7example (lower case)",
-      "Bearer short",
+      "Bearer short!",
       "xoxz-1234567890-abcdef (not a slack prefix)",
       'plain text with ünïcödé 😀 and "quotes"',
     ];
@@ -149,18 +165,18 @@ describe("redact proxy", () => {
     };
     // `"t\u0065xt"` is `text` to the client: the chunk's text must be masked all the same.
     const chunk = reads(
-      `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","t\\u0065xt":"key ${OPENAI}"}}}`,
+      `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","t\\u0065xt":"key ${OPENAI}."}}}`,
     );
-    expect(chunk.content.text).toBe(`key ${M}`);
+    expect(chunk.content.text).toBe(`key ${M}.`);
     const escapedKind = reads(
-      `{"sessionId":"s","update":{"s\\u0065ssionUpdate":"agent_message_chunk","c\\u006fntent":{"\\u0074ype":"text","text":"${GHP}"}}}`,
+      `{"sessionId":"s","update":{"s\\u0065ssionUpdate":"agent_message_chunk","c\\u006fntent":{"\\u0074ype":"text","text":"${GHP}."}}}`,
     );
-    expect(escapedKind.content.text).toBe(M);
+    expect(escapedKind.content.text).toBe(`${M}.`);
     // A repeated name: the client keeps the last one, so that is the one to mask.
     const repeated = reads(
-      `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"ok","te\\u0078t":"${AWS}"}}}`,
+      `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"ok","te\\u0078t":"${AWS}."}}}`,
     );
-    expect(repeated.content.text).toBe(M);
+    expect(repeated.content.text).toBe(`${M}.`);
     const tool = reads(
       `{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","t\\u0069tle":"curl ${SLACK}","rawInput":{"t\\u006fken":"${GH_PAT}"}}}`,
     );
@@ -174,9 +190,9 @@ describe("redact proxy", () => {
 
   it("logs a count per message, never the secret", async () => {
     const p = await proxyUnderTest(component);
-    chunkThrough(p, `${OPENAI} ${OPENAI}`);
+    chunkThrough(p, `${OPENAI} ${OPENAI}.`);
     chunkThrough(p, "nothing here");
-    chunkThrough(p, AWS);
+    chunkThrough(p, `${AWS} `);
     expect(p.logs).toEqual([
       { level: "info", message: "masked 2 secrets in agent_message_chunk (2 so far)" },
       { level: "info", message: "masked 1 secret in agent_message_chunk (3 so far)" },
@@ -184,11 +200,67 @@ describe("redact proxy", () => {
     expect(p.wire.join("\n")).not.toContain(OPENAI);
   });
 
-  it("does not catch a key split across two chunks (documented limit)", async () => {
+  it("catches a key split across two chunks: the possible start is held back and sent with the next chunk", async () => {
     const p = await proxyUnderTest(component);
-    const half = OPENAI.length / 2;
-    expect(chunkThrough(p, OPENAI.slice(0, half))).toBe(OPENAI.slice(0, half));
-    expect(chunkThrough(p, OPENAI.slice(half))).toBe(OPENAI.slice(half));
+    for (const key of [OPENAI, ANTHROPIC, GHP, GH_PAT, AWS, SLACK]) {
+      for (const at of [1, 2, 3, 4, 5, 11, key.length - 1]) {
+        expect(streamThrough(p, [`before ${key.slice(0, at)}`, `${key.slice(at)} after`]).join("")).toBe(`before ${M} after`);
+      }
+    }
+    expect(streamThrough(p, ["Authorization: Bea", "rer ", BEARER_TOKEN.slice(0, 9), `${BEARER_TOKEN.slice(9)}\n`]).join("")).toBe(
+      `Authorization: Bearer ${M}\n`,
+    );
+    // across three chunks, and the clean part is never held
+    expect(streamThrough(p, ["key: s", "k-proj-Ab3dEf6hIj", "9kLm2nOp5qRs8tUv1wXy4z!"])).toEqual(["key: ", `${M}!`]);
+    expect(p.wire.join("\n")).not.toContain(OPENAI.slice(3, 12));
+  });
+
+  it("catches a configured literal split across chunks, in escaped and multi-byte text", async () => {
+    const p = await proxyUnderTest(component, { patterns: ["pässwörd-😀-42"] });
+    expect(streamThrough(p, ["my pä", "sswörd-\ud83d", "\ude00-42 ✓"])).toEqual(["my ", `${M} ✓`]);
+    // the chunk arrives with its text spelled in escapes
+    const raw = (text: string) =>
+      p.deliverRaw(
+        `{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/update","params":{"sessionId":"sess-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"${text}"}}}}}`,
+      );
+    expect(raw("x p\\u00e4ssw\\u00f6rd")).toEqual([
+      '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x "}}}}',
+    ]);
+    const [rest] = raw("-\\ud83d\\ude00-42\\n");
+    expect(JSON.parse(rest).params.update.content.text).toBe(`${M}\n`);
+    // a near miss that turns out not to be the literal is sent on as it was
+    expect(streamThrough(p, ["pässw", "ort"]).join("")).toBe("pässwort");
+  });
+
+  it("flushes what it holds when the turn ends (before the answer), on session/cancel, and before other updates", async () => {
+    const p = await proxyUnderTest(component);
+    const [fwd] = p.deliver({ jsonrpc: "2.0", id: 5, method: "session/prompt", params: { sessionId: "sess-1", prompt: [] } });
+    expect(streamThrough(p, ["the key is sk-proj-Ab3d"])).toEqual(["the key is "]);
+    // the turn ends: the held text goes out (not a key yet: as it is) before the answer
+    expect(p.deliver({ jsonrpc: "2.0", id: fwd.id, result: { stopReason: "end_turn" } })).toEqual([
+      clientUpdate(textChunk("sk-proj-Ab3d")),
+      { jsonrpc: "2.0", id: 5, result: { stopReason: "end_turn" } },
+    ]);
+    // a whole key held at the end of a chunk is masked when flushed by session/cancel
+    expect(streamThrough(p, [`done: ${OPENAI}`])).toEqual(["done: "]);
+    const cancelled = p.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "sess-1" } });
+    expect(cancelled.toClient).toEqual([clientUpdate(textChunk(M))]);
+    expect(cancelled.toAgent).toEqual([{ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "sess-1" } }]);
+    // another update of the session (a plan, a thought) goes after the held text, in order
+    expect(streamThrough(p, ["thinking about ghp_"])).toEqual(["thinking about "]);
+    const plan = { sessionUpdate: "plan", entries: [] };
+    expect(p.deliver(agentUpdate(plan))).toEqual([clientUpdate(textChunk("ghp_")), clientUpdate(plan)]);
+    expect(streamThrough(p, ["x sk-", "!"], "sess-1")).toEqual(["x ", "sk-!"]);
+    // sessions do not mix: each holds its own
+    expect(streamThrough(p, ["a: sk-proj-"], "sess-A")).toEqual(["a: "]);
+    expect(streamThrough(p, ["b: hello"], "sess-B")).toEqual(["b: hello"]);
+    expect(streamThrough(p, ["Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z."], "sess-A")).toEqual([`${M}.`]);
+    // a thought chunk after a held message chunk: the message part goes first, as a message
+    expect(streamThrough(p, ["m: AKIA"])).toEqual(["m: "]);
+    expect(p.deliver(agentUpdate(textChunk("t", "agent_thought_chunk")))).toEqual([
+      clientUpdate(textChunk("AKIA")),
+      clientUpdate(textChunk("t", "agent_thought_chunk")),
+    ]);
   });
 
   it("does not touch what the client sends", async () => {

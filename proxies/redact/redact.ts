@@ -14,10 +14,16 @@
 // Config: {"patterns": ["literal", ...], "mask": "[REDACTED]", "builtin": true}. Each masked
 // secret is replaced by `mask`; the count is logged through `_cordon/log` (never the secret).
 //
+// Secrets split across chunks: the agent streams text in pieces, so a key can arrive as `sk-ab` +
+// `cdef…`. Per session, the longest tail of a message (or thought) chunk that could be the start of
+// a secret — a prefix of a literal, or a key whose characters run to the chunk's end — is held back
+// and put before the next chunk of the same kind, then scanned with it. What is held leaves (masked
+// if it is a secret) before any other update of the session, when the turn ends (before the
+// `session/prompt` answer), and when the client sends `session/cancel`. A chunk held whole is not
+// forwarded (its text leaves with the next one, and the rest of that update, `_meta` say, is
+// dropped); at most the last 1024 characters are held. A chunk start counts as a word boundary.
+//
 // What it does NOT catch:
-// - a secret split across two chunks (the agent streams text in pieces; each chunk is scanned on
-//   its own, so `sk-ab` + `cdef…` passes) — holding text back across chunks would delay and reshape
-//   the stream;
 // - secrets in shapes other than the above (passwords, private keys, JWTs, connection strings),
 //   unless configured as literals; literal patterns are case-sensitive;
 // - anything in client → agent traffic, `plan` entries, `terminal` output (the client owns the
@@ -26,7 +32,10 @@ import {
   Config,
   JSON,
   LogLevel,
+  Notification,
+  PerSession,
   PermissionRequest,
+  PromptRequest,
   Proxy,
   SessionUpdate,
   arrObj,
@@ -93,6 +102,16 @@ function startsAtIgnoreCase(s: string, i: i32, lowerPrefix: string): bool {
     if (c != lowerPrefix.charCodeAt(k)) return false;
   }
   return true;
+}
+
+/** Longest tail of a stream held back at once; a longer possible secret is sent on as it is. */
+const HOLD_MAX = 1024;
+
+/** Whether `s` from `i` is a prefix of `prefix`, or `prefix` and then `cls` characters to the end. */
+function openEnded(s: string, i: i32, prefix: string, cls: i32): bool {
+  const rest = s.length - i;
+  if (rest <= prefix.length) return startsAt(prefix, 0, s.substring(i));
+  return startsAt(s, i, prefix) && run(s, i + prefix.length, cls) == rest - prefix.length;
 }
 
 class Redactor {
@@ -248,6 +267,86 @@ class Redactor {
     return true;
   }
 
+  /**
+   * Where the part of a streamed text to hold back begins: the first position (among the last
+   * `HOLD_MAX` characters) from which the rest of the text could still be the start of a secret —
+   * a proper prefix of a literal, or of a built-in key whose characters run to the end (a key that
+   * already matches but may go on is held too, so its tail is never shown unmasked). `s.length`
+   * when nothing needs holding.
+   */
+  holdFrom(s: string): i32 {
+    const n = s.length;
+    const table = this.firstAscii;
+    for (let i = max(0, n - HOLD_MAX); i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 128 ? table[c] == 0 : !this.litOther.includes(c)) continue;
+      if (this.partialAt(s, i)) return i;
+    }
+    return n;
+  }
+
+  /** Whether a secret could start at `i` and run past the end of `s` (see `holdFrom`). */
+  private partialAt(s: string, i: i32): bool {
+    const rest = s.length - i;
+    for (let k = 0, m = this.literals.length; k < m; k++) {
+      const lit = unchecked(this.literals[k]);
+      if (rest < lit.length && startsAt(lit, 0, s.substring(i))) return true;
+    }
+    if (!this.builtin) return false;
+    if (i > 0 && isKeyChar(s.charCodeAt(i - 1))) return false; // not at a word boundary
+    const c = s.charCodeAt(i);
+    if (c == 0x73) return openEnded(s, i, "sk-", KEY);
+    if (c == 0x67) {
+      if (openEnded(s, i, "github_pat_", ALNUM_UNDERSCORE)) return true;
+      // gh?_ with ? one of p o u s r, then alphanumerics to the end
+      if (rest >= 2 && s.charCodeAt(i + 1) != 0x68) return false;
+      if (rest >= 3) {
+        const t = s.charCodeAt(i + 2);
+        if (t != 0x70 && t != 0x6f && t != 0x75 && t != 0x73 && t != 0x72) return false;
+      }
+      if (rest >= 4 && s.charCodeAt(i + 3) != 0x5f) return false;
+      return rest < 4 || run(s, i + 4, ALNUM) == rest - 4;
+    }
+    if (c == 0x41) {
+      if (openEnded(s, i, "AIza", KEY)) return true;
+      // AKIA / ASIA and 16 upper-case letters or digits: held while it is 20 or fewer to the end
+      // (at exactly 20, what follows decides whether it is a key).
+      if (rest > 20) return false;
+      if (rest >= 2 && s.charCodeAt(i + 1) != 0x4b && s.charCodeAt(i + 1) != 0x53) return false;
+      if (rest >= 3 && s.charCodeAt(i + 2) != 0x49) return false;
+      if (rest >= 4 && s.charCodeAt(i + 3) != 0x41) return false;
+      for (let j = i + 4; j < s.length; j++) {
+        const d = s.charCodeAt(j);
+        if (!isUpper(d) && !(d >= 0x30 && d <= 0x39)) return false;
+      }
+      return true;
+    }
+    if (c == 0x78) {
+      // xox?- with ? one of a b p r, then [A-Za-z0-9-] to the end
+      if (rest >= 2 && s.charCodeAt(i + 1) != 0x6f) return false;
+      if (rest >= 3 && s.charCodeAt(i + 2) != 0x78) return false;
+      if (rest >= 4) {
+        const t = s.charCodeAt(i + 3);
+        if (t != 0x61 && t != 0x62 && t != 0x70 && t != 0x72) return false;
+      }
+      if (rest >= 5 && s.charCodeAt(i + 4) != 0x2d) return false;
+      return rest < 5 || run(s, i + 5, SLACK) == rest - 5;
+    }
+    // "Bearer", any case, then spaces, then token characters to the end
+    const word = min(rest, 6);
+    for (let k = 0; k < word; k++) {
+      let d = s.charCodeAt(i + k);
+      if (isUpper(d)) d += 0x20;
+      if (d != "bearer".charCodeAt(k)) return false;
+    }
+    if (rest <= 6) return true;
+    let j = i + 6;
+    if (s.charCodeAt(j) != 0x20) return false;
+    while (j < s.length && s.charCodeAt(j) == 0x20) j++;
+    while (j < s.length && isBearerChar(s.charCodeAt(j))) j++;
+    return j == s.length;
+  }
+
   /** A key body of at least `min` `cls` characters at `from`: the match ends after it. */
   private token(s: string, from: i32, cls: i32, min: i32): bool {
     const len = run(s, from, cls);
@@ -334,9 +433,17 @@ function makeRedactor(): Redactor {
   return r;
 }
 
+/** The tail of a session's text stream held back until the next chunk (or a flush). */
+class Held {
+  text: string = "";
+  /** `agent_message_chunk` or `agent_thought_chunk`. */
+  kind: string = "";
+}
+
 class Redact extends Proxy {
   redactor: Redactor = makeRedactor();
   total: i32 = 0;
+  held: PerSession<Held> = new PerSession<Held>();
 
   onConfigure(config: Config): void {
     const r = this.redactor;
@@ -352,25 +459,69 @@ class Redact extends Proxy {
   onSessionUpdate(update: SessionUpdate): void {
     const kind = update.kind;
     const r = this.redactor;
+    const sessionId = update.sessionId;
     r.count = 0;
-    if (kind == "agent_message_chunk" || kind == "agent_thought_chunk") {
-      if (update.isTextChunk) {
-        const text = update.text;
-        const masked = r.redact(text);
-        if (masked != text) update.text = masked; // marks the update changed
+    if ((kind == "agent_message_chunk" || kind == "agent_thought_chunk") && update.isTextChunk) {
+      let text = update.text;
+      if (this.held.has(sessionId)) {
+        const h = this.held.of(sessionId);
+        if (h.text.length && h.kind == kind) {
+          text = h.text + text;
+          h.text = "";
+        } else this.flush(sessionId);
       }
-    } else if (kind == "tool_call" || kind == "tool_call_update") {
-      const u = update.readUpdate();
-      if (u != null) {
-        r.redactToolCall(u);
-        if (r.count > 0) update.markChanged();
+      // Hold back what could be the start of a secret the next chunk completes.
+      const cut = r.holdFrom(text);
+      if (cut < text.length) {
+        const h = this.held.of(sessionId);
+        h.text = text.substring(cut);
+        h.kind = kind;
+      }
+      if (cut == 0) return; // all of it held: it leaves with the next chunk or the flush
+      const shown = r.redact(cut < text.length ? text.substring(0, cut) : text);
+      if (shown != update.text) update.text = shown; // marks the update changed
+    } else {
+      this.flush(sessionId); // what was held goes first, in order
+      if (kind == "tool_call" || kind == "tool_call_update") {
+        const u = update.readUpdate();
+        if (u != null) {
+          r.redactToolCall(u);
+          if (r.count > 0) update.markChanged();
+        }
       }
     }
     this.counted(kind);
     this.forward(update);
   }
 
+  /** Sends a session's held text on (masked), as a chunk of its kind. */
+  private flush(sessionId: string): void {
+    if (!this.held.has(sessionId)) return;
+    const h = this.held.of(sessionId);
+    if (h.text.length == 0) return;
+    const r = this.redactor;
+    const saved = r.count;
+    r.count = 0;
+    const text = r.redact(h.text);
+    h.text = "";
+    if (h.kind == "agent_thought_chunk") this.sendThought(sessionId, text);
+    else this.sendMessageChunk(sessionId, text);
+    this.counted(h.kind);
+    r.count = saved;
+  }
+
+  /** The turn is over (its answer is about to leave): nothing stays held past it. */
+  onTurnEnd(prompt: PromptRequest, stopReason: string): void {
+    this.flush(prompt.sessionId);
+  }
+
+  onClientNotification(notification: Notification): void {
+    if (notification.method == "session/cancel") this.flush(notification.sessionId);
+    this.forward(notification);
+  }
+
   onPermissionRequest(request: PermissionRequest): void {
+    this.flush(request.sessionId); // held text goes first
     const r = this.redactor;
     r.count = 0;
     const tc = request.readToolCall();

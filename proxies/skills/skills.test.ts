@@ -9,17 +9,19 @@ import {
   type Json,
   loadExampleProxy,
   mcpConnect,
+  mcpListAll,
   mcpProxyUnderTest,
   mcpRequest,
   newSession,
   type ProxyUnderTest,
   proxyUnderTest,
+  resourceText,
 } from "../../sdk-as/test/harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
   component = await loadExampleProxy("skills");
-});
+}, 180_000); // a build under load can take minutes
 
 const DEPLOY = '# Deploy\n1. Run `make release`.\n2. Tag it — "vX.Y" ✓';
 const CONFIG = {
@@ -80,7 +82,11 @@ describe("skills proxy", () => {
       contents: [{ uri: "skill://sa/deploy", mimeType: "text/markdown", text: DEPLOY }],
     });
     const connection = mcpConnect(p, b);
-    expect(mcpRequest(p, { connectionId: connection }, "resources/read", { uri: "skill://sb/triage" }).result.contents[0].text).toBe(
+    expect(mcpListAll(p, { connectionId: connection }, "resources/list", "resources").map((r) => r.uri)).toEqual([
+      "skill://sb/deploy",
+      "skill://sb/triage",
+    ]);
+    expect(resourceText(mcpRequest(p, { connectionId: connection }, "resources/read", { uri: "skill://sb/triage" }).result)).toBe(
       "Label the issue.",
     );
     // session b's connections cannot read session a's skills

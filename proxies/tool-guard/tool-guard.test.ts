@@ -48,6 +48,18 @@ describe("tool-guard proxy", () => {
     }
   });
 
+  it("takes the SDK's glob classes and escapes: [0-7] ranges, [!…] negation, \\* as a literal star", async () => {
+    const p = await proxyUnderTest(component, { deny: ["chmod [0-7][0-7]7 *", "kill -[!0-9]*", "echo \\*"] });
+    const denied = (title: string, id: number) =>
+      p.deliver(permission({ toolCallId: "g", title }, OPTIONS, id))[0].result?.outcome?.optionId === "no";
+    expect(denied("chmod 777 /srv", 1)).toBe(true);
+    expect(denied("chmod 750 /srv", 2)).toBe(false);
+    expect(denied("kill -KILL 1", 3)).toBe(true);
+    expect(denied("kill -9 1", 4)).toBe(false);
+    expect(denied("echo *", 5)).toBe(true);
+    expect(denied("echo hi", 6)).toBe(false);
+  });
+
   it("uses reject_always when it is the only reject option, and answers cancelled when there is none", async () => {
     const p = await proxyUnderTest(component, CONFIG);
     const onlyAlways = [OPTIONS[0], OPTIONS[3]];

@@ -1,49 +1,20 @@
 // tool-guard: answers `session/request_permission` itself when the tool call matches a deny
 // pattern, so the user is never asked about (and cannot approve) a forbidden action.
 //
-// Config: {"deny": ["rm -rf*", "*password*", ...]} — case-insensitive globs (`*` any run of
-// characters, `?` one character) that must match a whole text. The texts tried, in order:
+// Config: {"deny": ["rm -rf*", "*password*", ...]} — case-insensitive globs, the SDK's `Glob` in
+// text mode (`*` any run of characters, `/` included; `?` one character; `[a-z]` classes; `\`
+// escapes), that must match a whole text. The texts tried, in order:
 // the tool call's `title`; the JSON text of its `rawInput`; every string inside `rawInput`; and
 // every array of strings inside `rawInput` joined with spaces (so `["rm","-rf","/"]` is
 // `rm -rf /`). On a match it selects the first `reject_once`/`reject_always` option (or answers
 // `cancelled` when none is offered) and logs which pattern matched what. Otherwise the request
 // goes on to the client and its answer is relayed back.
-import { Config, JSON, LogLevel, PermissionOutcome, PermissionRequest, Proxy, getObj, register, stringValue, typeOf } from "@cordon/sdk-as";
-
-const STAR: i32 = 0x2a;
-const QUESTION: i32 = 0x3f;
-
-/** Whether glob `pattern` matches all of `text` (both already lower-cased). */
-export function globMatch(pattern: string, text: string): bool {
-  let p = 0;
-  let t = 0;
-  let star = -1;
-  let mark = 0;
-  const pn = pattern.length;
-  const tn = text.length;
-  while (t < tn) {
-    const pc = p < pn ? pattern.charCodeAt(p) : -1;
-    if (pc == QUESTION || (pc >= 0 && pc != STAR && pc == text.charCodeAt(t))) {
-      p++;
-      t++;
-    } else if (pc == STAR) {
-      star = p++;
-      mark = t;
-    } else if (star >= 0) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pn && pattern.charCodeAt(p) == STAR) p++;
-  return p == pn;
-}
+import { Config, Glob, JSON, LogLevel, PermissionOutcome, PermissionRequest, Proxy, getObj, register, stringValue, typeOf } from "@cordon/sdk-as";
 
 class ToolGuard extends Proxy {
-  /** Deny patterns as configured, and lower-cased for matching. */
+  /** Deny patterns as configured, and compiled (case-insensitive, text mode). */
   patterns: string[] = [];
-  deny: string[] = [];
+  deny: Glob[] = [];
   denied: i32 = 0;
   // What matched, for the log line.
   private pattern: string = "";
@@ -52,11 +23,11 @@ class ToolGuard extends Proxy {
   onConfigure(config: Config): void {
     const patterns = config.getStrings("deny");
     this.patterns = new Array<string>(0);
-    this.deny = new Array<string>(0);
+    this.deny = new Array<Glob>(0);
     for (let i = 0; i < patterns.length; i++) {
       if (patterns[i].length == 0) continue;
       this.patterns.push(patterns[i]);
-      this.deny.push(patterns[i].toLowerCase());
+      this.deny.push(Glob.compile(patterns[i], Glob.TEXT | Glob.IGNORE_CASE));
     }
   }
 
@@ -123,9 +94,8 @@ class ToolGuard extends Proxy {
 
   private test(what: string, text: string): bool {
     if (text.length == 0) return false;
-    const lower = text.toLowerCase();
     for (let i = 0; i < this.deny.length; i++) {
-      if (globMatch(this.deny[i], lower)) {
+      if (this.deny[i].matches(text)) {
         this.pattern = this.patterns[i];
         this.what = what;
         return true;

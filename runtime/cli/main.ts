@@ -4,6 +4,8 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { ProxyEntry } from "./chain-config.js";
 import { parseCommandLine } from "./command-line.js";
+import type { EarlyStart } from "./early-agent.js";
+import { RUN_OPTIONS, splitAgent } from "./run-options.js";
 
 const USAGE = `Cordon — an ACP conductor whose proxies are sandboxed WebAssembly components.
 
@@ -71,7 +73,8 @@ function version(): string {
   return pkg.version;
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** `early`: what the entry already started for `cordon run` (`bin/cordon.js`); without it `run` starts the agent itself. */
+export async function main(argv: string[], early?: EarlyStart): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case undefined:
@@ -85,7 +88,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`cordon ${version()}\n`);
       return 0;
     case "run":
-      return runCommand("agent", rest);
+      return runCommand("agent", rest, early);
     case "proxy":
       return runCommand("proxy", rest);
     case "new": {
@@ -149,24 +152,22 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<number> {
-  const split = argv.indexOf("--");
-  const own = split === -1 ? argv : argv.slice(0, split);
-  const agent = split === -1 ? [] : argv.slice(split + 1);
+async function runCommand(mode: "agent" | "proxy", argv: string[], prestarted?: EarlyStart): Promise<number> {
+  try {
+    return await runChain(mode, argv, prestarted);
+  } finally {
+    await prestarted?.agent?.discard(); // only if nothing adopted it: a usage error, or Cordon stopped before starting the chain
+  }
+}
+
+async function runChain(mode: "agent" | "proxy", argv: string[], prestarted?: EarlyStart): Promise<number> {
+  const { own, agent } = splitAgent(argv);
   const name = mode === "agent" ? "cordon run" : "cordon proxy";
   let parsed;
   try {
     parsed = parseArgs({
       args: own,
-      options: {
-        config: { type: "string", short: "c" },
-        proxy: { type: "string", short: "p", multiple: true },
-        "proxy-cmd": { type: "string", multiple: true },
-        trace: { type: "string" },
-        isolation: { type: "string" },
-        "initialize-timeout": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: RUN_OPTIONS,
       strict: true,
       allowPositionals: false,
       tokens: true,
@@ -210,7 +211,9 @@ async function runCommand(mode: "agent" | "proxy", argv: string[]): Promise<numb
     }
   }
   // The agent boots while the conductor loads and the proxies compile, not after (early-agent.ts).
-  const early = mode === "agent" ? (await import("./early-agent.js")).startAgentEarly(agent, parsed.values.config) : undefined;
+  const early =
+    prestarted?.agent ??
+    (mode === "agent" && !prestarted ? (await import("./early-agent.js")).startAgentEarly(agent, parsed.values.config) : undefined);
   try {
     const { run } = await import("./run.js");
     const trace = parsed.values.trace === undefined ? undefined : resolve(parsed.values.trace); // errors name the resolved path

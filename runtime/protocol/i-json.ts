@@ -32,8 +32,8 @@
  * escapes, key order); refusing costs them nothing, and only a proxy that writes ambiguous text —
  * which no JSON serializer does — is told. The conductor checks every message from every proxy
  * hop (sandboxed, native `command` proxies alike: the gates apply to both, so both must be read
- * as their next reader reads them), right after the nesting bound; the client and the agent are
- * not proxies and are not checked.
+ * as their next reader reads them), in the same pass that bounds its nesting (`maxDepth`, see
+ * routing/admission.ts); the client and the agent are not proxies and are not checked.
  *
  * Honest text passes untouched: nothing is rewritten, so byte-faithful forwarding is unchanged.
  *
@@ -43,7 +43,8 @@
  * escaped ones (only in text with a `\u` escape), and the folded names of the open objects on
  * one shared stack (a map for an object past 16 members). It needs no stack frames: a
  * 20,000-deep text scans like a flat one. `maxDepth` makes the same pass enforce the nesting
- * bound (nesting.ts), for when the router wants one scan for both.
+ * bound (nesting.ts): the router scans a proxy's output once for both, and the violation's `rule`
+ * says which was broken (`nesting` or an I-JSON one).
  *
  * Cost, measured on Node 20 on a shared 2-core machine (load average 6–16, so absolute figures
  * are a few times an idle machine's; compare each with `JSON.parse` of the same text, measured in

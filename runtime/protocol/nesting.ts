@@ -5,7 +5,9 @@
  * walks the value afterwards recursively (`JSON.stringify` when the message is forwarded, the grant
  * tracker's canonical form, a trace write) overflows the stack on it. So every message is measured
  * once, right after parsing and before anything else touches it, and one that nests deeper than
- * the limit is refused whole.
+ * the limit is refused whole. A proxy's message is measured by the I-JSON scan of its text instead
+ * (i-json.ts, `maxDepth`: one pass for both rules, routing/admission.ts); this walk measures the
+ * rest (the client's and the agent's, and values without their text).
  *
  * Cost: one visit per container node, none per byte — a 10 MB string is one node. The walk itself
  * recurses at most `max` frames deep, so it cannot overflow on the input it is guarding against.

@@ -33,18 +33,18 @@ import {
 } from "../protocol/json-rpc.js";
 import { isProxySuccessor, Methods } from "../protocol/methods.js";
 import { withMember } from "../protocol/raw-json.js";
-import { breachOf, internalFault, refuseWhole } from "./admission.js";
+import { breachOf } from "./admission.js";
 import { afterAgentDeath, answerHeld } from "./aftermath.js";
 import { Backpressure } from "./backpressure.js";
 import { crossing } from "./crossing.js";
 import { type Call, cancelRequest, isRequest, stripId, unwrap, withId, wrap } from "./envelope.js";
 import { type RouteEvent, type RouteObserver, routeObservers, traceName } from "./events.js";
-import { type FailureData, failureData } from "./failure.js";
-import type { Refusal } from "./gates/gate.js";
+import { failureData } from "./failure.js";
 import { Hop, type Incoming, type ProxySettings } from "./hop.js";
 import { agentHost, type Host, parentHost } from "./host.js";
 import { undeliverable } from "./in-flight.js";
 import type { FailureDetail, Peer } from "./peer.js";
+import { Refusals } from "./refusals.js";
 import { decide, type Forwarded, isHandled, type RouteContext, type Rule, type RuleTable, ruleTable } from "./rules/index.js";
 import { Supervisor } from "./supervisor.js";
 import type { Tracer } from "./trace.js";
@@ -93,6 +93,7 @@ export class Conductor {
   private readonly host: Host;
   private readonly supervisor: Supervisor;
   private readonly backpressure: Backpressure;
+  private readonly refusals: Refusals;
   /** Who hears what the router did (events.ts): drop warnings, the trace, the debug log, the stall watch. */
   private readonly observers: RouteObserver[];
   /** The routing rules of each direction (rules/index.ts), and what they see of the chain. */
@@ -107,7 +108,8 @@ export class Conductor {
     this.rules = ruleTable(this.host.mode);
     this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }, undefined, options.proxySettings?.[index]));
     this.backpressure = new Backpressure(() => [this.client, this.agent, ...this.proxies], this.log);
-    this.observers = routeObservers(this.log, options);
+    this.observers = routeObservers(this.log, options, this.proxies);
+    this.refusals = new Refusals((hop, why, message) => this.dropped(hop, why, message), this.log);
     this.cx = {
       client: this.client,
       agent: this.agent,
@@ -183,14 +185,11 @@ export class Conductor {
       if (hop !== this.client && !hop.alive) return;
       // Too deep, or (a proxy's) not I-JSON: refused whole, in one scan (admission.ts).
       const breach = breachOf(value, hop.position.role === "proxy");
-      if (breach) {
-        const dropped = (why: string, message: unknown) => this.dropped(hop, why, message);
-        return refuseWhole(hop, value, breach, dropped, (answer) => this.receive(hop, answer));
-      }
+      if (breach) return this.refusals.whole(hop, value, breach, (answer) => this.receive(hop, answer));
       if (hop === this.client) this.fromClient(value);
       else this.fromComponent(hop, value);
     } catch (error) {
-      internalFault(this.log, hop, value, error);
+      this.refusals.fault(hop, value, error);
     }
   }
 
@@ -224,7 +223,7 @@ export class Conductor {
         // Proxy mode: the parent also delivers what our successor sent, for the agent's side.
         const inner = this.host.successorCall(c.message, this.rules.handshake.done);
         if (inner === null) return this.fromClientCall(c.message);
-        if (typeof inner === "string") return this.refuse(c.message, ErrorCodes.invalidRequest, inner);
+        if (typeof inner === "string") return this.refusals.call(c.message, ErrorCodes.invalidRequest, inner, this.client);
         return this.call(this.agent, inner);
       }
     }
@@ -266,7 +265,7 @@ export class Conductor {
     }
     if (method === Methods.legacyProxySuccessor) hop.speaksRust();
     const inner = unwrap(message);
-    if (typeof inner === "string") return this.refuse(message, ErrorCodes.invalidRequest, inner, hop);
+    if (typeof inner === "string") return this.refusals.call(message, ErrorCodes.invalidRequest, inner, hop);
     if (inner.method === Methods.cancelRequest) return this.cancel(hop, inner.params);
     const ruled = this.ruled(this.rules.proxyToSuccessor, inner, hop, message);
     if (!ruled) return;
@@ -287,8 +286,8 @@ export class Conductor {
     const verdict = decide(rules, this.cx, call, from);
     if (verdict.kind === "pass") return { call: verdict.call ?? call, to: verdict.to, exact: verdict.exact };
     if (verdict.kind === "refuse") {
-      if (verdict.plain) this.refuse(envelope, verdict.refusal.code, verdict.refusal.message, replyTo);
-      else this.refuseGated(envelope, verdict.refusal, replyTo);
+      if (verdict.plain) this.refusals.call(envelope, verdict.refusal.code, verdict.refusal.message, replyTo);
+      else this.refusals.gated(envelope, verdict.refusal, replyTo);
     }
     return null;
   }
@@ -349,7 +348,7 @@ export class Conductor {
   private deliver(from: Hop, original: Call, to: Hop, outgoing: Call, enveloped: boolean, chosen = false): void {
     if (to.restarting && to.policy === "restart") {
       if (to.hold(() => this.deliver(from, original, to, outgoing, enveloped, chosen), MAX_HELD)) return;
-      return this.refuse(
+      return this.refusals.call(
         original,
         ErrorCodes.internalError,
         `${to.label} is restarting and already holds ${MAX_HELD} messages; try again shortly`,
@@ -363,7 +362,7 @@ export class Conductor {
       return to.peer.send(stripId(outgoing), chosen);
     }
     const refused = undeliverable(from, original, to);
-    if (refused) return this.refuse(original, refused.code, refused.text, from, refused.data);
+    if (refused) return this.refusals.call(original, refused.code, refused.text, from, refused.data);
     const id = to.issueId();
     this.emit({ kind: "delivered", from, to, call: original, id });
     to.sent(idKey(id), {
@@ -446,22 +445,6 @@ export class Conductor {
   private sendCancel(from: Hop, to: Hop, cancel: JsonRpcNotification, enveloped: boolean): void {
     this.emit({ kind: "cancelled", from, to, cancel });
     to.peer.send(enveloped ? wrap(cancel, to.dialect) : cancel);
-  }
-
-  /** Answers a request with an error on behalf of the chain (notifications are only logged). */
-  private refuse(message: Call, code: number, text: string, to: Hop = this.client, data?: FailureData): void {
-    if (isRequest(message)) to.peer.send(errorResponse(message.id, code, text, data));
-    else this.dropped(to, `${to.label}: ${sanitizeForLog(text)} (notification ${sanitizeForLog(message.method, 80)} dropped)`, message);
-  }
-
-  /** A gate refused `message` from `from`: the sender is told (requests), the operator always. */
-  private refuseGated(message: Call, refusal: Refusal, from: Hop): void {
-    const what = isRequest(message) ? "request refused" : "notification dropped";
-    this.dropped(from, `${refusal.gate}: ${sanitizeForLog(refusal.message)}; ${what}`, message);
-    if (isRequest(message) && from.alive) {
-      const data = failureData("cordon", "refused", refusal.grant ? { gate: refusal.gate, grant: refusal.grant } : { gate: refusal.gate });
-      from.peer.send(errorResponse(message.id, refusal.code, refusal.message, data));
-    }
   }
 
   /** A message Cordon did not forward: a warning for the operator, and a `trace` event with the message itself. */

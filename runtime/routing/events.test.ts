@@ -33,6 +33,26 @@ describe("route events", () => {
     ]);
   });
 
+  it("the trace names the proxies a message was routed past (between sender and receiver), and none for a neighbour", () => {
+    const events: TraceEvent[] = [];
+    const proxies = [0, 1, 2].map((index) => new Hop(new MemoryPeer(`p${index}`), { role: "proxy", index }));
+    const agent = new Hop(new MemoryPeer("agent"), { role: "agent" });
+    const observe = traceObserver((e) => events.push(e), proxies);
+    const update = { jsonrpc: "2.0" as const, method: "session/update", params: { sessionId: "s1" } };
+    observe({ kind: "notified", from: agent, to: proxies[0], call: update }); // p1 and p2 do not watch it
+    observe({ kind: "notified", from: proxies[0], to: client, call: update }); // the neighbour
+    const call = { jsonrpc: "2.0" as const, id: 3, method: "session/prompt", params: { sessionId: "s1" } };
+    observe({ kind: "delivered", from: client, to: proxies[2], call, id: 9 });
+    const answer = { jsonrpc: "2.0" as const, id: 9, result: {} };
+    observe({ kind: "answered", answerer: proxies[2], asker: client, id: 9, askerId: 3, method: call.method, answer, stale: false });
+    expect(events.map((e) => ("past" in e ? e.past : undefined))).toEqual([
+      ["proxy:1", "proxy:2"],
+      undefined,
+      ["proxy:0", "proxy:1"],
+      ["proxy:0", "proxy:1"],
+    ]);
+  });
+
   it(`drop warnings: at most ${MAX_DROP_WARNINGS} per peer in 10 s, then one line says the rest are not logged`, () => {
     const lines: string[] = [];
     const observe = dropWarnings(createLogger("warn", (line) => lines.push(line)));

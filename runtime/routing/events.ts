@@ -49,14 +49,30 @@ export function traceName(hop: Hop): string {
   return p.role === "proxy" ? `proxy:${p.index}` : p.role;
 }
 
-/** `--trace`: every routed message in the reference conductor's event shape (see trace.ts). */
-export function traceObserver(trace: Tracer): RouteObserver {
+/**
+ * The proxies a message travelled past between two hops — those strictly between them in the
+ * chain, which never saw it (they do not watch it, were bypassed, or a rule routed around them) —
+ * as `{past: [names]}`, or nothing when it went to a neighbour. So a trace answers "did redact
+ * see this?" without the reader knowing the chain's watch lists.
+ */
+function pastOf(proxies: readonly Hop[], from: Hop, to: Hop): { past?: string[] } {
+  const at = (hop: Hop) => (hop.position.role === "proxy" ? hop.position.index : hop.position.role === "client" ? -1 : proxies.length);
+  const [lo, hi] = [at(from), at(to)].sort((a, b) => a - b);
+  if (hi - lo < 2) return {};
+  return { past: proxies.slice(lo + 1, hi).map(traceName) };
+}
+
+/**
+ * `--trace`: every routed message in the reference conductor's event shape (see trace.ts), plus
+ * `past` where it was routed past proxies of `proxies` (the chain, in order).
+ */
+export function traceObserver(trace: Tracer, proxies: readonly Hop[] = []): RouteObserver {
   return (e) => {
     switch (e.kind) {
       case "delivered":
       case "notified": {
         const common = { protocol: "acp", from: traceName(e.from), to: traceName(e.to), method: e.call.method } as const;
-        const rest = { session: sessionOf(e.call.params), params: e.call.params ?? null };
+        const rest = { session: sessionOf(e.call.params), params: e.call.params ?? null, ...pastOf(proxies, e.from, e.to) };
         return trace(
           e.kind === "delivered" ? { type: "request", ...common, id: e.id, ...rest } : { type: "notification", ...common, ...rest },
         );
@@ -69,6 +85,7 @@ export function traceObserver(trace: Tracer): RouteObserver {
           id: e.id,
           is_error: e.answer.error !== undefined,
           payload: e.answer.error ?? e.answer.result ?? null,
+          ...pastOf(proxies, e.answerer, e.asker),
         });
       case "cancelled":
         return trace({
@@ -79,6 +96,7 @@ export function traceObserver(trace: Tracer): RouteObserver {
           method: e.cancel.method,
           session: null,
           params: e.cancel.params,
+          ...pastOf(proxies, e.from, e.to),
         });
       case "dropped":
         return trace({
@@ -146,14 +164,18 @@ export function dropWarnings(log: Logger): RouteObserver {
 /**
  * The observers a conductor starts with: drop warnings and the stall watch (reporting a request
  * inside a proxy for longer than `slowRequestMs`, default 5 s, 0: never), the trace when one is
- * kept, the debug log when it is on.
+ * kept (naming the `proxies` a message was routed past), the debug log when it is on.
  */
-export function routeObservers(log: Logger, options: { trace?: Tracer; slowRequestMs?: number }): RouteObserver[] {
+export function routeObservers(
+  log: Logger,
+  options: { trace?: Tracer; slowRequestMs?: number },
+  proxies: readonly Hop[] = [],
+): RouteObserver[] {
   const stalls = new StallWatch(options.slowRequestMs ?? 5_000, ({ proxy, method, id, ms }) =>
     log.warn(`${method} (id ${id}) has been inside ${proxy} for ${(ms / 1000).toFixed(1)} s: it has neither passed it on nor answered it`),
   );
   const observers = [dropWarnings(log), stallObserver(stalls)];
-  if (options.trace) observers.push(traceObserver(options.trace));
+  if (options.trace) observers.push(traceObserver(options.trace, proxies));
   if (log.enabled("debug")) observers.push(debugObserver(log));
   return observers;
 }

@@ -6,7 +6,9 @@
  * The trace is idealised the same way: `proxy/successor` envelopes are not shown — a message a
  * proxy forwards to its successor appears as the inner method going from `proxy:i` to
  * `proxy:i+1` (or `agent`). Ids are those of the hop the message travelled on, so each request
- * pairs with its response. Writes are buffered by the stream and never block routing.
+ * pairs with its response. A message that skipped proxies (they do not watch it, or were bypassed)
+ * names them in `past`, Cordon's one addition to the format. Writes are buffered by the stream and
+ * never block routing.
  *
  * A trace holds whole conversations and the MCP bridge's secrets, so the file is private: created
  * 0600 (an existing one is truncated and set to 0600), never written through a symbolic link
@@ -30,10 +32,30 @@ import { dirname, resolve } from "node:path";
 import { sanitizeForLog } from "../log.js";
 import type { JsonRpcId } from "../protocol/json-rpc.js";
 
+/** `past` (Cordon's addition): the proxies between `from` and `to` that the message was routed past, unseen. */
 export type TraceEvent =
-  | { type: "request"; protocol: "acp"; from: string; to: string; id: JsonRpcId; method: string; session: string | null; params: unknown }
-  | { type: "response"; from: string; to: string; id: JsonRpcId; is_error: boolean; payload: unknown }
-  | { type: "notification"; protocol: "acp"; from: string; to: string; method: string; session: string | null; params: unknown }
+  | {
+      type: "request";
+      protocol: "acp";
+      from: string;
+      to: string;
+      id: JsonRpcId;
+      method: string;
+      session: string | null;
+      params: unknown;
+      past?: string[];
+    }
+  | { type: "response"; from: string; to: string; id: JsonRpcId; is_error: boolean; payload: unknown; past?: string[] }
+  | {
+      type: "notification";
+      protocol: "acp";
+      from: string;
+      to: string;
+      method: string;
+      session: string | null;
+      params: unknown;
+      past?: string[];
+    }
   /** A component's log line, or (with `dropped`) a message Cordon dropped or refused, and why. */
   | { type: "trace"; component: string; level: string; message: string; dropped?: unknown };
 

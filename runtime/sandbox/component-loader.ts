@@ -55,6 +55,8 @@ export interface LoadedComponent {
   manifest: Manifest | null;
   /** Whether this load was served from the cache. */
   cached: boolean;
+  /** The cache directory this load used (null: none was usable); the thread sandbox keeps its metered module there. */
+  cacheDir?: string | null;
 }
 
 export class ComponentRejected extends Error {
@@ -223,7 +225,7 @@ export async function loadComponentBytes(source: string, bytes: Uint8Array, opti
   } catch (error) {
     throw new ComponentRejected(source, (error as Error).message);
   }
-  return { ...result, source, cached };
+  return { ...result, source, cached, cacheDir };
 }
 
 export async function loadComponent(path: string, options: LoadOptions = {}): Promise<LoadedComponent> {

@@ -15,13 +15,15 @@
  * the counter before each delivery and before the (deferred) start function, and nothing else
  * does; a guest that spends it is reported as a `timeout` failure naming its fuel.
  *
- * Backstop: each drain runs a slice of deliveries (at most `SLICE_MS` of them, then one more) under
- * `receiveTimeoutMs + SLICE_MS` of wall time, and instantiation under `startTimeoutMs`: a guest
- * still running then is interrupted (V8 TerminateExecution) and reported as a `timeout`. The
- * backstop costs a watchdog thread (~20–90 µs) per slice, not per delivery; under sequential
- * traffic every delivery is its own slice, so it is paid per hop.
+ * Backstop (`backstop.ts`): each drain runs a slice of deliveries (at most `SLICE_MS` of them, then
+ * one more) under `receiveTimeoutMs + SLICE_MS` of wall time, and instantiation under
+ * `startTimeoutMs`: a guest still running then is interrupted (V8 TerminateExecution, sent by the
+ * inspector watchdog) and reported as a `timeout`; the interrupted instance is thrown away. Its
+ * cost is a few atomic operations per slice, and each slice runs as a `MessagePort` task of its own
+ * (the only kind of task an interruption unwinds cleanly); slices of several proxies posted
+ * meanwhile share one.
  *
- * Order and re-entry: `deliver` only queues; the queue is drained from a microtask, and a slice's
+ * Order and re-entry: `deliver` only queues; the queue is drained from a posted task, and a slice's
  * outputs and pass-throughs are handed to the conductor in order after the slice — so the router is
  * never re-entered synchronously, never runs under the backstop, and output keeps delivery order,
  * as with the worker. A drain yields to the event loop (`setImmediate`) after `SLICE_MS`, so I/O
@@ -33,13 +35,14 @@
  * selectable per proxy (`"isolation": "worker"`).
  */
 
+import { backstop } from "./backstop.js";
 import { GuestBudget } from "./budget.js";
 import { CanonicalHost, describe, GuestFault } from "./canonical-host.js";
 import type { LoadedComponent } from "./component-loader.js";
-import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isOutOfFuel, START_EXPORT } from "./fuel.js";
+import { FUEL_EXPORT, FuelUnsupported, isOutOfFuel, START_EXPORT } from "./fuel.js";
+import { meterCached } from "./metered-cache.js";
 import { capModule } from "./module-caps.js";
 import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
-import { WallClockExceeded, withinWallClock } from "./wall-clock.js";
 
 /** Fuel units per millisecond of a limit (a tight wasm loop runs ~3–6 M/ms on the reference machine). */
 const FUEL_PER_MS = 5_000_000;
@@ -117,8 +120,8 @@ export class ThreadSandbox implements ProxySandbox {
         this.prepared = { module: Promise.resolve(null as never) };
         return;
       }
-      const fuel = instrumentFuel(capped, { startFuel: this.startFuel });
-      const bytes = fuel.bytes as Uint8Array<ArrayBuffer>;
+      // Metered once per process, and kept on disk for the next start (metered-cache.ts).
+      const bytes = meterCached(capped, this.startFuel, component.cacheDir ?? null).bytes as Uint8Array<ArrayBuffer>;
       if (!WebAssembly.validate(bytes)) throw new FuelUnsupported("the metered module does not validate");
       const module = WebAssembly.compile(bytes);
       module.catch(() => prepared.delete(key));
@@ -155,15 +158,30 @@ export class ThreadSandbox implements ProxySandbox {
         if ((fuel.value as bigint) < 0n) throw new Error("out of fuel");
       },
     };
+    const guard = backstop();
+    const stopped = `instantiation did not finish within ${this.limits.startTimeoutMs} ms (stopped by the wall-clock backstop)`;
     try {
-      this.host = withinWallClock(() => new CanonicalHost(module, options), this.limits.startTimeoutMs);
+      this.host = await new Promise<CanonicalHost>((resolve, reject) =>
+        guard.post(() => {
+          // Guest errors are caught inside the guarded call: only an interruption unwinds past it.
+          const made = guard.guard(
+            () => {
+              try {
+                return { host: new CanonicalHost(module, options), error: null };
+              } catch (error) {
+                return { host: null, error };
+              }
+            },
+            this.limits.startTimeoutMs,
+            () => reject(new Error(stopped)),
+          );
+          if (made.host) resolve(made.host);
+          else reject(new Error(this.failureOf(made.error, "instantiation", this.startFuel, performance.now() - t).message));
+        }),
+      );
     } catch (error) {
       this.dead = true;
-      const failure =
-        error instanceof WallClockExceeded
-          ? { message: `instantiation did not finish within ${this.limits.startTimeoutMs} ms (stopped by the wall-clock backstop)` }
-          : this.failureOf(error, "instantiation", this.startFuel, performance.now() - t);
-      throw new Error(failure.message);
+      throw error;
     } finally {
       this.cpuMs += performance.now() - t;
     }
@@ -183,7 +201,7 @@ export class ThreadSandbox implements ProxySandbox {
     this.congestion.update(this.queue.length - this.head);
     if (!this.scheduled) {
       this.scheduled = true;
-      queueMicrotask(this.drain);
+      backstop().post(this.drain);
     }
   }
 
@@ -200,7 +218,7 @@ export class ThreadSandbox implements ProxySandbox {
     this.paused = false;
     if (!this.scheduled && this.head < this.queue.length) {
       this.scheduled = true;
-      queueMicrotask(this.drain);
+      backstop().post(this.drain);
     }
   }
 
@@ -221,17 +239,24 @@ export class ThreadSandbox implements ProxySandbox {
     this.scheduled = false;
     if (this.dead || this.paused || this.head === this.queue.length) return;
     const slice: Slice = { events: [], failure: null, more: false };
-    try {
-      // A delivery starts at most SLICE_MS into the slice, so each gets its full limit.
-      withinWallClock(() => this.runSlice(slice), this.limits.receiveTimeoutMs + SLICE_MS);
-    } catch (error) {
-      if (!(error instanceof WallClockExceeded)) throw error;
-      this.cpuMs += performance.now() - this.deliveryStart;
-      slice.failure = {
-        kind: "timeout",
-        message: `receive did not return within ${this.limits.receiveTimeoutMs} ms (stopped by the wall-clock backstop)`,
-      };
-    }
+    // A delivery starts at most SLICE_MS into the slice, so each gets its full limit.
+    backstop().guard(
+      () => this.runSlice(slice),
+      this.limits.receiveTimeoutMs + SLICE_MS,
+      () => {
+        this.cpuMs += performance.now() - this.deliveryStart;
+        slice.failure = {
+          kind: "timeout",
+          message: `receive did not return within ${this.limits.receiveTimeoutMs} ms (stopped by the wall-clock backstop)`,
+        };
+        this.handOver(slice);
+      },
+    );
+    this.handOver(slice);
+  };
+
+  /** Gives the conductor a slice's outputs and pass-throughs in order, then its failure or the next slice. */
+  private handOver(slice: Slice): void {
     for (const event of slice.events) {
       if (this.dead) return;
       if (event.passed) this.handlers?.passed?.(event.passed);
@@ -241,9 +266,9 @@ export class ThreadSandbox implements ProxySandbox {
     this.congestion.update(this.queue.length - this.head);
     if (slice.more && !this.scheduled && !this.dead && this.head < this.queue.length) {
       this.scheduled = true;
-      setImmediate(this.drain);
+      setImmediate(() => backstop().post(this.drain));
     }
-  };
+  }
 
   /** Delivers queued messages until the queue is empty, the guest fails, or SLICE_MS is up. */
   private runSlice(slice: Slice): void {

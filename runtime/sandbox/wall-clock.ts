@@ -1,6 +1,6 @@
 /**
- * The wall-clock backstop of the in-thread sandbox: runs a synchronous call with a time limit
- * that holds whatever the call does. Fuel (`fuel.ts`) is what normally stops a guest; this bounds
+ * The backstop's fallback mechanism (`backstop.ts`), where the inspector watchdog cannot run: runs
+ * a synchronous call with a time limit that holds whatever the call does. Fuel (`fuel.ts`) is what normally stops a guest; this bounds
  * what fuel cannot price (a host import slower than its price, a bulk operation slower than its
  * per-byte weight, a machine slower than the calibration).
  *

@@ -43,13 +43,13 @@ const MAX_RESERVED_WARNINGS = 20;
  * message's params, and for `session/update` its update and content — so routing and the common
  * typed getters never walk the same bytes twice.
  */
-const SCAN_PATH: string[] = ["params", "params", "update", "content"];
+const SCAN_PATH: StaticArray<string> = ["params", "params", "update", "content"];
 
 /**
  * The methods that make up nearly all traffic, as static strings: a method found among them (compared
  * in the received text) is this string, not a new one decoded per message.
  */
-const COMMON_METHODS: string[] = [
+const COMMON_METHODS: StaticArray<string> = [
   "session/update",
   "session/prompt",
   "session/request_permission",

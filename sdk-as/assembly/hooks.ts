@@ -157,7 +157,7 @@ export class Hooks extends Channel {
   /** The subagents' engine (null until the first `startSubagent`). */
   _subagents: SubagentEngine | null = null;
 
-  /** A subagent's `session/new` was answered: `agent.sessionId` is known (a queued prompt is sent next). */
+  /** A subagent's `session/new` was answered: `agent.sessionId` is known (a queued prompt was just sent). */
   onSubagentStarted(agent: Subagent): void {}
 
   /** A `session/update` of a subagent's session (its `agent_message_chunk` text is already in `agent.text`). */

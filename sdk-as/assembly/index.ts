@@ -39,3 +39,4 @@ export { McpNotification, PromptGet, RESOURCE_NOT_FOUND, ResourceRead } from "./
 export { Subagent, SubagentError, SubagentState } from "./subagent";
 export { McpCall, McpServer, NO_ARGUMENTS, ServedServer, Tool, ToolCall, isSessionSetup, textResult } from "./tools";
 export { Clock, Datetime, Random } from "./wasi";
+export { Glob, globMatch } from "./glob";

@@ -45,38 +45,40 @@ export function stringEnd(p: usize, end: usize): usize {
 export class RawObject {
   /** The string the pointers below point into (kept alive by this reference). */
   src: string;
-  count: i32 = 0;
+  count: i32;
   /** Pointer just past the closing brace. */
-  end: usize = 0;
+  end: usize;
   /** The member scanned in the same pass (see `scan`'s `path`), or null. */
-  nested: RawObject | null = null;
+  nested: RawObject | null;
   nestedIndex: i32 = -1;
   /**
    * Four pointers per member (key start, key end, value start, value end), at `at`: the first four
    * members in the fields below, in this object itself (every level of a streamed chunk has at
    * most four, so scanning one allocates one object, not an object and an array), more in `spill`.
-   * Objects do not move in AssemblyScript's heap, so `at` may point into this one.
+   * Objects do not move in AssemblyScript's heap, so `at` may point into this one. Fields left
+   * without an initializer are the zeros `__new` fills an object with (an initializer is a store
+   * each, and a write-barrier call for a reference).
    */
-  private at: usize = 0;
+  private at: usize;
   /** Slots at `at`. */
   private cap: i32 = 16;
-  private spill: StaticArray<usize> | null = null;
-  private m0: usize = 0;
-  private m1: usize = 0;
-  private m2: usize = 0;
-  private m3: usize = 0;
-  private m4: usize = 0;
-  private m5: usize = 0;
-  private m6: usize = 0;
-  private m7: usize = 0;
-  private m8: usize = 0;
-  private m9: usize = 0;
-  private m10: usize = 0;
-  private m11: usize = 0;
-  private m12: usize = 0;
-  private m13: usize = 0;
-  private m14: usize = 0;
-  private m15: usize = 0;
+  private spill: StaticArray<usize> | null;
+  private m0: usize;
+  private m1: usize;
+  private m2: usize;
+  private m3: usize;
+  private m4: usize;
+  private m5: usize;
+  private m6: usize;
+  private m7: usize;
+  private m8: usize;
+  private m9: usize;
+  private m10: usize;
+  private m11: usize;
+  private m12: usize;
+  private m13: usize;
+  private m14: usize;
+  private m15: usize;
 
   private constructor(src: string) {
     this.src = src;
@@ -92,7 +94,7 @@ export class RawObject {
    * Scans the object whose text is the whole of `src`. Null when it is not a JSON object.
    * `path` names members to scan in the same pass, one per level (see `scan`).
    */
-  static parse(src: string, path: string[] | null = null): RawObject | null {
+  static parse(src: string, path: StaticArray<string> | null = null): RawObject | null {
     const start = changetype<usize>(src);
     return RawObject.scan(src, start, start + (<usize>src.length << 1), path, 0);
   }
@@ -103,7 +105,7 @@ export class RawObject {
    * same pass (with `depth + 1`) and kept as `nested`: its bytes are walked once, instead of being
    * skipped now and walked again when someone looks inside.
    */
-  static scan(src: string, start: usize, end: usize, path: string[] | null = null, depth: i32 = 0): RawObject | null {
+  static scan(src: string, start: usize, end: usize, path: StaticArray<string> | null = null, depth: i32 = 0): RawObject | null {
     const out = new RawObject(src);
     let p = skipSpace(start, end);
     if (p >= end || load<u16>(p) != BRACE_LEFT) return null;

@@ -25,23 +25,23 @@ export class Message extends Editable {
    * Raw JSON of the `_meta` of the `proxy/successor` envelope it arrived in (null when none).
    * Hop-local: it is never forwarded. The message's own `params._meta` is part of `params`.
    */
-  envelopeMeta: string | null = null;
+  envelopeMeta: string | null;
 
   // The received text, where the method token and `params` sit in it (0, 0 when absent), and the
   // method as received (an unchanged method is re-emitted from the source, not re-quoted).
   _src: string = "";
-  _mStart: usize = 0;
-  _mEnd: usize = 0;
+  _mStart: usize;
+  _mEnd: usize;
   _method: string = "";
-  _pStart: usize = 0;
-  _pEnd: usize = 0;
-  _params: JSON.Obj | null = null;
+  _pStart: usize;
+  _pEnd: usize;
+  _params: JSON.Obj | null;
   // Raw members of `params` as received (scanned while routing), for cheap typed getters.
-  _view: RawObject | null = null;
+  _view: RawObject | null;
   // One pending raw edit of the received params: [_editStart, _editEnd) replaced by `_edit`.
-  _edit: string | null = null;
-  _editStart: usize = 0;
-  _editEnd: usize = 0;
+  _edit: string | null;
+  _editStart: usize;
+  _editEnd: usize;
 
   get isRequest(): bool {
     return false;
@@ -148,11 +148,11 @@ export class Request extends Message {
   /** The id the conductor gave it, as raw JSON (a number or a string). */
   id: string = "";
   /** The id the proxy forwarded it under (0 while not forwarded). */
-  forwardedAs: i64 = 0;
+  forwardedAs: i64;
   /** Set once an answer was sent; later answers are dropped. */
-  answered: bool = false;
+  answered: bool;
   /** The proxy keeps it to answer or forward later (`hold`): not a hook that forgot it. */
-  held: bool = false;
+  held: bool;
 
   get isRequest(): bool {
     return true;
@@ -164,22 +164,22 @@ export class Notification extends Message {}
 /** The answer to a request the proxy sent (forwarded, or its own). */
 export class Response extends Editable {
   /** The id the proxy sent the request under. */
-  id: i64 = 0;
+  id: i64;
   /** Method of the request this answers. */
   method: string = "";
   /** The side that answered. */
   from: Side = Side.Agent;
   /** The request the proxy forwarded, when this answers one (null for the proxy's own requests). */
-  request: Request | null = null;
+  request: Request | null;
   /** The tag the proxy gave its own request ("" for forwarded ones). */
   tag: string = "";
 
   _src: string = "";
-  _rStart: usize = 0;
-  _rEnd: usize = 0;
-  _eStart: usize = 0;
-  _eEnd: usize = 0;
-  _result: JSON.Obj | null = null;
+  _rStart: usize;
+  _rEnd: usize;
+  _eStart: usize;
+  _eEnd: usize;
+  _result: JSON.Obj | null;
 
   get isError(): bool {
     return this._eStart != 0;

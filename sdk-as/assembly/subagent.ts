@@ -197,6 +197,7 @@ export class Subagent {
   _prompting(id: i64): void {
     this.parts = new Array<string>(0);
     this.stopReason = "";
+    this.cancelled = false;
     this.promptId = id;
     this.state = SubagentState.Prompting;
   }
@@ -319,8 +320,8 @@ export class SubagentHost extends SubagentEngine {
       }
       agent._started(sessionId!, r.rawResult());
       this.bySession.set(sessionId!, agent);
+      agent._flushStart(); // the queued prompt (or close) first: the hook sees the subagent as it now is
       this.proxy.onSubagentStarted(agent);
-      agent._flushStart();
     } else if (call.what == "prompt") {
       const closeNow = agent._turnOver();
       if (r.isError) {

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +9,8 @@ import { BuildError, buildProxy, isUpToDate } from "../tools/index.js";
 import { ProxyUnderTest, ROOT } from "./harness.js";
 
 const TOOL = join(ROOT, "sdk-as", "tools", "build-proxy.mjs");
+/** The compiled tool the command runs (what tsc regenerates on every \`make build\`). */
+const TOOL_DIST = join(ROOT, "dist", "sdk-as", "tools");
 // A project outside the repository, so `@cordon/sdk-as` is not in any node_modules asc searches:
 // the tool must supply its own SDK.
 const dir = mkdtempSync(join(tmpdir(), "cordon-build-tool-"));
@@ -50,6 +52,14 @@ beforeAll(() => {
     "proxies/dice/dice.ts",
     `import { Proxy, register } from "@cordon/sdk-as";\nclass Dice extends Proxy { roll(): f64 { return Math.random(); } }\nconst d = new Dice();\nd.roll();\nregister(d);\n`,
   );
+  write(
+    "proxies/pattern/pattern.ts",
+    `import { Proxy, SessionUpdate, register } from "@cordon/sdk-as";\n// no RegExp here: a comment is not a use\nclass P extends Proxy {\n  onSessionUpdate(u: SessionUpdate): void {\n    if (new RegExp("a+").test(u.text)) this.forward(u);\n  }\n}\nregister(new P());\n`,
+  );
+  write(
+    "proxies/chatty/chatty.ts",
+    `import { Proxy, SessionUpdate, register } from "@cordon/sdk-as";\nclass P extends Proxy {\n  onSessionUpdate(u: SessionUpdate): void {\n    console.log("got one");\n    if (Date.now() > 0) this.forward(u);\n  }\n}\nregister(new P());\n`,
+  );
   write("proxies/good/good.manifest.json", JSON.stringify(GOOD_MANIFEST, null, 2));
   write("proxies/badman/badman.ts", GOOD);
   write("proxies/badman/manifest.json", '{"name":"badman","grants":"fs:read"}');
@@ -67,7 +77,7 @@ describe("cordon-build-proxy", () => {
     expect(stderr).toContain("TS2322: Type '~lib/string/String' is not assignable to type 'i32'.");
     expect(stderr).toContain("proxies/bad/bad.ts(2,16)");
     expect(stderr).toContain('error: badman: proxies/badman/manifest.json: "grants" must be an array of strings');
-    expect(stderr).toContain("3 of 5 proxies failed");
+    expect(stderr).toContain("5 of 7 proxies failed");
     expect(existsSync(join(dir, "proxies", "dist", "bad.wasm"))).toBe(false);
   });
 
@@ -100,25 +110,44 @@ describe("cordon-build-proxy", () => {
     ]);
   });
 
-  it("skips a proxy whose output is newer than every input, and rebuilds when an input changes", async () => {
+  it("skips a proxy whose inputs hash as recorded, whatever their times, and rebuilds when a byte changes", async () => {
     const entry = join(dir, "proxies", "good", "good.ts");
     const out = join(dir, "proxies", "dist", "good.wasm");
     const before = statSync(out).mtimeMs;
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(entry, later, later); // newer than the output, same content (a checkout, a touch)
+    writeFileSync(join(dir, "proxies", "good", "good.manifest.json"), JSON.stringify(GOOD_MANIFEST, null, 2)); // rewritten, unchanged
     const again = await buildProxy({ entry, out });
     expect(again.skipped).toBe(true);
     expect(statSync(out).mtimeMs).toBe(before);
-    const later = new Date(Date.now() + 5_000);
-    utimesSync(entry, later, later);
+    writeFileSync(entry, `${GOOD}// a comment\n`);
     const rebuilt = await buildProxy({ entry, out });
     expect(rebuilt.skipped).toBe(false);
+    expect(rebuilt.because).toBe(`${entry} changed`);
     expect(statSync(out).mtimeMs).toBeGreaterThan(before);
   }, 120_000);
 
-  it("refuses a proxy that needs host imports the world does not have", () => {
-    expect(run.stderr).toContain(
-      "error: dice: the module imports env.seed, which a Cordon proxy cannot have (Math.random, Date.now, trace and console functions need host imports Cordon does not provide; the SDK's Clock and Random give the time and randomness through WASI, with the proxy-wasi world)",
+  it("rebuilds an output that was replaced or damaged since its build", () => {
+    const entry = join(dir, "proxies", "good", "good.ts");
+    const out = join(dir, "proxies", "dist", "good.wasm");
+    expect(isUpToDate(entry, out)).toBe(true);
+    writeFileSync(out, Buffer.concat([readFileSync(out), Buffer.from([0])]));
+    expect(isUpToDate(entry, out)).toBe(false);
+  });
+
+  it("refuses standard-library APIs that compile but only trap in a proxy, saying where and what to use instead", () => {
+    const stderr = String(run.stderr);
+    expect(stderr).toContain(
+      "error: dice: Math.random() (proxies/dice/dice.ts:2:49) compiles but cannot run in a proxy: it needs a host random seed; use the SDK's Random (Random.float(), Random.u64(): the proxy-wasi world, which the chain must grant wasi:random)",
     );
-    expect(existsSync(join(dir, "proxies", "dist", "dice.wasm"))).toBe(false);
+    // RegExp imports nothing: it is found among the functions asc compiled (its body only aborts).
+    expect(stderr).toContain(
+      "error: pattern: RegExp (proxies/pattern/pattern.ts:5:13) compiles but cannot run in a proxy: AssemblyScript's standard library has no regular expressions: every RegExp call aborts; use the SDK's glob patterns",
+    );
+    expect(stderr).toMatch(
+      /error: chatty: (console \(proxies\/chatty\/chatty\.ts:4:5\) .*this\.log\(LogLevel\.Info, text\).*; and Date\.now\(\) \(proxies\/chatty\/chatty\.ts:5:9\)|Date\.now\(\) \(proxies\/chatty\/chatty\.ts:5:9\) .*; and console \(proxies\/chatty\/chatty\.ts:4:5\)) .*Clock/,
+    );
+    for (const name of ["dice", "pattern", "chatty"]) expect(existsSync(join(dir, "proxies", "dist", `${name}.wasm`))).toBe(false);
   });
 
   it("warns when the source never registers a proxy, and prints usage for bad arguments", async () => {
@@ -133,4 +162,38 @@ describe("cordon-build-proxy", () => {
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("error: nope: no such file nope.ts");
   });
+});
+
+describe("cordon-build-proxy --all, run again", () => {
+  const project = mkdtempSync(join(tmpdir(), "cordon-rebuild-"));
+  const proxy = (name: string) =>
+    `import { Proxy, register } from "@cordon/sdk-as";\nclass P extends Proxy {}\nregister(new P()); // ${name}\n`;
+  const build = () => spawnSync(process.execPath, [TOOL, "--all", "proxies"], { cwd: project, encoding: "utf8" });
+
+  it("rebuilds nothing when nothing changed, though the tool was regenerated, and says so; a changed source rebuilds only its proxy", () => {
+    for (const name of ["one", "two"]) {
+      mkdirSync(join(project, "proxies", name), { recursive: true });
+      writeFileSync(join(project, "proxies", name, `${name}.ts`), proxy(name));
+    }
+    const first = build();
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stderr).toMatch(/^built +one /m);
+    expect(first.stderr).toMatch(/^built +two /m);
+
+    // What \`make build\` does before the proxies: tsc rewrites the build tool (same content, new times).
+    const now = new Date();
+    for (const file of readdirSync(TOOL_DIST)) utimesSync(join(TOOL_DIST, file), now, now);
+    const second = build();
+    expect(second.status, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/^up to date +one /m);
+    expect(second.stderr).toMatch(/^up to date +two /m);
+    expect(second.stderr).toContain("2 proxies ok (all up to date, nothing rebuilt)");
+
+    writeFileSync(join(project, "proxies", "two", "two.ts"), proxy("two, changed"));
+    const third = build();
+    expect(third.status, third.stderr).toBe(0);
+    expect(third.stderr).toMatch(/^up to date +one /m);
+    expect(third.stderr).toMatch(/^built +two .*\(proxies\/two\/two\.ts changed\)$/m);
+    expect(third.stderr).toContain("2 proxies ok (1 built, 1 up to date)");
+  }, 180_000);
 });

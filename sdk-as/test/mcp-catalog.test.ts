@@ -2,12 +2,12 @@
 // subset of a tool's input schema; list_changed and client notifications — through the real .wasm.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { type Json, loadFixture, mcpConnect, mcpProxyUnderTest, mcpRequest, newSession, ProxyUnderTest } from "./harness.js";
+import { type Json, loadFixture, mcpConnect, mcpListAll, mcpProxyUnderTest, mcpRequest, newSession, ProxyUnderTest } from "./harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
   component = await loadFixture("mcp-catalog");
-});
+}, 180_000); // a build under load can take minutes
 
 async function started(sessionId = "s1"): Promise<{ p: ProxyUnderTest; docs: string; toolless: string }> {
   const p = await mcpProxyUnderTest(component);
@@ -64,6 +64,8 @@ describe("resources", () => {
     const { items, pages } = allPages(p, docs, "resources/list", "resources");
     expect(pages).toBe(2);
     expect(items.map((r) => r.uri)).toEqual(["doc://readme", "doc://empty", "doc://third", "doc://session/sess-A"]);
+    // the testing kit's helper follows the cursors too, in the connection form here
+    expect(mcpListAll(p, { connectionId: mcpConnect(p, docs) }, "resources/list", "resources")).toEqual(items);
     expect(mcpRequest(p, { serverId: docs }, "resources/templates/list").result).toEqual({
       resourceTemplates: [
         { uriTemplate: "doc://session/{name}", name: "session-doc", description: "A document of this session", mimeType: "text/plain" },

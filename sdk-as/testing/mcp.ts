@@ -132,3 +132,35 @@ export function toolText(result: Json): string {
     .map((b: Json) => b.text)
     .join("\n");
 }
+
+/**
+ * Every item of a paged MCP list (`tools/list`, `resources/list`, `resources/templates/list`,
+ * `prompts/list`) under `key`, following `nextCursor` page by page, in either form. Throws on an
+ * error answer, or after `maxPages` pages.
+ */
+export function mcpListAll(
+  p: ProxyUnderTest,
+  target: { connectionId: string } | { serverId: string },
+  method: string,
+  key: string,
+  maxPages = 100,
+): Json[] {
+  const items: Json[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < maxPages; page++) {
+    const { result, answer } = mcpRequest(p, target, method, cursor === undefined ? {} : { cursor });
+    if (!Array.isArray(result?.[key])) throw new Error(`${method} failed: ${JSON.stringify(answer)}`);
+    items.push(...result[key]);
+    cursor = result.nextCursor;
+    if (cursor === undefined) return items;
+  }
+  throw new Error(`${method}: more than ${maxPages} pages`);
+}
+
+/** The text of a `ReadResourceResult` (its text contents, one per line). */
+export function resourceText(result: Json): string {
+  return (result?.contents ?? [])
+    .filter((c: Json) => typeof c.text === "string")
+    .map((c: Json) => c.text)
+    .join("\n");
+}

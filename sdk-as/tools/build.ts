@@ -1,22 +1,20 @@
 /**
  * One proxy build — compile (compile.ts) → check (check.ts) → componentize (componentize.ts) →
- * embed the manifest (manifest.ts) → write atomically — skipped when the output is newer than
- * every input it was built from (recorded in `<out dir>/.build/<name>.deps.json`); and many builds
- * on worker threads.
+ * embed the manifest (manifest.ts) → write atomically — skipped when nothing it was built from
+ * changed, by content (up-to-date.ts); and many builds on worker threads.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { compileCore } from "./compile.js";
 import { componentize } from "./componentize.js";
-import { findSdkRoot, WORLDS, type World } from "./compose.js";
+import { WORLDS, type World } from "./compose.js";
 import { BuildError } from "./errors.js";
-import { MANIFEST_SECTION, manifestCandidates, readManifestFor, withCustomSection } from "./manifest.js";
+import { MANIFEST_SECTION, readManifestFor, withCustomSection } from "./manifest.js";
+import { depsFileFor, NO_OUTPUT, readRecord, recordFor, staleReason } from "./up-to-date.js";
 
-const require = createRequire(import.meta.url);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** The compiled worker script (absent when the tool runs from its TypeScript sources, e.g. under vitest). */
 const WORKER = path.join(HERE, "build-worker.js");
@@ -35,77 +33,25 @@ export interface BuildResult {
   skipped: boolean;
   world: World;
   warnings?: string;
+  /** Why it was rebuilt, when an earlier output existed (what changed). */
+  because?: string;
 }
 
-function mtimeMs(file: string): number {
-  try {
-    return statSync(file).mtimeMs;
-  } catch {
-    return Infinity; // a vanished input forces a rebuild
-  }
+/** What `buildAll` did. */
+export interface BuildSummary {
+  built: number;
+  upToDate: number;
+  failed: number;
 }
 
-function depsFileFor(out: string): string {
-  return path.join(path.dirname(out), ".build", `${path.basename(out, ".wasm")}.deps.json`);
-}
-
-/** A package's package.json path (directly, or from its main file when an exports map hides it). */
-function manifestOf(pkg: string): string | null {
-  try {
-    return require.resolve(`${pkg}/package.json`);
-  } catch {
-    try {
-      let dir = path.dirname(require.resolve(pkg));
-      while (!existsSync(path.join(dir, "package.json")) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-      return path.join(dir, "package.json");
-    } catch {
-      return null;
-    }
-  }
-}
-
-/** The tool's own files, the SDK's WIT, and the compilers' package manifests (a reinstall rebuilds). */
-function toolchainFiles(): string[] {
-  const files = readdirSync(HERE)
-    .filter((f) => /\.(js|ts|mjs)$/.test(f))
-    .map((f) => path.join(HERE, f));
-  files.push(path.join(findSdkRoot(), "wit", "proxy-wasi.wit"));
-  for (const pkg of ["assemblyscript", "json-as", "@bytecodealliance/jco-transpile"]) {
-    const manifest = manifestOf(pkg);
-    if (manifest) files.push(manifest);
-  }
-  return files;
-}
-
-/** True when `out` exists and is newer than every input recorded at its last build. */
+/** True when `out` is up to date with `entry`: every input, the tool and the output hash as recorded (up-to-date.ts). */
 export function isUpToDate(entry: string, out: string, world: World | null = null): boolean {
-  if (!existsSync(out)) return false;
-  let deps: { entry?: string; files?: string[]; requestedWorld?: string | null };
-  try {
-    deps = JSON.parse(readFileSync(depsFileFor(out), "utf8"));
-  } catch {
-    return false;
-  }
-  if (deps.entry !== path.resolve(entry) || !Array.isArray(deps.files)) return false;
-  if ((deps.requestedWorld ?? null) !== (world ?? null)) return false;
-  const built = mtimeMs(out);
-  for (const file of [...deps.files, ...toolchainFiles()]) {
-    if (mtimeMs(file) >= built) return false;
-  }
-  // files that may appear later (a manifest added after the build)
-  for (const file of manifestCandidates(path.resolve(entry))) {
-    if (existsSync(file) && !deps.files.includes(realpathSync(file))) return false;
-  }
-  return true;
+  return staleReason(entry, out, world) === null;
 }
 
-/** The world an up-to-date output was built for (from its dependency list). */
+/** The world an up-to-date output was built for (from its build record). */
 function builtWorld(out: string): World {
-  try {
-    return JSON.parse(readFileSync(depsFileFor(out), "utf8")).world ?? "proxy";
-  } catch {
-    return "proxy";
-  }
+  return readRecord(out)?.world ?? "proxy";
 }
 
 /**
@@ -113,15 +59,24 @@ function builtWorld(out: string): World {
  * `proxy-wasi` exactly when the proxy imports the wall clock or randomness. Throws BuildError with
  * asc's diagnostics when the source does not compile.
  */
-export async function buildProxy({ entry, out, force = false, world = null }: BuildJob & { force?: boolean }): Promise<BuildResult> {
+export async function buildProxy({
+  entry,
+  out,
+  force = false,
+  world = null,
+  because,
+}: BuildJob & { force?: boolean; because?: string }): Promise<BuildResult> {
   const started = performance.now();
   entry = path.resolve(entry);
   const name = path.basename(entry, ".ts");
   out = path.resolve(out ?? path.join(path.dirname(entry), `${name}.wasm`));
   if (world != null && !WORLDS.includes(world)) throw new BuildError(`${name}: unknown world ${world} (choose from ${WORLDS.join(", ")})`);
   if (!existsSync(entry)) throw new BuildError(`${name}: no such file ${path.relative(process.cwd(), entry) || entry}`);
-  if (!force && isUpToDate(entry, out, world)) {
-    return { name, out, bytes: statSync(out).size, ms: performance.now() - started, skipped: true, world: builtWorld(out) };
+  if (!force) {
+    because = staleReason(entry, out, world) ?? undefined;
+    if (because === undefined) {
+      return { name, out, bytes: statSync(out).size, ms: performance.now() - started, skipped: true, world: builtWorld(out) };
+    }
   }
 
   const manifest = readManifestFor(entry); // checked before the slow part
@@ -139,14 +94,23 @@ export async function buildProxy({ entry, out, force = false, world = null }: Bu
   const depsFile = depsFileFor(out);
   mkdirSync(path.dirname(depsFile), { recursive: true });
   const depsTmp = `${depsFile}.${process.pid}.tmp`;
-  writeFileSync(depsTmp, JSON.stringify({ entry, files, world: used, requestedWorld: world }, null, 1));
+  writeFileSync(depsTmp, JSON.stringify(recordFor(entry, files, world, used, component), null, 1));
   renameSync(depsTmp, depsFile);
 
   const warnings = diagnostics && /WARNING/.test(diagnostics) ? diagnostics : "";
   if (!/\b(register|setReceiver)\s*\(/.test(readFileSync(entry, "utf8"))) {
     process.stderr.write(`warning: ${name}: the source never calls register(...); the proxy will trap on its first message\n`);
   }
-  return { name, out, bytes: component.length, ms: performance.now() - started, skipped: false, warnings, world: used };
+  return {
+    name,
+    out,
+    bytes: component.length,
+    ms: performance.now() - started,
+    skipped: false,
+    warnings,
+    world: used,
+    ...(because && because !== NO_OUTPUT ? { because } : {}),
+  };
 }
 
 /** `<dir>/<name>/<name>.ts` for every such directory under `dir`. */
@@ -169,7 +133,7 @@ export function report(result: BuildResult): void {
   const what = result.skipped ? "up to date" : "built";
   const world = result.world && result.world !== "proxy" ? `  (world ${result.world}: needs the grants wasi:clocks, wasi:random)` : "";
   process.stderr.write(
-    `${what.padEnd(10)} ${result.name.padEnd(16)} ${formatSize(result.bytes).padStart(9)} ${(result.ms / 1000).toFixed(2).padStart(6)} s  ${rel}${world}\n`,
+    `${what.padEnd(10)} ${result.name.padEnd(16)} ${formatSize(result.bytes).padStart(9)} ${(result.ms / 1000).toFixed(2).padStart(6)} s  ${rel}${world}${result.because ? `  (${result.because})` : ""}\n`,
   );
   if (result.warnings) process.stderr.write(`${result.warnings}\n`);
 }
@@ -184,17 +148,27 @@ export function reportError(error: unknown): void {
 }
 
 /** Builds many proxies, on up to `parallel` worker threads (asc is single-threaded); returns the number that failed. */
-export async function buildMany(jobs: BuildJob[], { force = false, parallel = Math.min(2, availableParallelism()) } = {}): Promise<number> {
-  const pending: BuildJob[] = [];
+export async function buildMany(jobs: BuildJob[], options: { force?: boolean; parallel?: number } = {}): Promise<number> {
+  return (await buildAll(jobs, options)).failed;
+}
+
+/** `buildMany`, saying how many were built, up to date, and failed. */
+export async function buildAll(
+  jobs: BuildJob[],
+  { force = false, parallel = Math.min(2, availableParallelism()) } = {},
+): Promise<BuildSummary> {
+  const pending: (BuildJob & { because?: string })[] = [];
   for (const job of jobs) {
     const out = path.resolve(job.out ?? path.join(path.dirname(job.entry), `${path.basename(job.entry, ".ts")}.wasm`));
-    if (!force && isUpToDate(job.entry, out, job.world ?? null)) {
+    const because = force ? "--force" : staleReason(job.entry, out, job.world ?? null);
+    if (because === null) {
       report({ name: path.basename(job.entry, ".ts"), out, bytes: statSync(out).size, ms: 0, skipped: true, world: builtWorld(out) });
     } else {
-      pending.push({ ...job, out });
+      pending.push({ ...job, out, because });
     }
   }
   let failures = 0;
+  const summary = () => ({ built: pending.length - failures, upToDate: jobs.length - pending.length, failed: failures });
   if (pending.length <= 1 || parallel <= 1 || !existsSync(WORKER)) {
     for (const job of pending) {
       try {
@@ -204,7 +178,7 @@ export async function buildMany(jobs: BuildJob[], { force = false, parallel = Ma
         reportError(error);
       }
     }
-    return failures;
+    return summary();
   }
   const queue = [...pending];
   const runWorker = () =>
@@ -231,5 +205,5 @@ export async function buildMany(jobs: BuildJob[], { force = false, parallel = Ma
       next();
     });
   await Promise.all(Array.from({ length: Math.min(parallel, pending.length) }, runWorker));
-  return failures;
+  return summary();
 }

@@ -10,7 +10,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { type BuildJob, buildMany, findProxies } from "./build.js";
+import { type BuildJob, buildAll, findProxies } from "./build.js";
 import { WORLDS, type World } from "./compose.js";
 import type { BuildError } from "./errors.js";
 import { findProject } from "./project.js";
@@ -28,7 +28,7 @@ export function usage(command = "cordon-build-proxy"): string {
     "  --out-dir <d>   with --all: where the components go (default <dir>/dist)",
     "  --world <w>     proxy | proxy-wasi (default: proxy-wasi exactly when the proxy uses the",
     "                  SDK's Clock/Random; such a proxy needs the grants wasi:clocks, wasi:random)",
-    "  --force         rebuild even when the output is newer than every input",
+    "  --force         rebuild even when nothing it is built from changed (by content)",
   ].join("\n");
 }
 
@@ -98,11 +98,14 @@ export async function main(argv: string[], command = "cordon-build-proxy"): Prom
     }
     jobs = [{ entry: project.entry, out: values.out ?? project.out, world: world ?? project.world }];
   }
-  const failures = await buildMany(jobs, { force });
+  const { built, upToDate, failed } = await buildAll(jobs, { force });
   if (jobs.length > 1) {
-    process.stderr.write(
-      `${failures ? `${failures} of ${jobs.length} proxies failed` : `${jobs.length} proxies ok`} in ${((performance.now() - started) / 1000).toFixed(2)} s\n`,
-    );
+    const what = failed
+      ? `${failed} of ${jobs.length} proxies failed`
+      : built
+        ? `${jobs.length} proxies ok (${built} built, ${upToDate} up to date)`
+        : `${jobs.length} proxies ok (all up to date, nothing rebuilt)`;
+    process.stderr.write(`${what} in ${((performance.now() - started) / 1000).toFixed(2)} s\n`);
   }
-  return failures ? 1 : 0;
+  return failed ? 1 : 0;
 }

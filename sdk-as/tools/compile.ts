@@ -11,6 +11,7 @@ import path from "node:path";
 import { checkCore } from "./check.js";
 import { ABI_MODULE, ENTRY_SUFFIX, entrySource, findSdkRoot, findWasiWit, findWit, SDK_PACKAGE, type World } from "./compose.js";
 import { BuildError } from "./errors.js";
+import { functionCollector, refusalText, refusedFunctions } from "./refused-apis.js";
 import { RenameExports } from "./rename-exports.js";
 
 const require = createRequire(import.meta.url);
@@ -66,6 +67,7 @@ export async function compileCore(entry: string, { world = null }: { world?: Wor
     }
   };
 
+  const compiled = new Set<string>(); // refused standard-library functions asc compiled in
   const stderr = asc.createMemoryStream();
   const stdout = asc.createMemoryStream();
   const args = [
@@ -91,13 +93,19 @@ export async function compileCore(entry: string, { world = null }: { world?: Wor
     readFile: readFileHook,
     writeFile: (file: string, contents: Uint8Array) => void outputs.set(path.basename(file), contents),
     listFiles: () => [],
-    transforms: [RenameExports],
+    transforms: [RenameExports, functionCollector(compiled)],
   } as unknown as Parameters<Asc["main"]>[1]);
   const diagnostics = stderr.toString().trim();
   if (result.error) throw new BuildError(`${name}: AssemblyScript compilation failed (${result.error.message})`, diagnostics);
   const core = outputs.get("proxy.core.wasm");
   if (!core) throw new BuildError(`${name}: asc produced no output`, diagnostics);
-  const used = checkCore(name, core, world);
+  // The author's own files (not the SDK's, not a package's), where a refused API is looked for.
+  const sources = [...read].filter(
+    (f) => f.endsWith(".ts") && !f.startsWith(sdkRoot + path.sep) && !f.includes(`${path.sep}node_modules${path.sep}`),
+  );
+  const refused = refusedFunctions(compiled);
+  if (refused.length) throw new BuildError(`${name}: ${refused.map((r) => refusalText(r, sources)).join("; and ")}`);
+  const used = checkCore(name, core, world, sources);
   if (used === "proxy-wasi") read.add(realpathSync(findWasiWit()));
   return { core, files: [...read].sort(), diagnostics, world: used };
 }

@@ -10,7 +10,7 @@ import { expect } from "vitest";
 import { CORDON, NODE } from "./paths.js";
 import { type Json, RawClient } from "./raw-client.js";
 
-export const CHAIN_DIR = mkdtempSync(join(tmpdir(), "cordon-chain-turn-"));
+const CHAIN_DIR = mkdtempSync(join(tmpdir(), "cordon-chain-turn-"));
 
 /** `cordon run` with a chain config of `proxies` in front of the reference agent (`--mcp mode`). */
 export function chainClient(proxies: Json[], mode: string, env: Record<string, string> = {}): RawClient {

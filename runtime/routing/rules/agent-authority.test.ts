@@ -101,6 +101,31 @@ describe("agent-authority: what a proxy originates toward the agent needs a gran
 });
 
 describe("owned-sessions: a session a proxy opened itself is that proxy's", () => {
+  it("when its owner fails, what the agent still sends for the session reaches nobody (not the restarted instance, not the client)", async () => {
+    const { client, proxies, agent, lines } = await memoryChain([passKeepingOwn], [["agent:sessions"]]);
+    own(proxies[0], "own-s", "session/new", { cwd: "/", mcpServers: [] });
+    const s = (await answerTo(proxies[0], "own-s")).result.sessionId;
+    proxies[0].die("failed (trap): unreachable");
+    await expect.poll(() => proxies[0].opens, { timeout: 5_000 }).toBe(2); // restarted (the default policy)
+    agent.emit({
+      jsonrpc: "2.0",
+      method: "session/update",
+      params: { sessionId: s, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "subagent's secret" } } },
+    });
+    agent.emit({
+      jsonrpc: "2.0",
+      id: "ask-1",
+      method: "session/request_permission",
+      params: { sessionId: s, toolCall: { toolCallId: "t" }, options: [] },
+    });
+    const refused = await agent.waitFor((m) => m.id === "ask-1" && !("method" in m));
+    expect(refused.error.message).toMatch(/a session a proxy opened itself and lost when it failed/);
+    await expect
+      .poll(() => lines.join("\n"))
+      .toMatch(/owned-sessions: session\/update is for a session a proxy opened itself and lost when it failed/);
+    expect([...client.received, ...proxies[0].received].some((m) => JSON.stringify(m).includes("subagent's secret"))).toBe(false);
+  });
+
   it("the agent's fs request for it goes only to that proxy; passing it on to the client needs fs:read there", async () => {
     // p1 opens a session of its own; p0 sits between it and the client.
     const { client, proxies, agent } = await memoryChain([passThrough, passKeepingOwn], [[], ["agent:sessions"]]);

@@ -13,9 +13,12 @@
  *   that proxy (`fromAgent` re-targets them), and what it sends on toward the client for them is
  *   its own, so its grants apply (`toClient`: a forwarded file read needs `fs:read` there).
  *
+ *   When the owner fails, what the agent still sends for its sessions goes to nobody (a restarted
+ *   instance knows nothing of them and would pass them on to the client).
+ *
  * Cost: one entry per handed request in flight inside a proxy (released when the proxy passes one
  * on of that method, answers it, or fails), and one per proxy-owned session (released when the
- * session is closed or deleted).
+ * session is closed or deleted; a failed owner's stay, up to MAX_SESSIONS, until then).
  */
 import { idKey, paramsObject } from "../../protocol/json-rpc.js";
 import { type Call, isRequest } from "../envelope.js";
@@ -46,6 +49,12 @@ export function agentAuthority(): AgentAuthority {
   const owners = new Map<string, Hop>();
   /** Sessions the client set up (a proxy loading or resuming one of them does not own it). */
   const clientSessions = new Set<string>();
+  /**
+   * Sessions whose owner failed (its state, and its knowledge of them, died with it): what the
+   * agent still sends for them goes to nobody — a restarted instance would take them for the
+   * client's and pass them on. Oldest forgotten first beyond MAX_SESSIONS.
+   */
+  const orphans = new Set<string>();
 
   const of = <K, V>(map: Map<Hop, Map<K, V>>, hop: Hop): Map<K, V> => {
     let m = map.get(hop);
@@ -132,6 +141,12 @@ export function agentAuthority(): AgentAuthority {
       handed.delete(hop);
       ownSetups.delete(hop);
       pendingOwner.delete(hop);
+      for (const [session, owner] of owners) {
+        if (owner !== hop) continue;
+        owners.delete(session);
+        if (orphans.size >= MAX_SESSIONS) orphans.delete(orphans.values().next().value!);
+        orphans.add(session);
+      }
     },
   };
 
@@ -148,6 +163,7 @@ export function agentAuthority(): AgentAuthority {
     const session = sessionOf(call);
     if (session === undefined || !ENDS.has(call.method)) return;
     owners.delete(session);
+    orphans.delete(session);
     clientSessions.delete(session);
   };
   const owned = (call: Call): Hop | undefined => {
@@ -159,8 +175,16 @@ export function agentAuthority(): AgentAuthority {
     name: "owned-sessions",
     call(cx: RouteContext, call) {
       const owner = owned(call);
-      if (!owner) return PASS;
-      return { kind: "pass", to: cx.indexOf(owner), exact: true };
+      if (owner) return { kind: "pass", to: cx.indexOf(owner), exact: true };
+      const session = sessionOf(call);
+      if (session === undefined || !orphans.has(session)) return PASS;
+      return {
+        kind: "refuse",
+        refusal: refusal(
+          "owned-sessions",
+          `${call.method} is for a session a proxy opened itself and lost when it failed; nobody else may see it`,
+        ),
+      };
     },
   };
 

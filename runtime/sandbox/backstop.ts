@@ -1,0 +1,76 @@
+/**
+ * The wall-clock backstop of the in-thread sandbox: a guest call still running on the main thread
+ * past its limit is interrupted, whatever it is doing. Fuel (`fuel.ts`) is what normally stops a
+ * guest; this bounds what fuel misprices (a host import slower than its price, a bulk operation
+ * slower than its per-byte weight, a machine slower than the calibration).
+ *
+ * Two mechanisms behind one interface:
+ * - `watchdog` (`inspector-watchdog.ts`, the default): a watchdog worker that reads a shared word
+ *   the main thread sets around each guarded call, and past the deadline asks the main thread's
+ *   inspector to `Runtime.terminateExecution`. ~15 ns per guarded call on the main thread.
+ * - `vm-timeout` (`wall-clock.ts`), when the inspector is unavailable (Node built without it, or
+ *   Cordon itself running in a worker, where `connectToMainThread` would reach the wrong thread):
+ *   Node's `vm` timeout, which starts and joins a watchdog thread per call (~20–90 µs).
+ *
+ * Contract, the same for both: guarded calls run only inside a task given to `post`, and only guest
+ * code and the caller's own bookkeeping run under `guard` — never the router. When a call is
+ * interrupted nothing after it in that task runs (no `catch` or `finally` of the interrupted frames
+ * either), so what it was in the middle of (the guest instance) must be thrown away; `interrupted`
+ * is then called from a later task.
+ */
+import { isMainThread } from "node:worker_threads";
+import { InspectorWatchdog } from "./inspector-watchdog.js";
+import { WallClockExceeded, withinWallClock } from "./wall-clock.js";
+
+export interface Backstop {
+  readonly mechanism: "watchdog" | "vm-timeout";
+  /** Runs `task` later, at the bottom of its own event-loop task (where an interruption unwinds cleanly), in order. */
+  post(task: () => void): void;
+  /**
+   * Inside a posted task: runs `fn`. If it is still running `limitMs` after it began it is
+   * interrupted: nothing after it in this task runs, and `interrupted` is called from a later task.
+   */
+  guard<T>(fn: () => T, limitMs: number, interrupted: () => void): T;
+}
+
+/** Unwinds the rest of a posted task after the vm fallback interrupted a call (the watchdog needs none). */
+const INTERRUPTED = Symbol("interrupted");
+
+/** `vm`'s `timeout` around each guarded call; posted tasks run as microtasks. */
+export const vmTimeoutBackstop: Backstop = {
+  mechanism: "vm-timeout",
+  post(task) {
+    queueMicrotask(() => {
+      try {
+        task();
+      } catch (error) {
+        if (error !== INTERRUPTED) throw error;
+      }
+    });
+  },
+  guard(fn, limitMs, interrupted) {
+    try {
+      return withinWallClock(fn, limitMs);
+    } catch (error) {
+      if (!(error instanceof WallClockExceeded)) throw error;
+      queueMicrotask(interrupted);
+      throw INTERRUPTED;
+    }
+  },
+};
+
+let chosen: Backstop | null = null;
+
+/** The process's backstop: the inspector watchdog where it can reach this thread, else the vm timeout. */
+export function backstop(): Backstop {
+  if (chosen) return chosen;
+  chosen = vmTimeoutBackstop;
+  if (process.env.CORDON_BACKSTOP !== "vm-timeout" && process.features.inspector && isMainThread) {
+    try {
+      chosen = new InspectorWatchdog();
+    } catch {
+      // no inspector after all: the vm timeout, which needs none
+    }
+  }
+  return chosen;
+}

@@ -1,0 +1,189 @@
+/**
+ * The backstop's default mechanism (`backstop.ts`): a watchdog worker interrupts the main thread
+ * through its inspector when a guarded call runs past its deadline.
+ *
+ * The handshake: one shared word `gen << 2 | phase`. The main thread writes the deadline, then
+ * `RUNNING` with a new generation when a guarded call begins, and compare-and-swaps it back to
+ * `IDLE` when it returns. The watchdog compare-and-swaps `RUNNING → KILLING` for the generation it
+ * saw past its deadline, and only then posts `Runtime.terminateExecution` to the main thread's
+ * inspector session (`connectToMainThread`), which V8 delivers as an interrupt at the next stack
+ * check of the running code (wasm loops and function entries have them). So a termination is only
+ * ever sent for a call still in flight; if the call returns just after the watchdog won the swap,
+ * `end` sees `KILLING` and spins until the termination lands there — it must never land in the
+ * caller. V8 cancels the termination once the stack has unwound to the task's bottom; the
+ * watchdog's message naming the generation is then read, and its `interrupted` callback runs.
+ *
+ * Why a dedicated `MessagePort` task: an interrupted posted task must be the bottom of the stack
+ * and leave nothing half-run behind it. A termination inside a `setImmediate` or timer task
+ * crashes Node ("async hook stack corrupted"), and inside a promise job drops the other
+ * microtasks queued with it; a `MessagePort` 'message' task unwinds cleanly.
+ *
+ * Cost on the main thread: three atomic operations per guarded call and no clock read (15–90 ns),
+ * and a `postMessage` to schedule a batch of posted tasks (tasks posted meanwhile share it). The
+ * watchdog polls the word every `POLL_MS` while calls happen, and sleeps on it (woken by the next
+ * call, one `Atomics.notify`) after `SLEEP_AFTER_MS` without one. Interrupt latency past the
+ * limit: at most `POLL_MS` (the watchdog starts a call's clock when it first sees it), plus the
+ * time V8 takes to reach a stack check.
+ */
+import { MessageChannel, Worker } from "node:worker_threads";
+import type { Backstop } from "./backstop.js";
+
+const IDLE = 0;
+const RUNNING = 1;
+const KILLING = 2;
+/** How often the watchdog looks at the word while calls happen (its overshoot past a deadline). */
+const POLL_MS = 10;
+/** Idle time after which the watchdog sleeps until the next guarded call wakes it. */
+const SLEEP_AFTER_MS = 1_000;
+/** Longest a batch of posted tasks runs before the rest go to the next task (I/O runs between). */
+const BATCH_MS = 4;
+
+interface WatchdogData {
+  shared: SharedArrayBuffer;
+  pollMs: number;
+  sleepAfterMs: number;
+}
+
+/**
+ * The watchdog worker's body, run from its source text (`eval`): it must not use anything from
+ * this module's scope. Words: [0] = gen << 2 | phase, [1] = 1 while it sleeps without a timeout,
+ * [2] = the limit of the call in flight, in ms (the main thread reads no clock).
+ */
+function watch(data: WatchdogData): void {
+  const { Session } = require("node:inspector") as typeof import("node:inspector");
+  const { parentPort } = require("node:worker_threads") as typeof import("node:worker_threads");
+  const session = new Session();
+  session.connectToMainThread();
+  const word = new Int32Array(data.shared);
+  const now = () => performance.now();
+  const loop = (): void => {
+    let seen = -1;
+    let idleSince = now();
+    let watched = -1;
+    let deadline = 0;
+    for (;;) {
+      const state = Atomics.load(word, 0);
+      if ((state & 3) === 1) {
+        const t = now();
+        if (state !== watched) {
+          // A new call: its limit runs from when it is first seen (at most pollMs after it began).
+          watched = state;
+          deadline = t + Atomics.load(word, 2);
+        }
+        if (deadline > t) {
+          Atomics.wait(word, 0, state, Math.min(deadline - t, data.pollMs));
+          continue;
+        }
+        // Only a call still in flight is terminated: the swap fails if it has returned.
+        if (Atomics.compareExchange(word, 0, state, (state & ~3) | 2) !== state) continue;
+        session.post("Runtime.terminateExecution");
+        // The main thread reads this only once the interrupted task is over (it cannot run
+        // another before), so it may be sent now; the reply is not awaited.
+        parentPort!.postMessage(state >>> 2);
+        setTimeout(loop, 0);
+        return;
+      }
+      const t = now();
+      if (state !== seen) {
+        seen = state;
+        idleSince = t;
+      }
+      if (t - idleSince < data.sleepAfterMs) {
+        Atomics.wait(word, 0, state, data.pollMs);
+        continue;
+      }
+      Atomics.store(word, 1, 1);
+      Atomics.wait(word, 0, state);
+      Atomics.store(word, 1, 0);
+      idleSince = now();
+    }
+  };
+  loop();
+}
+
+export class InspectorWatchdog implements Backstop {
+  readonly mechanism = "watchdog";
+  private readonly shared = new SharedArrayBuffer(12);
+  private readonly word = new Int32Array(this.shared);
+  private gen = 0;
+  /** The guarded call in flight (or interrupted, until the watchdog's reply). */
+  private interrupted: (() => void) | null = null;
+  private readonly channel = new MessageChannel();
+  private readonly tasks: (() => void)[] = [];
+  private head = 0;
+  private posted = false;
+
+  constructor() {
+    this.channel.port1.on("message", this.runTasks);
+    this.channel.port1.unref();
+    this.startWorker();
+  }
+
+  post(task: () => void): void {
+    this.tasks.push(task);
+    if (this.posted) return;
+    this.posted = true;
+    // Kept alive while tasks wait, so a process with nothing else to do still runs them.
+    this.channel.port1.ref();
+    this.channel.port2.postMessage(null);
+  }
+
+  guard<T>(fn: () => T, limitMs: number, interrupted: () => void): T {
+    this.gen = (this.gen + 1) & 0x1fffffff;
+    const running = (this.gen << 2) | RUNNING;
+    this.word[2] = Math.ceil(limitMs); // published by the store of the state below
+    this.interrupted = interrupted;
+    Atomics.store(this.word, 0, running);
+    if (Atomics.load(this.word, 1) === 1) Atomics.notify(this.word, 0);
+    try {
+      return fn();
+    } finally {
+      // Not reached when interrupted: V8 runs no finally under termination.
+      if (Atomics.compareExchange(this.word, 0, running, (this.gen << 2) | IDLE) !== running) {
+        // The watchdog won the swap: its termination is on the way and must land here.
+        while (Atomics.load(this.word, 0) === ((this.gen << 2) | KILLING));
+      }
+      this.interrupted = null;
+    }
+  }
+
+  /** Runs the posted tasks in order, for up to BATCH_MS; the rest get a task of their own. */
+  private readonly runTasks = (): void => {
+    this.posted = false;
+    const until = performance.now() + BATCH_MS;
+    while (this.head < this.tasks.length) {
+      const task = this.tasks[this.head++];
+      if (this.head === this.tasks.length) {
+        this.tasks.length = 0;
+        this.head = 0;
+      }
+      task();
+      if (this.head < this.tasks.length && performance.now() >= until) break;
+    }
+    this.afterTasks();
+  };
+
+  private afterTasks(): void {
+    if (this.head < this.tasks.length) {
+      if (!this.posted) {
+        this.posted = true;
+        this.channel.port2.postMessage(null);
+      }
+    } else if (!this.posted) this.channel.port1.unref();
+  }
+
+  private startWorker(): void {
+    const data: WatchdogData = { shared: this.shared, pollMs: POLL_MS, sleepAfterMs: SLEEP_AFTER_MS };
+    const worker = new Worker(`(${watch.toString()})(require("node:worker_threads").workerData)`, { eval: true, workerData: data });
+    worker.on("message", (gen: number) => {
+      if (Atomics.load(this.word, 0) !== ((gen << 2) | KILLING)) return;
+      Atomics.store(this.word, 0, (gen << 2) | IDLE);
+      const interrupted = this.interrupted;
+      this.interrupted = null;
+      interrupted?.();
+      this.afterTasks();
+    });
+    worker.on("error", (error) => process.stderr.write(`[cordon] error: the backstop's watchdog failed: ${error.message}\n`));
+    worker.unref();
+  }
+}
