@@ -20,7 +20,7 @@ import {
 let component: LoadedComponent;
 beforeAll(async () => {
   component = await loadFixture("mcp-tools");
-});
+}, 180_000); // a build under load can take minutes
 
 const fromAgent = ProxyUnderTest.fromAgent;
 

@@ -148,7 +148,8 @@ export function mcpListAll(
   const items: Json[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < maxPages; page++) {
-    const { result, answer } = mcpRequest(p, target, method, cursor === undefined ? {} : { cursor });
+    const answer = mcpRequest(p, target, method, cursor === undefined ? {} : { cursor });
+    const result = answer.result;
     if (!Array.isArray(result?.[key])) throw new Error(`${method} failed: ${JSON.stringify(answer)}`);
     items.push(...result[key]);
     cursor = result.nextCursor;
