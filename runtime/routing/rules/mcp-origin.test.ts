@@ -30,10 +30,16 @@ describe("mcp-origin: MCP calls toward the client side are the agent's", () => {
       proxies[1].emit({ jsonrpc: "2.0", id: `own-${method}`, method, params });
       const answer = await answerTo(proxies[1], `own-${method}`);
       expect(answer.error?.message, JSON.stringify(answer)).toContain(`${method} from proxy "p1" toward the client side is its own`);
-      expect(answer.error?.data?.cordon).toMatchObject({ failure: "refused", gate: "mcp-origin" });
+      expect(answer.error?.data?.cordon).toMatchObject({ failure: "refused", gate: "mcp-origin", grant: "agent:mcp" });
     }
     expect(proxies[0].received.some((m) => m.params?.method?.startsWith?.("mcp/") || m.method?.startsWith?.("mcp/"))).toBe(false);
     expect(lines.join("\n")).toMatch(/mcp-origin/);
+  });
+
+  it("a hop holding agent:mcp (as the MCP bridge does, speaking for the agent) may call it", async () => {
+    const { proxies } = await memoryChain([server, passThrough], [[], ["agent:mcp"]]);
+    proxies[1].emit({ jsonrpc: "2.0", id: "bridge-1", method: "mcp/message", params: readFile("notes.md") });
+    expect((await answerTo(proxies[1], "bridge-1")).result).toEqual({ result: { content: [{ type: "text", text: "SECRET" }] } });
   });
 
   it("a notification of its own is dropped", async () => {

@@ -7,8 +7,9 @@
  * (`workspace-tools`' `read_file` reads through its `fs:read`), or one the client serves with the
  * user's authority. So toward its predecessor a proxy may send only the MCP calls it was handed by
  * its successor exactly (method and params, compared canonically) and has not answered — passed on
- * unchanged. Anything else is refused to the proxy (a notification dropped), naming the rule; no
- * grant permits it (the proxy's own servers are reached by the agent, never by the proxy).
+ * unchanged. Anything else is refused to the proxy (a notification dropped), naming the rule. Only
+ * `agent:mcp` permits it: that grant already lets a proxy have the agent run any program, and the
+ * MCP bridge (Cordon's own component, which speaks MCP-over-ACP for the agent) holds it.
  *
  * Cost: per proxy, one digest per handed MCP request still open inside it (released when it passes
  * it on, answers it, or fails) plus at most 256 handed notifications (`Forwardable`).
@@ -26,13 +27,15 @@ export function mcpOrigin(): Rule {
   return {
     name: "mcp-origin",
     call(_cx, call, from) {
-      if (!MCP_CALLS.has(call.method) || from.position.role !== "proxy") return PASS;
+      if (!MCP_CALLS.has(call.method) || from.position.role !== "proxy" || from.grants.has("agent:mcp")) return PASS;
       if (handed.get(from)?.take(call.method, call.params)) return PASS;
       return {
         kind: "refuse",
         refusal: refusal(
           "mcp-origin",
-          `${call.method} from ${sender(from)} toward the client side is its own (not the agent's passed on unchanged): a proxy may not call an MCP server it does not serve as if it were the agent`,
+          `${call.method} from ${sender(from)} toward the client side is its own (not the agent's passed on unchanged): a proxy may not call an MCP server it does not serve as if it were the agent unless it has the "agent:mcp" grant, which ${sender(from)} does not have`,
+          undefined,
+          "agent:mcp",
         ),
       };
     },
