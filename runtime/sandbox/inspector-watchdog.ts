@@ -38,6 +38,8 @@ const POLL_MS = 10;
 const SLEEP_AFTER_MS = 1_000;
 /** Longest a batch of posted tasks runs before the rest go to the next task (I/O runs between). */
 const BATCH_MS = 4;
+/** How long the process's exit waits for the watchdog to disconnect from the main thread's inspector. */
+const EXIT_WAIT_MS = 200;
 
 interface WatchdogData {
   shared: SharedArrayBuffer;
@@ -48,7 +50,9 @@ interface WatchdogData {
 /**
  * The watchdog worker's body, run from its source text (`eval`): it must not use anything from
  * this module's scope. Words: [0] = gen << 2 | phase, [1] = 1 while it sleeps without a timeout,
- * [2] = the limit of the call in flight, in ms (the main thread reads no clock).
+ * [2] = the limit of the call in flight, in ms (the main thread reads no clock), [3] = 1 once the
+ * process exits (the watchdog disconnects its session, then sets [4]: Node waits at exit, saying
+ * "Waiting for the debugger to disconnect...", for any session still connected to the main thread).
  */
 function watch(data: WatchdogData): void {
   const { Session } = require("node:inspector") as typeof import("node:inspector");
@@ -63,6 +67,12 @@ function watch(data: WatchdogData): void {
     let watched = -1;
     let deadline = 0;
     for (;;) {
+      if (Atomics.load(word, 3) === 1) {
+        session.disconnect();
+        Atomics.store(word, 4, 1);
+        Atomics.notify(word, 4);
+        return;
+      }
       const state = Atomics.load(word, 0);
       if ((state & 3) === 1) {
         const t = now();
@@ -104,7 +114,7 @@ function watch(data: WatchdogData): void {
 
 export class InspectorWatchdog implements Backstop {
   readonly mechanism = "watchdog";
-  private readonly shared = new SharedArrayBuffer(12);
+  private readonly shared = new SharedArrayBuffer(20);
   private readonly word = new Int32Array(this.shared);
   private gen = 0;
   /** The guarded call in flight (or interrupted, until the watchdog's reply). */
@@ -200,5 +210,12 @@ export class InspectorWatchdog implements Backstop {
       this.lost = true;
     });
     worker.unref();
+    // Synchronous, as an exit handler must be: the watchdog is woken, disconnects, and says so.
+    process.once("exit", () => {
+      if (this.lost) return;
+      Atomics.store(this.word, 3, 1);
+      Atomics.notify(this.word, 0);
+      Atomics.wait(this.word, 4, 0, EXIT_WAIT_MS);
+    });
   }
 }
