@@ -33,7 +33,7 @@ describe("what a proxy watches, in words", () => {
   it("cordon inspect says which methods and update kinds enter the sandbox, and that the rest pass unseen", async () => {
     const { stdout } = await cordon(["inspect", proxyWasm("redact")]);
     expect(stdout).toMatch(
-      /\n {2}watches {7}only method session\/request_permission; session\/update kinds agent_message_chunk, agent_thought_chunk, tool_call, tool_call_update\n {16}everything else passes it without entering its sandbox/,
+      /\n {2}watches {7}only methods session\/prompt, session\/cancel, session\/request_permission; every session\/update\n {16}everything else passes it without entering its sandbox/,
     );
     expect((await cordon(["inspect", proxyWasm("arrow")])).stdout).toMatch(/watches {7}only session\/update kind agent_message_chunk\n/);
   }, 60_000);

@@ -44,6 +44,8 @@ describe("agent-authority: what a proxy originates toward the agent needs a gran
       expect(agent.received.some((m) => JSON.stringify(m).includes("id_ed25519") || m.params?.modeId === "yolo")).toBe(false);
     });
 
+    // A proxy's own load or close of a session it did not open is refused even with the grant (below).
+    if (method === "session/load" || method === "session/close") continue;
     it(`with ${grant}, a proxy's own ${method} reaches the agent`, async () => {
       const { proxies, agent } = await memoryChain([passKeepingOwn], [[grant]]);
       own(proxies[0], "own-1", method, params);
@@ -179,5 +181,38 @@ describe("owned-sessions: a session a proxy opened itself is that proxy's", () =
     });
     expect(proxies[0].received.some((m) => m.params?.method === "session/request_permission")).toBe(false);
     expect(client.received.some((m) => m.method === "session/request_permission")).toBe(false);
+  });
+});
+
+describe("agent-authority: agent:sessions covers a proxy's own sessions, not the user's", () => {
+  const targeted = [
+    ["session/load", { cwd: "/", mcpServers: [] }],
+    ["session/resume", { cwd: "/" }],
+    ["session/fork", { cwd: "/", mcpServers: [] }],
+    ["session/close", {}],
+    ["session/delete", {}],
+  ] as const;
+  for (const [method, rest] of targeted) {
+    it(`with agent:sessions, its own ${method} of the client's session (or a stored one) is refused; the agent never sees it`, async () => {
+      const { proxies, agent, request } = await memoryChain([passKeepingOwn], [["agent:sessions"]]);
+      const user = (await request("session/new", { cwd: "/", mcpServers: [] })).result.sessionId;
+      for (const [i, sessionId] of [user, "s-stored-earlier"].entries()) {
+        own(proxies[0], `own-${i}`, method, { sessionId, ...rest });
+        const refused = await answerTo(proxies[0], `own-${i}`);
+        expect(refused.error?.data?.cordon, JSON.stringify(refused)).toMatchObject({ gate: "agent-authority", failure: "refused" });
+        expect(refused.error.message).toContain(`which proxy "p0" did not open itself`);
+      }
+      expect(agent.received.some((m) => m.method === method)).toBe(false);
+    });
+  }
+
+  it("with agent:sessions, it loads, forks and closes a session it opened itself", async () => {
+    const { proxies, agent } = await memoryChain([passKeepingOwn], [["agent:sessions"]]);
+    own(proxies[0], "own-s", "session/new", { cwd: "/", mcpServers: [] });
+    const s = (await answerTo(proxies[0], "own-s")).result.sessionId;
+    for (const method of ["session/load", "session/fork", "session/close"]) {
+      own(proxies[0], `own-${method}`, method, { sessionId: s, cwd: "/", mcpServers: [] });
+      await agent.waitFor((m) => m.method === method && m.params?.sessionId === s);
+    }
   });
 });

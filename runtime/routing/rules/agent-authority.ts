@@ -8,7 +8,10 @@
  *   none: each call of such a method the proxy was handed by its predecessor and has not answered
  *   lets one call of the same method for the same session through (what an altered setup
  *   declares is judged by mcp-servers.ts). Without the grant the call is refused to the proxy, naming the grant; the
- *   proxy keeps running and the agent never sees it.
+ *   proxy keeps running and the agent never sees it. With `agent:sessions`, a proxy's own load,
+ *   resume, fork, close, delete, archive, unarchive or retitle may name only a session it opened
+ *   itself in this run: any other (the client's, another proxy's, one stored by an earlier run) is
+ *   refused, as loading or forking it would hand the proxy its history.
  * - Sessions a proxy opened itself belong to it: the agent's calls for such a session go only to
  *   that proxy (`fromAgent` re-targets them), and what it sends on toward the client for them is
  *   its own, so its grants apply (`toClient`: a forwarded file read needs `fs:read` there).
@@ -20,6 +23,7 @@
  * on of that method, answers it, or fails), and one per proxy-owned session (released when the
  * session is closed or deleted; a failed owner's stay, up to MAX_SESSIONS, until then).
  */
+import { sanitizeForLog } from "../../log.js";
 import { idKey, paramsObject } from "../../protocol/json-rpc.js";
 import { type Call, isRequest } from "../envelope.js";
 import { refusal, sender } from "../gates/gate.js";
@@ -29,6 +33,17 @@ import { PASS, type RouteContext, type Rule } from "./rule.js";
 
 const OPENS = new Set(["session/new", "session/fork", "session/load", "session/resume"]);
 const ENDS = new Set(["session/close", "session/delete"]);
+/** Calls that name an existing session: with `agent:sessions`, a proxy's own may name only a session it opened itself. */
+const TARGETS_SESSION = new Set([
+  "session/load",
+  "session/resume",
+  "session/fork",
+  "session/close",
+  "session/delete",
+  "session/archive",
+  "session/unarchive",
+  "session/set_title",
+]);
 /** Sessions remembered (each side); beyond, new ones are not tracked (an owned one then routes as the client's). */
 const MAX_SESSIONS = 65_536;
 
@@ -94,6 +109,19 @@ export function agentAuthority(): AgentAuthority {
             `${call.method} from ${sender(from)} is its own (not the client's passed on), and a proxy's own ${call.method} needs the "${needed}" grant, which ${sender(from)} does not have`,
             undefined,
             needed,
+          ),
+        };
+      }
+      const session = sessionOf(call);
+      if (TARGETS_SESSION.has(call.method) && (session === undefined || owners.get(session) !== from)) {
+        // The grant is for sessions of its own: loading, resuming or forking another's would hand it
+        // that session's history (the user's, earlier runs' included: `session/list` is free), and
+        // closing or deleting it would end the user's work.
+        return {
+          kind: "refuse",
+          refusal: refusal(
+            "agent-authority",
+            `${call.method} from ${sender(from)} names session ${JSON.stringify(sanitizeForLog(session ?? "(none)", 80))}, which ${sender(from)} did not open itself; the "${needed}" grant covers only the sessions a proxy opened itself in this run`,
           ),
         };
       }

@@ -11,7 +11,7 @@
  *                                  single-envelope, reserved-method, agent-authority, mcp-servers,
  *                                  successor-init (last: it records the initialize it lets through)
  *   proxy → its predecessor        proxy-log, reserved-method, conductor-method, elicitation-scope,
- *                                  owned-sessions, grant (last: it consumes)
+ *                                  owned-sessions, mcp-origin, grant (the last two consume)
  *   from the agent                 reserved-method, conductor-method, elicitation-scope, owned-sessions
  *   then, from the client          initialize (the handshake, once the chain is up)
  *   answers                        permission-allow (and the bookkeeping of the rules above)
@@ -27,6 +27,7 @@ import { elicitationScope } from "./elicitation-scope.js";
 import { fsGrant } from "./fs-grant.js";
 import { gateRule } from "./gate-rule.js";
 import { type Handshake, handshake } from "./initialize.js";
+import { mcpOrigin } from "./mcp-origin.js";
 import { mcpServers } from "./mcp-servers.js";
 import { permissionAllow } from "./permission-allow.js";
 import { permissionCancel } from "./permission-cancel.js";
@@ -59,7 +60,7 @@ export function ruleTable(mode: "agent" | "proxy" = "agent"): RuleTable {
   const table = {
     fromClient: [reserved, promptCapabilities(), permissionCancel(), failed],
     proxyToSuccessor: [dialect, gateRule("single-envelope", singleEnvelope), reserved, authority.toAgent, mcpServers(), successorInit()],
-    proxyToPredecessor: [proxyLog(), reserved, conductorOnly, elicitationScope, authority.toClient, fsGrant],
+    proxyToPredecessor: [proxyLog(), reserved, conductorOnly, elicitationScope, authority.toClient, mcpOrigin(), fsGrant()],
     fromAgent: [reserved, conductorOnly, elicitationScope, authority.fromAgent],
   };
   const all = [
