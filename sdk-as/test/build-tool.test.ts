@@ -60,6 +60,14 @@ beforeAll(() => {
     "proxies/chatty/chatty.ts",
     `import { Proxy, SessionUpdate, register } from "@cordon/sdk-as";\nclass P extends Proxy {\n  onSessionUpdate(u: SessionUpdate): void {\n    console.log("got one");\n    if (Date.now() > 0) this.forward(u);\n  }\n}\nregister(new P());\n`,
   );
+  write(
+    "proxies/hosted/hosted.ts",
+    `import { Proxy, SessionUpdate, register } from "@cordon/sdk-as";\nclass P extends Proxy {\n  onSessionUpdate(u: SessionUpdate): void {\n    const bytes = new Uint8Array(4);\n    crypto.getRandomValues(bytes);\n    trace("seen");\n    if (performance.now() > 0) this.forward(u);\n    else process.exit(1);\n  }\n}\nregister(new P());\n`,
+  );
+  write(
+    "proxies/argv/argv.ts",
+    `import { Proxy, register } from "@cordon/sdk-as";\nclass P extends Proxy {}\nif (process.argv.length > 0) register(new P());\n`,
+  );
   write("proxies/good/good.manifest.json", JSON.stringify(GOOD_MANIFEST, null, 2));
   write("proxies/badman/badman.ts", GOOD);
   write("proxies/badman/manifest.json", '{"name":"badman","grants":"fs:read"}');
@@ -77,7 +85,7 @@ describe("cordon-build-proxy", () => {
     expect(stderr).toContain("TS2322: Type '~lib/string/String' is not assignable to type 'i32'.");
     expect(stderr).toContain("proxies/bad/bad.ts(2,16)");
     expect(stderr).toContain('error: badman: proxies/badman/manifest.json: "grants" must be an array of strings');
-    expect(stderr).toContain("5 of 7 proxies failed");
+    expect(stderr).toContain("7 of 9 proxies failed");
     expect(existsSync(join(dir, "proxies", "dist", "bad.wasm"))).toBe(false);
   });
 
@@ -147,7 +155,21 @@ describe("cordon-build-proxy", () => {
     expect(stderr).toMatch(
       /error: chatty: (console \(proxies\/chatty\/chatty\.ts:4:5\) .*this\.log\(LogLevel\.Info, text\).*; and Date\.now\(\) \(proxies\/chatty\/chatty\.ts:5:9\)|Date\.now\(\) \(proxies\/chatty\/chatty\.ts:5:9\) .*; and console \(proxies\/chatty\/chatty\.ts:4:5\)) .*Clock/,
     );
-    for (const name of ["dice", "pattern", "chatty"]) expect(existsSync(join(dir, "proxies", "dist", `${name}.wasm`))).toBe(false);
+    const hosted = /^error: hosted: (.*)$/m.exec(stderr)?.[1] ?? "";
+    for (const [api, where, instead] of [
+      ["crypto.getRandomValues()", "5:5", "Random.bytes(n)"],
+      ["trace()", "6:5", "this.log(LogLevel.Debug, text)"],
+      ["performance.now()", "7:9", "Clock"],
+      ["process.exit()", "8:10", "this.respondError"],
+    ]) {
+      expect(hosted).toContain(`${api} (proxies/hosted/hosted.ts:${where}) compiles but cannot run in a proxy`);
+      expect(hosted).toContain(instead);
+    }
+    expect(stderr).toContain(
+      "error: argv: AssemblyScript compilation failed (1 compile error(s)): the errors are in the standard library's host bindings, which a proxy does not have (process.argv and the like); a proxy's settings come from its config, in onConfigure",
+    );
+    for (const name of ["dice", "pattern", "chatty", "hosted", "argv"])
+      expect(existsSync(join(dir, "proxies", "dist", `${name}.wasm`))).toBe(false);
   });
 
   it("warns when the source never registers a proxy, and prints usage for bad arguments", async () => {

@@ -11,7 +11,7 @@ import path from "node:path";
 import { checkCore } from "./check.js";
 import { ABI_MODULE, ENTRY_SUFFIX, entrySource, findSdkRoot, findWasiWit, findWit, SDK_PACKAGE, type World } from "./compose.js";
 import { BuildError } from "./errors.js";
-import { functionCollector, refusalText, refusedFunctions } from "./refused-apis.js";
+import { bindingsHint, functionCollector, refusalText, refusedFunctions } from "./refused-apis.js";
 import { RenameExports } from "./rename-exports.js";
 
 const require = createRequire(import.meta.url);
@@ -96,7 +96,9 @@ export async function compileCore(entry: string, { world = null }: { world?: Wor
     transforms: [RenameExports, functionCollector(compiled)],
   } as unknown as Parameters<Asc["main"]>[1]);
   const diagnostics = stderr.toString().trim();
-  if (result.error) throw new BuildError(`${name}: AssemblyScript compilation failed (${result.error.message})`, diagnostics);
+  if (result.error) {
+    throw new BuildError(`${name}: AssemblyScript compilation failed (${result.error.message})${bindingsHint(diagnostics)}`, diagnostics);
+  }
   const core = outputs.get("proxy.core.wasm");
   if (!core) throw new BuildError(`${name}: asc produced no output`, diagnostics);
   // The author's own files (not the SDK's, not a package's), where a refused API is looked for.

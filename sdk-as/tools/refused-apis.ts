@@ -157,3 +157,13 @@ export function functionCollector(into: Set<string>): typeof Transform {
     }
   };
 }
+
+/**
+ * What to say when asc's errors are inside the standard library's host bindings (`process.argv`
+ * is declared there without a value, so using it fails to compile with an error about that file,
+ * not the author's).
+ */
+export function bindingsHint(diagnostics: string): string {
+  if (!/~lib\/bindings\//.test(diagnostics)) return "";
+  return ": the errors are in the standard library's host bindings, which a proxy does not have (process.argv and the like); a proxy's settings come from its config, in onConfigure";
+}
