@@ -2,6 +2,8 @@
  * The guest's own work per message, counted rather than timed: fuel units (the thread sandbox's
  * meter, fuel.ts) one `receive` uses, per kind of message, for each component given. Fuel is
  * deterministic, so two SDK builds compare exactly on a machine whose load makes timings useless.
+ * Then fuel's share of a pass-through `receive` of a text chunk, timed: the metered guest against
+ * the same guest unmetered, in alternating rounds, the best round of each (load only slows rounds).
  * `node dist/bench/guest-fuel.js a.wasm [b.wasm …]` (components of the `proxy` world, UTF-16).
  */
 import { mkdtempSync } from "node:fs";
@@ -50,12 +52,33 @@ function fuelOf(guest: Guest, text: string): bigint {
   return FUEL - (guest.fuel.value as bigint);
 }
 
+/** One delivery of `text` (the allocation and copy the host makes, then the receive). */
+function deliver(guest: Omit<Guest, "fuel">, text: string): void {
+  const ptr = guest.cabi_realloc(0, 0, 2, text.length * 2) >>> 0;
+  Buffer.from(guest.memory.buffer).write(text, ptr, text.length * 2, "utf16le");
+  guest.receive(ptr, text.length);
+}
+
+/** µs per delivery of `text`, best of `rounds` alternating rounds, for each guest. */
+function timeEach(guests: (() => void)[], rounds = 15, perRound = 2_000): number[] {
+  const best = guests.map(() => Infinity);
+  for (let r = 0; r < rounds; r++) {
+    guests.forEach((run, i) => {
+      const t = performance.now();
+      for (let n = 0; n < perRound; n++) run();
+      best[i] = Math.min(best[i], ((performance.now() - t) * 1000) / perRound);
+    });
+  }
+  return best;
+}
+
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-fuel-"));
 console.log(
   `| component | ${Object.keys(SAMPLES).join(" | ")} |\n|---|${Object.keys(SAMPLES)
     .map(() => "---|")
     .join("")}`,
 );
+const shares: string[] = [];
 for (const file of process.argv.slice(2)) {
   const component = await loadComponent(file, { cacheDir });
   const metered = instrumentFuel(component.coreBytes, { startFuel: FUEL });
@@ -76,4 +99,25 @@ for (const file of process.argv.slice(2)) {
       .map((text) => fuelOf(guest, text).toString())
       .join(" | ")} |`,
   );
+  const plainEx = new WebAssembly.Instance(new WebAssembly.Module(component.coreBytes as Uint8Array<ArrayBuffer>), {
+    [CHANNEL_IMPORT]: { send: () => {} },
+  }).exports as Record<string, unknown>;
+  const plain = {
+    memory: plainEx.memory as WebAssembly.Memory,
+    cabi_realloc: plainEx.cabi_realloc as Guest["cabi_realloc"],
+    receive: plainEx[RECEIVE_EXPORT] as Guest["receive"],
+  };
+  deliver(plain, CONFIGURE);
+  const chunk = SAMPLES["text chunk"];
+  const [meteredUs, plainUs] = timeEach([
+    () => {
+      guest.fuel.value = FUEL;
+      deliver(guest, chunk);
+    },
+    () => deliver(plain, chunk),
+  ]);
+  shares.push(
+    `| ${file} | ${plainUs.toFixed(2)} | ${meteredUs.toFixed(2)} | ${(((meteredUs - plainUs) / meteredUs) * 100).toFixed(0)} % |`,
+  );
 }
+console.log(`\n| component: text chunk | unmetered (µs) | metered (µs) | fuel's share |\n|---|---|---|---|\n${shares.join("\n")}`);

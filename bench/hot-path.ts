@@ -79,7 +79,7 @@ for (const [label, text, n] of [
   time(`copy out, UTF-16 to a string (${label})`, n, () => scratch.toString("utf16le", 0, units));
   scratch.write(text, 0, bytes, "utf8");
   time(`copy out, UTF-8 to a string (fatal TextDecoder) (${label})`, n, () => utf8.decode(scratch.subarray(0, bytes)));
-  time(`copy out, bytes (no string) (${label})`, n, () => scratch.subarray(0, bytes).slice());
+  time(`copy out, bytes (no string) (${label})`, n, () => Uint8Array.prototype.slice.call(scratch, 0, bytes));
 }
 
 const plain = new CanonicalHost(component.module, { encodings: component.encodings });

@@ -311,10 +311,11 @@ describe.each(["http", "stdio"])("a client's MCP server on the ACP SDK's McpOver
       JSON.stringify(updates),
     ).toEqual(["completed", "completed"]);
     expect(done[1].content[0].content.text).toBe("echo: strict");
-    // The provider saw MCP's initialize (and refused it: the bridge answered it), then the real requests.
-    expect(seen).toEqual(["initialize", "tools/list", "tools/call"]);
+    // The provider saw MCP's initialize (and refused it: the bridge answered it, after one list of
+    // each kind to learn what the server serves), then the real requests.
+    expect(seen).toEqual(["initialize", "tools/list", "resources/list", "prompts/list", "tools/list", "tools/call"]);
     const result = conforming(trace);
-    expect(result.byDef.get("MessageMcpRequest")).toBe(3 * 2); // client ← passthrough ← bridge
+    expect(result.byDef.get("MessageMcpRequest")).toBe(6 * 2); // client ← passthrough ← bridge
   }, 60_000);
 });
 

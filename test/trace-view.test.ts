@@ -10,13 +10,13 @@
  * and says so; the HTML is still generated and checked as text.
  */
 import { execFile } from "node:child_process";
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildTraceModel } from "../runtime/trace-view/model.js";
-import { CORDON, NODE, proxyWasm, REFERENCE_AGENT, ROOT } from "./helpers/paths.js";
+import { CORDON, NODE, REFERENCE_AGENT, ROOT } from "./helpers/paths.js";
 import { RawClient } from "./helpers/raw-client.js";
 
 const exec = promisify(execFile);
@@ -52,23 +52,17 @@ let dir: string;
 let tracePath: string;
 let htmlPath: string;
 let traceText: string;
+let demoPath: string;
+let demoHtml: string;
+let demoText: string;
+const DEMO_CHAIN = join(ROOT, "examples", "demo-chain.json");
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "cordon-trace-view-"));
   tracePath = join(dir, "trace.jsonl");
-  // A real chain: two proxies, the bridge, the reference agent; two sessions; a dropped message.
-  const client = new RawClient(NODE, [
-    CORDON,
-    "run",
-    "--trace",
-    tracePath,
-    "--proxy",
-    proxyWasm("context"),
-    "--proxy",
-    proxyWasm("arrow"),
-    "--",
-    ...REFERENCE_AGENT,
-  ]);
+  // A real chain, the demo's: five proxies, the bridge, the reference agent (8 lanes); two
+  // sessions; a dropped message.
+  const client = new RawClient(NODE, [CORDON, "run", "--trace", tracePath, "--config", DEMO_CHAIN, "--", ...REFERENCE_AGENT]);
   try {
     expect((await client.request("initialize", { protocolVersion: 1, clientCapabilities: {} })).result).toBeDefined();
     const s1 = (await client.request("session/new", { cwd: ROOT, mcpServers: [] })).result.sessionId as string;
@@ -80,6 +74,27 @@ beforeAll(async () => {
   } finally {
     await client.close();
   }
+  // The demo's trace as it was, plus two long labels: one on the leftmost hop, next to the time column.
+  demoText = readFileSync(tracePath, "utf8");
+  const long = (from: string, to: string, id: number, past?: string[]) =>
+    JSON.stringify({
+      ts: 8,
+      type: "request",
+      protocol: "acp",
+      from,
+      to,
+      id,
+      method: `_long/${"m".repeat(120)}`,
+      session: null,
+      params: {},
+      past,
+    });
+  const between = ["context", "redact", "tool-guard", "workspace-tools", "arrow", "mcp-bridge"];
+  demoText += `${long("client", "context", 990)}\n${long("agent", "client", 991, between)}\n`;
+  demoPath = join(dir, "demo.jsonl");
+  writeFileSync(demoPath, demoText);
+  demoHtml = join(dir, "demo.html");
+  await exec(NODE, [CORDON, "trace", "view", demoPath, "-o", demoHtml]);
   // What a hostile component could make Cordon write: markup in names, methods, ids and messages.
   appendFileSync(
     tracePath,
@@ -242,6 +257,118 @@ describe("cordon trace view", () => {
         const bytes = readFileSync(png);
         expect(bytes.subarray(1, 4).toString()).toBe("PNG");
         expect(bytes.length).toBeGreaterThan(20_000);
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
+
+  it.skipIf(browserMissing !== null)(
+    `draws the demo's 8 lanes within 1400 px, rings where an arrow was routed past a proxy, labels clear of the time column and whole when selected, filters by method and kind${browserMissing ? ` — SKIPPED: ${browserMissing}` : ""}`,
+    async () => {
+      const { chromium } = (await playwright())!;
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+        const errors: string[] = [];
+        page.on("pageerror", (e) => errors.push(e.message));
+        await page.goto(`file://${demoHtml}`);
+        await page.waitForSelector("body[data-ready='1']", { timeout: 10_000 });
+        const events = demoText
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+        const model = buildTraceModel(demoText);
+        type Box = { x: number; y: number; width: number; height: number };
+        const box = async (selector: string): Promise<Box> => (await page.locator(selector).first().boundingBox())!;
+        const boxes = (selector: string): Promise<Box[]> =>
+          page.locator(selector).evaluateAll((nodes) =>
+            nodes.map((n) => {
+              const r = n.getBoundingClientRect();
+              return { x: r.x, y: r.y, width: r.width, height: r.height };
+            }),
+          );
+
+        // All 8 lanes in view without scrolling, side by side.
+        const heads = await boxes(".lane-head");
+        expect(heads).toHaveLength(8);
+        const wrap = await box("#diagram-wrap");
+        for (const h of heads) {
+          expect(h.x).toBeGreaterThanOrEqual(wrap.x);
+          expect(h.x + h.width).toBeLessThanOrEqual(wrap.x + wrap.width);
+        }
+        for (let i = 1; i < heads.length; i++) expect(heads[i].x).toBeGreaterThanOrEqual(heads[i - 1].x + heads[i - 1].width);
+        expect(await page.locator("#diagram-wrap").evaluate((w) => w.scrollWidth <= w.clientWidth)).toBe(true);
+
+        // Routed past: one arrow per event that records it, a ring on each lane it crossed unseen,
+        // and none on arrows delivered hop to hop.
+        const routed = events.filter((e) => Array.isArray(e.past) && (e.past as unknown[]).length > 0);
+        expect(routed.length).toBeGreaterThan(0);
+        expect(routed.some((e) => (e.past as string[]).includes("redact"))).toBe(true);
+        expect(await page.locator("svg#diagram g.arrow.routed-past").count()).toBe(routed.length);
+        expect(await page.locator("svg#diagram g.arrow:not(.routed-past) .past-mark").count()).toBe(0);
+        const headCentre = new Map(
+          (await page.locator(".lane-head").allTextContents()).map((name, i) => [name, heads[i].x + heads[i].width / 2]),
+        );
+        for (const g of await page.locator("svg#diagram g.arrow.routed-past").all()) {
+          const past = (events[Number(await g.getAttribute("data-seq"))].past as string[]).filter((p) => headCentre.has(p));
+          const rings = await g.locator(".past-mark").evaluateAll((nodes) =>
+            nodes.map((n) => {
+              const r = n.getBoundingClientRect();
+              return { x: r.x + r.width / 2, fill: getComputedStyle(n).fill, stroke: getComputedStyle(n).stroke };
+            }),
+          );
+          expect(rings.map((r) => Math.round(r.x))).toEqual(past.map((p) => Math.round(headCentre.get(p)!)));
+          for (const r of rings) {
+            expect(r.fill).toBe("rgb(255, 255, 255)"); // hollow: looks unlike a delivery, which ends in a filled head
+            expect(r.stroke).not.toBe("none");
+          }
+        }
+
+        // Labels: never into the time column, never past the diagram's edge.
+        const timeRight = Math.max(...(await boxes("svg#diagram text.ts")).map((b) => b.x + b.width));
+        const diagram = await box("svg#diagram");
+        const labels = await boxes("svg#diagram g.arrow > text, svg#diagram g.note > text");
+        expect(labels.length).toBe(model.messages.length);
+        for (const l of labels) {
+          expect(l.x).toBeGreaterThanOrEqual(timeRight);
+          expect(l.x + l.width).toBeLessThanOrEqual(diagram.x + diagram.width + 0.5);
+        }
+        // A long label, selected: drawn whole (bold), still clear of the time column and inside the diagram.
+        for (const id of [990, 991]) {
+          const m = model.messages.find((x) => x.id === id)!;
+          const g = page.locator(`svg#diagram g.arrow[data-seq="${m.seq}"]`);
+          await g.click();
+          expect(await g.locator("> text").textContent()).toBe(m.label);
+          const l = (await g.locator("> text").boundingBox())!;
+          const d = (await page.locator("svg#diagram").boundingBox())!;
+          expect(l.x).toBeGreaterThanOrEqual(timeRight);
+          expect(l.x + l.width).toBeLessThanOrEqual(d.x + d.width + 0.5);
+        }
+
+        // Filters: by method, by kind, and both with the session filter.
+        const arrows = () => page.locator("svg#diagram g.arrow, svg#diagram g.note").count();
+        const methodOptions = await page.locator("#method-filter option").allTextContents();
+        const promptIndex = methodOptions.findIndex((o) => o.startsWith("session/prompt ")) - 1;
+        expect(promptIndex).toBeGreaterThanOrEqual(0);
+        await page.selectOption("#method-filter", String(promptIndex));
+        const prompts = model.messages.filter((m) => m.method === "session/prompt");
+        expect(await arrows()).toBe(prompts.length);
+        expect(prompts.some((m) => m.kind === "response")).toBe(true); // answers count under their request's method
+        await page.selectOption("#method-filter", "*");
+        await page.selectOption("#kind-filter", "request");
+        expect(await arrows()).toBe(events.filter((e) => e.type === "request").length);
+        await page.selectOption("#session-filter", "0");
+        expect(await arrows()).toBe(model.messages.filter((m) => m.kind === "request" && m.session === model.sessions[0]).length);
+        await page.selectOption("#kind-filter", "*");
+        await page.selectOption("#session-filter", "*");
+        expect(await arrows()).toBe(model.messages.length);
+
+        const png = join(dir, "demo.png");
+        await page.screenshot({ path: png });
+        expect(readFileSync(png).subarray(1, 4).toString()).toBe("PNG");
+        expect(errors).toEqual([]);
       } finally {
         await browser.close();
       }

@@ -40,7 +40,7 @@ describe("persona: the embodiment turn", () => {
     // the embodiment turn's updates go to the client
     expect(p.deliver(agentUpdate(textChunk("I am Sparkle!"), "s1"))).toEqual([clientUpdate(textChunk("I am Sparkle!"), "s1")]);
     // the persona's tool is callable while it runs, and says so
-    expect(toolText(mcpRequest(p, { serverId: decl.serverId }, "tools/call", { name: "persona_info" }).result.result)).toBe(
+    expect(toolText(mcpRequest(p, { serverId: decl.serverId }, "tools/call", { name: "persona_info" }).result)).toBe(
       `You are Sparkle. Session s1: the embodiment turn is running.\nInstructions: ${SPARKLE.embodiment}`,
     );
     // its answer is discarded; the user's prompt goes on, exactly as it was received
@@ -129,7 +129,7 @@ describe("persona: the embodiment turn", () => {
     expect(decl.name).toBe("who");
     const [fwd] = p.deliver({ jsonrpc: "2.0", id: 1, method: "session/prompt", params: userPrompt("s", "hi") });
     expect(fwd.params.params).toEqual(userPrompt("s", "hi"));
-    expect(toolText(mcpRequest(p, { serverId: decl.serverId }, "tools/call", { name: "persona_info" }).result.result)).toBe(
+    expect(toolText(mcpRequest(p, { serverId: decl.serverId }, "tools/call", { name: "persona_info" }).result)).toBe(
       "You are Quiet. Session s: not embodied yet.\nInstructions: (none configured)",
     );
     expect(p.logs.map((l) => l.message)).toContain("no embodiment configured: prompts pass through unchanged");

@@ -64,9 +64,9 @@ describe("skills proxy", () => {
     const p = await mcpProxyUnderTest(component, CONFIG);
     const a = serverOf(newSession(p, "sa"));
     const b = serverOf(newSession(p, "sb"));
-    const init = mcpRequest(p, { serverId: a }, "initialize", { protocolVersion: "2025-11-25" }).result.result;
+    const init = mcpRequest(p, { serverId: a }, "initialize", { protocolVersion: "2025-11-25" }).result;
     expect(init.capabilities).toEqual({ resources: { listChanged: false }, prompts: { listChanged: false } });
-    expect(mcpRequest(p, { serverId: a }, "resources/list").result.result).toEqual({
+    expect(mcpRequest(p, { serverId: a }, "resources/list").result).toEqual({
       resources: [
         {
           uri: "skill://sa/deploy",
@@ -78,7 +78,7 @@ describe("skills proxy", () => {
         { uri: "skill://sa/triage", name: "triage", mimeType: "text/markdown", size: 16 },
       ],
     });
-    expect(mcpRequest(p, { serverId: a }, "resources/read", { uri: "skill://sa/deploy" }).result.result).toEqual({
+    expect(mcpRequest(p, { serverId: a }, "resources/read", { uri: "skill://sa/deploy" }).result).toEqual({
       contents: [{ uri: "skill://sa/deploy", mimeType: "text/markdown", text: DEPLOY }],
     });
     const connection = mcpConnect(p, b);
@@ -94,18 +94,18 @@ describe("skills proxy", () => {
       code: -32002,
       message: "Resource not found: skill://sa/deploy",
     });
-    expect(mcpRequest(p, { serverId: b }, "resources/read", { uri: "skill://sa/deploy" }).result.error.code).toBe(-32002);
-    expect(mcpRequest(p, { serverId: a }, "resources/read", { uri: "skill://sa/nope" }).result.error.code).toBe(-32002);
+    expect(mcpRequest(p, { serverId: b }, "resources/read", { uri: "skill://sa/deploy" }).error.code).toBe(-32002);
+    expect(mcpRequest(p, { serverId: a }, "resources/read", { uri: "skill://sa/nope" }).error.code).toBe(-32002);
   });
 
   it("serves each skill as a prompt too", async () => {
     const p = await mcpProxyUnderTest(component, CONFIG);
     const a = serverOf(newSession(p, "sa"));
-    expect(mcpRequest(p, { serverId: a }, "prompts/list").result.result.prompts).toEqual([
+    expect(mcpRequest(p, { serverId: a }, "prompts/list").result.prompts).toEqual([
       { name: "deploy", description: "Ship a release" },
       { name: "triage" },
     ]);
-    expect(mcpRequest(p, { serverId: a }, "prompts/get", { name: "deploy" }).result.result).toEqual({
+    expect(mcpRequest(p, { serverId: a }, "prompts/get", { name: "deploy" }).result).toEqual({
       description: "Ship a release",
       messages: [{ role: "user", content: { type: "text", text: DEPLOY } }],
     });

@@ -45,7 +45,7 @@ function callBoth(p: ProxyUnderTest, serverId: string, tool: string, args: Json)
   const connectionId = mcpConnect(p, serverId);
   const viaConnection = mcpRequest(p, { connectionId }, "tools/call", { name: tool, arguments: args });
   const connectionless = mcpRequest(p, { serverId }, "tools/call", { name: tool, arguments: args });
-  return [viaConnection.result, connectionless.result.result];
+  return [viaConnection.result, connectionless.result];
 }
 
 describe("workspace-tools: the MCP server", () => {
@@ -56,7 +56,7 @@ describe("workspace-tools: the MCP server", () => {
     const connectionId = mcpConnect(p, decl.serverId);
     for (const listed of [
       mcpRequest(p, { connectionId }, "tools/list").result,
-      mcpRequest(p, { serverId: decl.serverId }, "tools/list").result.result,
+      mcpRequest(p, { serverId: decl.serverId }, "tools/list").result,
     ]) {
       expect(listed.tools.map((t: Json) => t.name)).toEqual(["recall", "read_file"]);
       expect(listed.tools[0].inputSchema.required).toEqual(["query"]);

@@ -31,6 +31,8 @@ import { z } from "zod";
 const server = new McpServer({ name: "sdk-stdio", version: "1.0.0" });
 server.registerTool("add", { description: "adds", inputSchema: { a: z.number(), b: z.number() } }, ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }));
 server.registerTool("env", { description: "an env var" }, () => ({ content: [{ type: "text", text: process.env.GREETING ?? "unset" }] }));
+server.registerResource("notes", "memo://notes", { description: "the notes", mimeType: "text/plain" }, (uri) => ({ contents: [{ uri: uri.href, text: "remember the milk" }] }));
+server.registerPrompt("greet", { description: "greets", argsSchema: { who: z.string() } }, ({ who }) => ({ messages: [{ role: "user", content: { type: "text", text: "Hello " + who } }] }));
 await server.connect(new StdioServerTransport());
 `;
 
@@ -165,6 +167,28 @@ describe("the reference agent's MCP client", () => {
     expect(tools[0].text).toBe("add: adds\nenv: an env var");
     expect(tools[1].text).toBe("42");
     expect(tools[2].text).toBe("hello from env");
+  });
+
+  it("lists and reads a stdio MCP server's resources and lists and gets its prompts (MCP SDK server)", async () => {
+    const agent = await agentWith("stdio");
+    const server = { name: "calc", command: process.execPath, args: ["--input-type=module", "-e", STDIO_SERVER], env: [] };
+    const { result } = await agent.request("session/new", { cwd: ROOT, mcpServers: [server] });
+    const tools = await agent.tools(
+      result.sessionId,
+      'resources calc\nresource calc memo://notes\nresource calc memo://nope\nprompts calc\nprompt calc::greet {"who":"Ada"}\nresources nobody',
+    );
+    expect(tools).toEqual([
+      { title: "resources calc", status: "completed", text: "memo://notes notes: the notes" },
+      { title: "resource memo://notes", status: "completed", text: "remember the milk" },
+      {
+        title: "resource memo://nope",
+        status: "failed",
+        text: expect.stringMatching(/^MCP error -32602: .*Resource memo:\/\/nope not found$/),
+      }, // the MCP SDK server says -32602
+      { title: "prompts calc", status: "completed", text: "greet: greets" },
+      { title: "prompt calc::greet", status: "completed", text: "Hello Ada" },
+      { title: "resources nobody", status: "failed", text: 'not run: no MCP server named "nobody" in this session (servers: calc)' },
+    ]);
   });
 
   it("connects to a streamable HTTP MCP server (MCP SDK, SSE answers) with the declared headers", async () => {

@@ -14,10 +14,10 @@ export interface ProcessSpec {
   cwd?: string;
 }
 
-/** Whether the process was started at all (a failed spawn has no pid and never exits). */
 /** The grace for a process that was never sent anything (a chain that failed to start around it): nothing of it can be lost. */
 export const UNUSED_GRACE_MS = 200;
 
+/** Whether the process was started at all (a failed spawn has no pid and never exits). */
 export const spawnedOk = (child: ChildProcess): boolean => child.pid !== undefined;
 
 /** Spawns `spec` as Cordon runs every component: in its own process group (registered), stdio piped. */

@@ -16,6 +16,11 @@
  * and every send is an ordered write into the next peer, so a turn's `session/update`s can never
  * overtake the `session/prompt` response that follows them. Messages are forwarded as the JSON
  * they arrived as; only the envelope fields (id, method, wrapping) are rewritten.
+ *
+ * The router holds no policy: what a message must be to enter is admission.ts, every policy on a
+ * call or an answer is a rule in the ordered tables of rules/index.ts, where the chain ends (an
+ * agent, or a parent conductor) is the host strategy (host.ts), and who watches is a route
+ * observer (events.ts).
  */
 
 import { type Logger, sanitizeForLog } from "../log.js";

@@ -111,7 +111,7 @@ export function traceObserver(trace: Tracer, proxies: readonly Hop[] = []): Rout
 }
 
 /** `CORDON_LOG=debug`: one line per routed message. */
-export function debugObserver(log: Logger): RouteObserver {
+function debugObserver(log: Logger): RouteObserver {
   return (e) => {
     if (e.kind === "notified") {
       if (e.to.alive) log.debug(`${traceName(e.from)} → ${traceName(e.to)}: ${e.call.method}`);
@@ -127,7 +127,7 @@ export function debugObserver(log: Logger): RouteObserver {
 }
 
 /** Requests that sit inside a proxy (see stall-watch.ts). */
-export function stallObserver(watch: StallWatch): RouteObserver {
+function stallObserver(watch: StallWatch): RouteObserver {
   return (e) => {
     if (e.kind === "delivered" && e.to.position.role === "proxy")
       watch.delivered(e.to.label, idKey(e.id), JSON.stringify(e.id), e.call.method);

@@ -154,12 +154,6 @@ export class Forwardable {
     return n;
   }
 
-  clear(): void {
-    this.open.clear();
-    this.byKey.clear();
-    this.unkeyed.length = 0;
-  }
-
   private drop(digest: string, key: string | null): void {
     const keys = this.open.get(digest);
     const at = keys?.indexOf(key) ?? -1;

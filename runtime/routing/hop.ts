@@ -11,7 +11,7 @@
  */
 import { idKey, type JsonRpcId, type JsonRpcResponse } from "../protocol/json-rpc.js";
 import type { Call } from "./envelope.js";
-import { Forwardable, type Grant } from "./grants.js";
+import type { Grant } from "./grants.js";
 import type { Peer } from "./peer.js";
 
 export type Position = { role: "client" } | { role: "proxy"; index: number } | { role: "agent" };
@@ -83,8 +83,6 @@ export class Hop {
   readonly policy: FailurePolicy;
   /** What this proxy may originate (see grants.ts). */
   readonly grants: ReadonlySet<Grant>;
-  /** Gated requests it was handed by its successor, which it may forward without a grant. */
-  readonly forwardable = new Forwardable();
   /** Requests the conductor answered on the peer's behalf (e.g. cancelled): their late answers are dropped quietly. */
   private readonly settledKeys = new Set<string>();
   /** Deliveries waiting for a restart to finish (policy `restart`). */
@@ -235,12 +233,11 @@ export class Hop {
     this.release();
   }
 
-  /** A new instance of the peer is up: it starts with nothing forwardable and a new generation. */
+  /** A new instance of the peer is up: it starts with a new generation. */
   revive(): void {
     this.failure_ = null;
     this.restarting_ = false;
     this.generation_++;
-    this.forwardable.clear();
   }
 
   issueId(): JsonRpcId {

@@ -20,7 +20,9 @@
  */
 import { isMainThread } from "node:worker_threads";
 import { InspectorWatchdog } from "./inspector-watchdog.js";
-import { WallClockExceeded, withinWallClock } from "./wall-clock.js";
+import { vmTimeoutBackstop } from "./wall-clock.js";
+
+export { vmTimeoutBackstop };
 
 export interface Backstop {
   readonly mechanism: "watchdog" | "vm-timeout";
@@ -32,32 +34,6 @@ export interface Backstop {
    */
   guard<T>(fn: () => T, limitMs: number, interrupted: () => void): T;
 }
-
-/** Unwinds the rest of a posted task after the vm fallback interrupted a call (the watchdog needs none). */
-const INTERRUPTED = Symbol("interrupted");
-
-/** `vm`'s `timeout` around each guarded call; posted tasks run as microtasks. */
-export const vmTimeoutBackstop: Backstop = {
-  mechanism: "vm-timeout",
-  post(task) {
-    queueMicrotask(() => {
-      try {
-        task();
-      } catch (error) {
-        if (error !== INTERRUPTED) throw error;
-      }
-    });
-  },
-  guard(fn, limitMs, interrupted) {
-    try {
-      return withinWallClock(fn, limitMs);
-    } catch (error) {
-      if (!(error instanceof WallClockExceeded)) throw error;
-      queueMicrotask(interrupted);
-      throw INTERRUPTED;
-    }
-  },
-};
 
 let chosen: Backstop | null = null;
 

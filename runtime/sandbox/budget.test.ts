@@ -90,6 +90,21 @@ describe("GuestBudget", () => {
     });
   });
 
+  it("charges at the time the sandbox passes, reading no clock (one clock read per delivery)", () => {
+    const c = clock();
+    let reads = 0;
+    const b = new GuestBudget(limits, () => {
+      reads++;
+      return c.now();
+    });
+    expect(b.charge({ guestMs: 1_000, messages: 1, units: 100 }, 0)).toBeNull();
+    expect(b.charge({ guestMs: 1_000, messages: 1, units: 100 }, 1_700)).toBeNull();
+    // 20 s later by the caller's reading (the clock never moved): both have slid out of the window,
+    // so this fits; charged at the clock's time it would be 4.5 s in 10 s.
+    expect(b.charge({ guestMs: 2_500, messages: 1, units: 100 }, 21_700)).toBeNull();
+    expect(reads).toBe(0);
+  });
+
   it("lets a busy but reasonable proxy run for ever", () => {
     const c = clock();
     const b = new GuestBudget(limits, c.now);

@@ -32,9 +32,13 @@ export class WindowBudget {
     this.step = windowMs / slots;
   }
 
-  /** Adds `amount` now. Returns false when the window's total is over the limit (it stays charged). */
-  charge(amount: number): boolean {
-    this.advance();
+  /**
+   * Adds `amount` at `at` (default: now). Returns false when the window's total is over the limit
+   * (it stays charged). A caller that has just read the clock passes its reading: a clock read
+   * costs about as much as the rest of a charge.
+   */
+  charge(amount: number, at: number = this.now()): boolean {
+    this.advance(at);
     this.buckets[this.head % this.buckets.length] += amount;
     this.total += amount;
     return this.total <= this.limit;
@@ -46,8 +50,8 @@ export class WindowBudget {
     return this.total;
   }
 
-  private advance(): void {
-    const index = Math.floor(this.now() / this.step);
+  private advance(at: number = this.now()): void {
+    const index = Math.floor(at / this.step);
     if (index <= this.head) return;
     const slots = this.buckets.length;
     if (this.head < 0 || index - this.head >= slots) {
@@ -105,21 +109,28 @@ export class GuestBudget {
   readonly messages: WindowBudget;
   readonly units: WindowBudget;
 
+  private readonly now: () => number;
+
   constructor(
     private readonly limits: BudgetLimits,
-    now?: () => number,
+    now: () => number = () => performance.now(),
   ) {
+    this.now = now;
     this.cpu = new WindowBudget(limits.maxCpuMsPerWindow, limits.cpuWindowMs, now);
     this.messages = new WindowBudget(limits.maxOutputMessagesPerWindow, limits.outputWindowMs, now);
     this.units = new WindowBudget(limits.maxOutputUnitsPerWindow, limits.outputWindowMs, now);
   }
 
-  /** Charges one finished delivery; null while every budget holds, else the first one exceeded. */
-  charge(usage: DeliveryUsage): BudgetExceeded | null {
+  /**
+   * Charges one finished delivery, at `at` (default: the clock now; a sandbox that has just read it
+   * passes its reading, so a charge reads no clock); null while every budget holds, else the first
+   * one exceeded.
+   */
+  charge(usage: DeliveryUsage, at: number = this.now()): BudgetExceeded | null {
     const l = this.limits;
-    const cpuOk = this.cpu.charge(usage.guestMs);
-    const messagesOk = this.messages.charge(usage.messages);
-    const unitsOk = this.units.charge(usage.units);
+    const cpuOk = this.cpu.charge(usage.guestMs, at);
+    const messagesOk = this.messages.charge(usage.messages, at);
+    const unitsOk = this.units.charge(usage.units, at);
     if (!cpuOk) {
       return {
         budget: "cpu",

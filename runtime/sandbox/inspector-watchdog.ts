@@ -27,6 +27,7 @@
  */
 import { MessageChannel, Worker } from "node:worker_threads";
 import type { Backstop } from "./backstop.js";
+import { INTERRUPTED, vmTimeoutBackstop } from "./wall-clock.js";
 
 const IDLE = 0;
 const RUNNING = 1;
@@ -112,6 +113,8 @@ export class InspectorWatchdog implements Backstop {
   private readonly tasks: (() => void)[] = [];
   private head = 0;
   private posted = false;
+  /** The watchdog worker died (it should not): guarded calls fall back to the vm timeout. */
+  private lost = false;
 
   constructor() {
     this.channel.port1.on("message", this.runTasks);
@@ -129,6 +132,7 @@ export class InspectorWatchdog implements Backstop {
   }
 
   guard<T>(fn: () => T, limitMs: number, interrupted: () => void): T {
+    if (this.lost) return vmTimeoutBackstop.guard(fn, limitMs, interrupted);
     this.gen = (this.gen + 1) & 0x1fffffff;
     const running = (this.gen << 2) | RUNNING;
     this.word[2] = Math.ceil(limitMs); // published by the store of the state below
@@ -157,7 +161,11 @@ export class InspectorWatchdog implements Backstop {
         this.tasks.length = 0;
         this.head = 0;
       }
-      task();
+      try {
+        task();
+      } catch (error) {
+        if (error !== INTERRUPTED) throw error; // the vm fallback's unwinding (after the watchdog was lost)
+      }
       if (this.head < this.tasks.length && performance.now() >= until) break;
     }
     this.afterTasks();
@@ -174,7 +182,9 @@ export class InspectorWatchdog implements Backstop {
 
   private startWorker(): void {
     const data: WatchdogData = { shared: this.shared, pollMs: POLL_MS, sleepAfterMs: SLEEP_AFTER_MS };
-    const worker = new Worker(`(${watch.toString()})(require("node:worker_threads").workerData)`, { eval: true, workerData: data });
+    // `__name`: the helper a TypeScript transform with keepNames (tsx, some test runners) may call in the source.
+    const source = `const __name = (f) => f; (${watch.toString()})(require("node:worker_threads").workerData)`;
+    const worker = new Worker(source, { eval: true, workerData: data });
     worker.on("message", (gen: number) => {
       if (Atomics.load(this.word, 0) !== ((gen << 2) | KILLING)) return;
       Atomics.store(this.word, 0, (gen << 2) | IDLE);
@@ -183,7 +193,12 @@ export class InspectorWatchdog implements Backstop {
       interrupted?.();
       this.afterTasks();
     });
-    worker.on("error", (error) => process.stderr.write(`[cordon] error: the backstop's watchdog failed: ${error.message}\n`));
+    worker.on("error", (error) =>
+      process.stderr.write(`[cordon] error: the backstop's watchdog failed (${error.message}); using vm timeouts instead\n`),
+    );
+    worker.on("exit", () => {
+      this.lost = true;
+    });
     worker.unref();
   }
 }

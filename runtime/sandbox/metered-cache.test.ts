@@ -1,13 +1,17 @@
+import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
 import { proxyWasm } from "../../test/helpers/paths.js";
+import { watchSandbox } from "../../test/helpers/watched-sandbox.js";
 import { loadComponentBytes } from "./component-loader.js";
 import { FUEL_EXPORT, instrumentFuel } from "./fuel.js";
 import { meterCached, passFingerprint } from "./metered-cache.js";
+import { capModule } from "./module-caps.js";
 import { DEFAULT_LIMITS } from "./sandbox.js";
-import { ThreadSandbox } from "./thread-sandbox.js";
+import { forgetPreparedModules, ThreadSandbox } from "./thread-sandbox.js";
 
 const FUEL = 10n ** 12n;
 const fresh = () => mkdtempSync(join(tmpdir(), "cordon-metered-"));
@@ -52,6 +56,20 @@ describe("the metered-module cache", () => {
     }
   });
 
+  it("does not trust an altered entry whose digest was recomputed (only the directory's secret makes a valid tag)", async () => {
+    const core = await passthroughCore();
+    const dir = fresh();
+    const expected = meterCached(core, FUEL, dir).bytes;
+    const file = join(dir, entries(dir)[0]);
+    const good = readFileSync(file);
+    const code = Buffer.from(good.subarray(32));
+    code[code.length - 100] ^= 0x01;
+    writeFileSync(file, Buffer.concat([createHash("sha256").update(code).digest(), code]));
+    const again = meterCached(core, FUEL, dir);
+    expect(again.cached).toBe(false);
+    expect(again.bytes).toEqual(expected);
+  });
+
   it("is stale for another input module, another start fuel or another fuel pass (a new entry each)", async () => {
     const core = await passthroughCore();
     const dir = fresh();
@@ -83,5 +101,42 @@ describe("the metered-module cache", () => {
     await sandbox.start({ output: () => {}, failed: () => {} });
     await sandbox.stop();
     expect(entries(dir)).toHaveLength(1);
+  });
+
+  it("a component's second start (in a new process: nothing kept in memory) reads it instead of metering again, and works", async () => {
+    const dir = fresh();
+    const component = await loadComponentBytes("echo.wasm", await echoComponent("utf8"), { cacheDir: dir });
+    forgetPreparedModules();
+    expect(new ThreadSandbox(component, DEFAULT_LIMITS).meteredFrom).toBe("rewrite");
+    expect(new ThreadSandbox(component, DEFAULT_LIMITS).meteredFrom).toBe("memory");
+    forgetPreparedModules();
+    const s = watchSandbox(new ThreadSandbox(component, DEFAULT_LIMITS));
+    expect(s.sandbox.meteredFrom).toBe("disk");
+    await s.started;
+    s.sandbox.deliver(`{"n":1}`);
+    await expect.poll(() => s.outputs).toEqual([`{"n":1}`]);
+  });
+
+  it("a tampered entry (the guest's unmetered code under the old tag) is not trusted: the guest is metered again and its loop is stopped by fuel", async () => {
+    const dir = fresh();
+    const spinner = await buildComponent({
+      wat: `(module (import "cordon:proxy/channel@0.1.0" "send" (func $send (param i32 i32))) ${ECHO_BODY.replace("(global.set $next (i32.const 1024))", "(loop $spin (br $spin))")})`,
+      wit: `world guest { import cordon:proxy/channel@0.1.0; export cordon:proxy/handler@0.1.0; }`,
+    });
+    const component = await loadComponentBytes("spin.wasm", spinner, { cacheDir: dir });
+    forgetPreparedModules();
+    new ThreadSandbox(component, DEFAULT_LIMITS);
+    const file = join(dir, entries(dir)[0]);
+    writeFileSync(file, Buffer.concat([readFileSync(file).subarray(0, 32), capModule(component.coreBytes, DEFAULT_LIMITS)]));
+    forgetPreparedModules();
+    const fuel = { maxFuelPerDelivery: 50_000_000n };
+    const s = watchSandbox(new ThreadSandbox(component, DEFAULT_LIMITS, [], fuel));
+    expect(s.sandbox.meteredFrom).toBe("rewrite");
+    await s.started;
+    s.sandbox.deliver("{}");
+    await s.died;
+    expect(s.failure()?.message).toMatch(/^receive used its fuel budget of 50000000 units on one message/);
+    forgetPreparedModules();
+    expect(new ThreadSandbox(component, DEFAULT_LIMITS, [], fuel).meteredFrom).toBe("disk"); // the rewrite replaced the entry
   });
 });

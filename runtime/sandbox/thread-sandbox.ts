@@ -72,6 +72,11 @@ interface Prepared {
 /** Metered, capped, compiled modules by component hash and budgets: a restart reuses its module. */
 const prepared = new Map<string, Prepared>();
 
+/** Forgets the modules metered in this process (the disk cache stays): the next sandbox reads it. */
+export function forgetPreparedModules(): void {
+  prepared.clear();
+}
+
 export class ThreadSandbox implements ProxySandbox {
   private readonly prepared: Prepared;
   private startError: Error | null = null;
@@ -94,6 +99,8 @@ export class ThreadSandbox implements ProxySandbox {
   cpuMs = 0;
   /** When the delivery in flight started. */
   private deliveryStart = 0;
+  /** Where the metered module came from: this process, the disk cache (`metered-cache.ts`), or the rewrite. */
+  meteredFrom: "memory" | "disk" | "rewrite" = "rewrite";
 
   /**
    * Meters and compiles the module now, so an unsupported one is known before anything starts:
@@ -110,7 +117,8 @@ export class ThreadSandbox implements ProxySandbox {
     this.budget = new GuestBudget(limits);
     const key = `${component.sha256}:${limits.maxMemoryPages}:${limits.maxTableElements}:${this.startFuel}:${this.deliveryFuel}`;
     let entry = prepared.get(key);
-    if (!entry) {
+    if (entry) this.meteredFrom = "memory";
+    else {
       let capped: Uint8Array;
       try {
         capped = capModule(component.coreBytes, { maxMemoryPages: limits.maxMemoryPages, maxTableElements: limits.maxTableElements });
@@ -121,7 +129,9 @@ export class ThreadSandbox implements ProxySandbox {
         return;
       }
       // Metered once per process, and kept on disk for the next start (metered-cache.ts).
-      const bytes = meterCached(capped, this.startFuel, component.cacheDir ?? null).bytes as Uint8Array<ArrayBuffer>;
+      const metered = meterCached(capped, this.startFuel, component.cacheDir ?? null);
+      if (metered.cached) this.meteredFrom = "disk";
+      const bytes = metered.bytes as Uint8Array<ArrayBuffer>;
       if (!WebAssembly.validate(bytes)) throw new FuelUnsupported("the metered module does not validate");
       const module = WebAssembly.compile(bytes);
       module.catch(() => prepared.delete(key));
@@ -297,7 +307,7 @@ export class ThreadSandbox implements ProxySandbox {
       }
       const now = performance.now();
       this.cpuMs += now - t;
-      const over = this.budget.charge({ guestMs: now - t, messages: output.length, units: host.lastOutputUnits });
+      const over = this.budget.charge({ guestMs: now - t, messages: output.length, units: host.lastOutputUnits }, now);
       if (over) {
         slice.failure = { kind: "budget", message: over.message };
         return;

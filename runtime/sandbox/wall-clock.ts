@@ -15,6 +15,7 @@
  * machine, measured in `wall-clock.test.ts`), so callers run a batch of calls under one limit.
  */
 import vm from "node:vm";
+import type { Backstop } from "./backstop.js";
 
 export class WallClockExceeded extends Error {
   constructor(readonly limitMs: number) {
@@ -41,3 +42,29 @@ export function withinWallClock<T>(fn: () => T, limitMs: number): T {
     current = previous;
   }
 }
+
+/** Unwinds the rest of a posted task after the vm fallback interrupted a call (the watchdog needs none). */
+export const INTERRUPTED = Symbol("interrupted");
+
+/** `vm`'s `timeout` around each guarded call; posted tasks run as microtasks. */
+export const vmTimeoutBackstop: Backstop = {
+  mechanism: "vm-timeout",
+  post(task) {
+    queueMicrotask(() => {
+      try {
+        task();
+      } catch (error) {
+        if (error !== INTERRUPTED) throw error;
+      }
+    });
+  },
+  guard(fn, limitMs, interrupted) {
+    try {
+      return withinWallClock(fn, limitMs);
+    } catch (error) {
+      if (!(error instanceof WallClockExceeded)) throw error;
+      queueMicrotask(interrupted);
+      throw INTERRUPTED;
+    }
+  },
+};

@@ -13,8 +13,9 @@ import { renderTraceHtml } from "./render.js";
 
 const TRACE_USAGE = `usage: cordon trace view <trace.jsonl> [-o trace.html] [--config chain.json] [--title text] [--page-size n]
   Writes the trace (from cordon run --trace) as one self-contained HTML file: a sequence diagram
-  with a lane per participant, one arrow per message (coloured by kind), a session filter, and
-  each message's JSON on click. --config names proxy:N lanes after the chain's proxies.
+  with a lane per participant, one arrow per message (coloured by kind; a ring where it was
+  routed past a proxy that did not see it), filters by session, method and kind, and each
+  message's JSON on click. --config names proxy:N lanes after the chain's proxies.
   Default output: the trace's path with .html instead of .jsonl. A page draws --page-size
   messages at once (default 2000), with earlier / later buttons beyond.
 `;

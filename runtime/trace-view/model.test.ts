@@ -26,6 +26,31 @@ describe("trace viewer model", () => {
     ]);
   });
 
+  it("marks the lanes a message was routed past: from the trace's past record, else the proxies between the hop's ends", () => {
+    const text = [
+      req("client", "proxy:0", 1, "initialize"),
+      req("proxy:0", "proxy:1", 1, "initialize"),
+      req("proxy:1", "proxy:2", 1, "initialize"),
+      req("proxy:2", "agent", 1, "initialize"),
+      line({
+        ts: 1,
+        type: "notification",
+        protocol: "acp",
+        from: "agent",
+        to: "proxy:0",
+        method: "session/update",
+        session: "s",
+        params: {},
+        past: ["proxy:2", "proxy:1", "nobody"],
+      }),
+      note("proxy:0", "client", "session/update", {}, "s"),
+      note("agent", "client", "session/update", {}, "s"), // an older trace: no record
+    ].join("\n");
+    const messages = buildTraceModel(text).messages;
+    expect(messages.slice(0, 4).map((m) => m.past)).toEqual([[], [], [], []]);
+    expect(messages.slice(4).map((m) => m.past)).toEqual([[2, 3], [], [1, 2, 3]]);
+  });
+
   it("names proxy:N lanes from the chain config and keeps proxies already named in first-appearance order", () => {
     const text = [
       req("client", "proxy:0", 1, "initialize"),

@@ -25,6 +25,13 @@ export interface ViewMessage {
   from: number;
   /** Lane index of the receiver; -1 for `dropped` (refused by Cordon) and `log`. */
   to: number;
+  /**
+   * Lanes the message was routed past on its way from `from` to `to` (proxies that never saw it:
+   * not watching it, bypassed). From the trace's `past` record; for traces written before Cordon
+   * recorded it, the proxy and bridge lanes strictly between the two, which is the same thing
+   * since each event is one hop.
+   */
+  past: number[];
   /** The method, or for a response the method of the request it answers (when paired). */
   method: string;
   id: string | number | null;
@@ -102,6 +109,18 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
   const laneIndex = new Map(lanes.map((lane, i) => [lane.raw, i]));
   const lane = (p: unknown) => (typeof p === "string" ? (laneIndex.get(p) ?? -1) : -1);
 
+  /** The lanes of a `past` record (names that are no lane are ignored), or the inferred ones. */
+  const pastLanes = (past: unknown, from: number, to: number): number[] => {
+    if (Array.isArray(past)) {
+      const found = past.map(lane).filter((i) => i >= 0 && i !== from && i !== to);
+      return [...new Set(found)].sort((a, b) => a - b);
+    }
+    const out: number[] = [];
+    for (let i = Math.min(from, to) + 1; i < Math.max(from, to); i++)
+      if (lanes[i].role === "proxy" || lanes[i].role === "bridge") out.push(i);
+    return out;
+  };
+
   const messages: ViewMessage[] = [];
   // Requests waiting for their response, by hop and id ("to→from#id" as the response will travel).
   const open = new Map<string, ViewMessage>();
@@ -127,6 +146,7 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
           kind: e.type,
           from,
           to,
+          past: pastLanes(e.past, from, to),
           method,
           id,
           session,
@@ -154,7 +174,17 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
         if (request && request.session === null && session !== null) request.session = session;
         const what = isError ? `error${errorText(e.payload)}` : "result";
         const label = `${method ? `${method} ` : ""}${id === null ? "" : `#${id} `}${what}`;
-        messages.push({ ...base, kind: isError ? "error" : "response", from, to, method, id, session, label });
+        messages.push({
+          ...base,
+          kind: isError ? "error" : "response",
+          from,
+          to,
+          past: pastLanes(e.past, from, to),
+          method,
+          id,
+          session,
+          label,
+        });
         continue;
       }
       case "trace": {
@@ -174,6 +204,7 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
             kind: "dropped",
             from,
             to: -1,
+            past: [],
             method,
             id,
             session,
@@ -185,6 +216,7 @@ export function buildTraceModel(text: string, options: ModelOptions = {}): Trace
             kind: "log",
             from,
             to: -1,
+            past: [],
             method: "",
             id: null,
             session: null,

@@ -61,10 +61,12 @@ export function renderTraceHtml(model: TraceModel, options: RenderOptions): stri
   <h1 id="title"></h1>
   <span class="stats" id="stats"></span>
   <label>Session <select id="session-filter"></select></label>
+  <label>Method <select id="method-filter"></select></label>
+  <label>Kind <select id="kind-filter"></select></label>
   <label><input type="checkbox" id="show-logs" checked> log lines</label>
   <span class="stats" id="shown"></span>
   <span id="pager" hidden><button type="button" id="prev">◀ earlier</button> <button type="button" id="next">later ▶</button></span>
-  <span class="legend"><span class="k-request"><i></i>request</span><span class="k-response"><i></i>response</span><span class="k-notification"><i></i>notification</span><span class="k-error"><i></i>error</span><span class="k-dropped"><i></i>dropped by Cordon</span></span>
+  <span class="legend"><span class="k-request"><i></i>request</span><span class="k-response"><i></i>response</span><span class="k-notification"><i></i>notification</span><span class="k-error"><i></i>error</span><span class="k-dropped"><i></i>dropped by Cordon</span><span class="k-past"><i></i>routed past (that proxy did not see it)</span></span>
   <span class="warning" id="warning"></span>
 </header>
 <main>

@@ -9,12 +9,20 @@
 //   adopts that object as the message;
 // - `send` costs no copy in the guest: the host reads the string's code units where they lie.
 
+import { Builder } from "./json";
+
 @external("cordon:proxy/channel@0.1.0", "send")
 declare function channel_send(ptr: usize, units: usize): void;
 
 /** Hands one complete JSON text to the conductor. The host copies it before returning. */
 export function send(message: string): void {
   channel_send(changetype<usize>(message), <usize>message.length);
+}
+
+/** Sends the text `b` holds, assembled in a reused area instead of a new string (`Builder#assemble`). */
+export function sendBuilt(b: Builder): void {
+  const units = b.units;
+  channel_send(b.assemble(), units);
 }
 
 let handler: ((message: string) => void) | null = null;

@@ -3,14 +3,14 @@
 // send. `Hooks` (hooks.ts) adds the author-facing hooks on top, `Dispatcher` (dispatch.ts) the
 // routing of what arrives, `Proxy` (proxy.ts) the MCP servers, slash commands and `register`.
 import { JSON } from "json-as";
-import { send } from "./abi";
+import { send, sendBuilt } from "./abi";
 import { ErrorCode, LogLevel } from "./codes";
 import { Config } from "./config";
 import { Builder, getString, quote } from "./json";
 import { Message, PromptRequest, Request, Response, Side } from "./messages";
 import { AvailableCommand } from "./sessions";
 import { McpEngine } from "./tools";
-import { HEAD, build, envelope, errorResponse, key, logText, resultResponse, textChunkUpdate, toJson, updateParams } from "./wire";
+import { HEAD, build, envelopeOf, errorResponse, key, logText, resultResponse, textChunkUpdate, toJson, updateParams } from "./wire";
 
 /** A request the proxy sent and is waiting on. */
 export class Pending {
@@ -66,9 +66,9 @@ export class Channel {
       this.pending.set(id, new Pending(request.method, to, request, ""));
       const host = this._mcp;
       if (host != null && to == Side.Agent) host.forwarding(request, id);
-      send(envelope(to, id.toString(), message.method, message));
+      sendBuilt(envelopeOf(to, id.toString(), message.method, message));
     } else {
-      send(envelope(message.from == Side.Client ? Side.Agent : Side.Client, "", message.method, message));
+      sendBuilt(envelopeOf(message.from == Side.Client ? Side.Agent : Side.Client, "", message.method, message));
     }
   }
 
@@ -96,7 +96,7 @@ export class Channel {
     } else {
       b.str(',"result":null');
     }
-    send(b.str("}").build());
+    sendBuilt(b.str("}"));
   }
 
   /**

@@ -12,6 +12,10 @@
 //   const secrets = Glob.compile("**/.env*", Glob.IGNORE_CASE);   // compile once, match many
 //   secrets.matches("app/.ENV.local");                            // true
 //   Glob.compile("rm -rf*", Glob.TEXT).matches("rm -rf /tmp");    // TEXT: `*` crosses `/` too
+//   const key = Glob.compile("sk-[a-z0-9]??*", Glob.TEXT);
+//   const at = key.find(text);                                    // leftmost match in text, or -1;
+//   text.substring(at, key.lastEnd);                              // the (longest) match there
+//   key.canStart("… sk-a");                                       // could a continuation match?
 //
 // Characters are Unicode code points (`?` matches an emoji, not half of it). Matching simulates
 // the pattern as an automaton over the text: O(pattern × text) time whatever the stars (no
@@ -152,7 +156,66 @@ export class Glob {
 
   /** Whether the pattern matches all of `text`. */
   matches(text: string): bool {
-    const t = codePoints((this.flags & Glob.IGNORE_CASE) != 0 ? text.toLowerCase() : text);
+    const t = this.points(text);
+    return this.longest(t, 0) == t.length;
+  }
+
+  /**
+   * Whether `text` could be the start of a match: some continuation of it would match (e.g. a
+   * streamed chunk's tail that must be held back until the next chunk says).
+   */
+  canStart(text: string): bool {
+    const t = this.points(text);
+    this.longest(t, 0);
+    return this.alive;
+  }
+
+  /**
+   * The UTF-16 index of the leftmost match of the pattern inside `text` at or after `from`, or
+   * -1; `lastEnd` is then where that (longest) match ends, so `text.substring(i, glob.lastEnd)` is
+   * it. Cost: O(pattern × text) per start tried; a pattern that begins with a literal dies at once
+   * on most starts. (With IGNORE_CASE the indices are those of the lower-cased text, the same
+   * as the text's for all but a few letters such as U+0130.)
+   */
+  find(text: string, from: i32 = 0): i32 {
+    const t = this.points(text);
+    const at = this.offsets;
+    for (let i = 0; i <= t.length; i++) {
+      if (at[i] < from) continue;
+      const end = this.longest(t, i);
+      if (end >= 0) {
+        this.lastEnd = at[end];
+        return at[i];
+      }
+    }
+    this.lastEnd = -1;
+    return -1;
+  }
+
+  /** End (UTF-16 index) of the match `find` returned last; -1 after a failed `find`. */
+  lastEnd: i32 = -1;
+  // After `longest`: whether the automaton was still alive at the text's end.
+  private alive: bool = false;
+  // UTF-16 index of each code point of the last text (and its length at the end).
+  private offsets: i32[] = [];
+
+  private points(text: string): i32[] {
+    const src = (this.flags & Glob.IGNORE_CASE) != 0 ? text.toLowerCase() : text;
+    const out = new Array<i32>(0);
+    const at = new Array<i32>(0);
+    for (let i = 0, n = src.length; i < n; ) {
+      const c = src.codePointAt(i);
+      out.push(c);
+      at.push(i);
+      i += c > 0xffff ? 2 : 1;
+    }
+    at.push(src.length);
+    this.offsets = at;
+    return out;
+  }
+
+  /** Runs the automaton over t[start..]: the end of the longest match starting at `start`, or -1. */
+  private longest(t: i32[], start: i32): i32 {
     const tokens = this.tokens;
     const n = tokens.length;
     const paths = (this.flags & Glob.TEXT) == 0;
@@ -160,10 +223,11 @@ export class Glob {
     let next = new StaticArray<bool>(n + 1);
     cur[0] = true;
     Glob.close(tokens, cur);
-    for (let i = 0, tn = t.length; i < tn; i++) {
+    let best = cur[n] ? start : -1;
+    this.alive = true;
+    for (let i = start, tn = t.length; i < tn; i++) {
       const c = t[i];
       const sep = paths && c == SLASH;
-      let any = false;
       for (let s = 0; s <= n; s++) next[s] = false;
       for (let s = 0; s < n; s++) {
         if (!cur[s]) continue;
@@ -186,13 +250,18 @@ export class Glob {
         }
       }
       Glob.close(tokens, next);
+      let any = false;
       for (let s = 0; s <= n; s++) any = any || next[s];
-      if (!any) return false;
+      if (!any) {
+        this.alive = false;
+        return best;
+      }
       const swap = cur;
       cur = next;
       next = swap;
+      if (cur[n]) best = i + 1;
     }
-    return cur[n];
+    return best;
   }
 
   /** Adds the states reachable without reading a character: past each star or globstar, which may match nothing. */

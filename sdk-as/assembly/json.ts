@@ -402,9 +402,38 @@ export class Builder {
     this.ptrs = ptrs;
   }
 
+  /** Code units appended so far. */
+  get units(): usize {
+    return this.size >> 1;
+  }
+
+  /**
+   * Assembles the pieces into one scratch area shared by every call (grown to the largest message,
+   * never freed), not into a new string: for text that is copied out at once (what the proxy
+   * sends: the host copies it before `send` returns), so sending allocates nothing. Returns its
+   * pointer, valid until the next `assemble`; `units` is read before. Clears the builder as
+   * `build` does.
+   */
+  assemble(): usize {
+    const size = this.size;
+    if (size > scratchBytes) {
+      const bytes = max(size, scratchBytes << 1);
+      scratch = scratch == 0 ? heap.alloc(bytes) : heap.realloc(scratch, bytes);
+      scratchBytes = bytes;
+    }
+    this.copyTo(scratch);
+    return scratch;
+  }
+
   /** The assembled string; the builder is cleared (and released, if it was the shared one). */
   build(): string {
     const out = __new(this.size, idof<string>());
+    this.copyTo(out);
+    return changetype<string>(out);
+  }
+
+  /** Copies the pieces to `out` and clears the builder (releasing the shared one). */
+  private copyTo(out: usize): void {
     let p = out;
     for (let i = 0, n = this.n; i < n; i++) {
       const s = unchecked(this.ptrs[i << 1]);
@@ -416,9 +445,12 @@ export class Builder {
     this.n = 0;
     this.size = 0;
     this.busy = false;
-    return changetype<string>(out);
   }
 }
+
+/** `Builder#assemble`'s area (unmanaged memory: the collector neither scans nor frees it). */
+let scratch: usize = 0;
+let scratchBytes: usize = 0;
 
 // ---- safe typed access to json-as dynamic values ----
 

@@ -1,4 +1,5 @@
-// MCP servers served by a proxy over MCP-over-ACP: the proxy declares tools, the SDK does the rest.
+// MCP servers served by a proxy over MCP-over-ACP: the proxy declares tools, resources and prompts,
+// the SDK does the rest.
 //
 //   class Tools extends Proxy {
 //     constructor() {
@@ -380,16 +381,14 @@ export class McpHost extends McpEngine {
     else this.answer(request, connectionless, text, 0, "");
   }
 
-  /** An object member of the inner params (`arguments`): null when absent or null, "" text when not an object. */
-  private objectArg(ip: RawObject | null, key: string, ok: StaticArray<bool>): JSON.Obj {
-    ok[0] = true;
+  /** The inner params' `arguments`: an empty object when absent or null, null when it is not an object. */
+  private argumentsOf(ip: RawObject | null): JSON.Obj | null {
     if (ip == null) return new JSON.Obj();
-    const ai = ip.indexOf(key);
+    const ai = ip.indexOf("arguments");
     if (ai < 0) return new JSON.Obj();
     const c = ip.firstChar(ai);
     if (c == 0x7b) return JSON.parse<JSON.Obj>(slice(ip.valueStart(ai), ip.valueEnd(ai)));
-    if (c != 0x6e) ok[0] = false;
-    return new JSON.Obj();
+    return c == 0x6e ? new JSON.Obj() : null;
   }
 
   private toolCall(request: Request, served: ServedServer, conn: McpConnection | null, ip: RawObject | null): void {
@@ -404,12 +403,12 @@ export class McpHost extends McpEngine {
       this.answer(request, connectionless, "", McpErrorCode.InvalidParams, `Unknown tool: ${name}`);
       return;
     }
-    const ok = new StaticArray<bool>(1);
-    const args = this.objectArg(ip, "arguments", ok);
-    if (!ok[0]) {
+    const parsed = this.argumentsOf(ip);
+    if (parsed == null) {
       this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "tools/call arguments must be an object");
       return;
     }
+    const args = parsed!;
     const why = tool.checkArguments(args);
     if (why.length) {
       this.answer(request, connectionless, "", McpErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${why}`);
@@ -432,12 +431,12 @@ export class McpHost extends McpEngine {
       this.answer(request, connectionless, "", McpErrorCode.InvalidParams, `Unknown prompt: ${name}`);
       return;
     }
-    const ok = new StaticArray<bool>(1);
-    const args = this.objectArg(ip, "arguments", ok);
-    if (!ok[0]) {
+    const parsed = this.argumentsOf(ip);
+    if (parsed == null) {
       this.answer(request, connectionless, "", McpErrorCode.InvalidParams, "prompts/get arguments must be an object");
       return;
     }
+    const args = parsed!;
     for (let i = 0; i < prompt.arguments.length; i++) {
       const a = prompt.arguments[i];
       if (a.required && !args.has(a.name)) {

@@ -1,4 +1,5 @@
-// MCP data types a proxy sees (`McpServer`, `Tool`, `ToolCall`) and the engine interface the
+// MCP data types a proxy sees (`McpServer`, `Tool`, `McpCall` and its `ToolCall`; resources and
+// prompts are in catalog.ts and resources.ts) and the engine interface the
 // dispatcher talks to (`McpEngine`, a no-op base; mcp.ts's `McpHost` is the real engine, compiled
 // only into proxies that call `addMcpServer`).
 import { JSON } from "json-as";

@@ -72,9 +72,10 @@ export function toJson<T>(value: T): string {
 
 /**
  * A request (`id` non-empty) or notification toward side `to` carrying a received message's
- * params: wrapped in `proxy/successor` toward the agent side, plain toward the client side.
+ * params: wrapped in `proxy/successor` toward the agent side, plain toward the client side. Its
+ * pieces, not yet assembled: `sendBuilt` sends them with no string in between (`.build()` makes one).
  */
-export function envelope(to: Side, id: string, method: string, message: Message): string {
+export function envelopeOf(to: Side, id: string, method: string, message: Message): Builder {
   const b = Builder.begin().str(HEAD);
   if (id.length) b.str(',"id":').str(id);
   b.str(to == Side.Agent ? ',"method":"proxy/successor","params":{"method":' : ',"method":');
@@ -92,7 +93,7 @@ export function envelope(to: Side, id: string, method: string, message: Message)
     b.str(',"params":').slice(message._src, message._pStart, message._pEnd);
   }
   if (to == Side.Agent) b.str("}");
-  return b.str("}").build();
+  return b.str("}");
 }
 
 /** Like `envelope`, with params given as JSON text ("" for none). */

@@ -105,4 +105,33 @@ describe("glob patterns (SDK)", () => {
       [`${"**/".repeat(20)}x`, `${"d/".repeat(500)}x`, true],
     ]);
   });
+
+  it("find: the leftmost, longest match inside a text (UTF-16 indices), from a position; canStart: could it still match", async () => {
+    const p = await proxyUnderTest(glob);
+    const ask = (cases: object[]) => p.deliver({ jsonrpc: "2.0", id: 2, method: "_test/glob", params: { cases } })[0].result as unknown[];
+    expect(
+      ask([
+        { pattern: "sk-[a-z0-9]???*", text: "key: sk-abcd12 and sk-zz", flags: TEXT, op: "find" },
+        { pattern: "sk-[a-z0-9]???", text: "key: sk-abcd12 and sk-zzzz", flags: TEXT, op: "find", from: 6 },
+        { pattern: "b?", text: "😀ab😀", op: "find" },
+        { pattern: "x", text: "abc", op: "find" },
+        { pattern: "SK-*", text: "an sk-1", flags: TEXT | IGNORE_CASE, op: "find" },
+      ]),
+    ).toEqual([
+      [5, 24], // TEXT: * runs to the end (longest)
+      [19, 26],
+      [3, 6], // after the emoji's two code units; ? takes the whole second emoji
+      [-1, -1],
+      [3, 7],
+    ]);
+    expect(
+      ask([
+        { pattern: "sk-[a-z]*", text: "sk", flags: TEXT, op: "canStart" },
+        { pattern: "sk-[a-z]*", text: "sk-ab", flags: TEXT, op: "canStart" },
+        { pattern: "sk-[a-z]*", text: "sx", flags: TEXT, op: "canStart" },
+        { pattern: "abc", text: "", op: "canStart" },
+        { pattern: "abc", text: "abcd", op: "canStart" },
+      ]),
+    ).toEqual([true, true, false, true, false]);
+  });
 });

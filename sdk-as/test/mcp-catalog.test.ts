@@ -22,7 +22,7 @@ function allPages(p: ProxyUnderTest, serverId: string, method: string, key: stri
   let cursor: string | undefined;
   let pages = 0;
   do {
-    const answer = mcpRequest(p, { serverId }, method, cursor === undefined ? {} : { cursor }).result.result;
+    const answer = mcpRequest(p, { serverId }, method, cursor === undefined ? {} : { cursor }).result;
     items.push(...answer[key]);
     cursor = answer.nextCursor;
     pages++;
@@ -33,7 +33,7 @@ function allPages(p: ProxyUnderTest, serverId: string, method: string, key: stri
 describe("initialize advertises exactly what a server serves", () => {
   it("tools, resources and prompts for docs; resources only for a server without tools or prompts", async () => {
     const { p, docs, toolless } = await started();
-    expect(mcpRequest(p, { serverId: docs }, "initialize", { protocolVersion: "2025-11-25" }).result.result.capabilities).toEqual({
+    expect(mcpRequest(p, { serverId: docs }, "initialize", { protocolVersion: "2025-11-25" }).result.capabilities).toEqual({
       tools: { listChanged: false },
       resources: { listChanged: false },
       prompts: { listChanged: false },
@@ -55,7 +55,7 @@ describe("initialize advertises exactly what a server serves", () => {
 describe("resources", () => {
   it("lists declared and per-session resources two to a page, and templates", async () => {
     const { p, docs } = await started("sess-A");
-    const first = mcpRequest(p, { serverId: docs }, "resources/list", {}).result.result;
+    const first = mcpRequest(p, { serverId: docs }, "resources/list", {}).result;
     expect(first.resources).toEqual([
       { uri: "doc://readme", name: "readme", description: "The readme", mimeType: "text/markdown" },
       { uri: "doc://empty", name: "empty", description: "Answered by the proxy", mimeType: "text/plain" },
@@ -66,7 +66,7 @@ describe("resources", () => {
     expect(items.map((r) => r.uri)).toEqual(["doc://readme", "doc://empty", "doc://third", "doc://session/sess-A"]);
     // the testing kit's helper follows the cursors too, in the connection form here
     expect(mcpListAll(p, { connectionId: mcpConnect(p, docs) }, "resources/list", "resources")).toEqual(items);
-    expect(mcpRequest(p, { serverId: docs }, "resources/templates/list").result.result).toEqual({
+    expect(mcpRequest(p, { serverId: docs }, "resources/templates/list").result).toEqual({
       resourceTemplates: [
         { uriTemplate: "doc://session/{name}", name: "session-doc", description: "A document of this session", mimeType: "text/plain" },
       ],
@@ -76,25 +76,28 @@ describe("resources", () => {
   it("reads a declared text, a text the proxy writes, and refuses another session's resource", async () => {
     const { p, docs } = await started("sess-A");
     const other = newSession(p, "sess-B").find((d) => d.name === "docs")!.serverId;
-    expect(mcpRequest(p, { serverId: docs }, "resources/read", { uri: "doc://readme" }).result.result).toEqual({
+    expect(mcpRequest(p, { serverId: docs }, "resources/read", { uri: "doc://readme" }).result).toEqual({
       contents: [{ uri: "doc://readme", mimeType: "text/markdown", text: '# Read me\nhé "q" ✓' }],
     });
     const connectionId = mcpConnect(p, docs);
     expect(mcpRequest(p, { connectionId }, "resources/read", { uri: "doc://empty" }).result.contents[0].text).toBe(
       "read in sess-A via connection",
     );
-    expect(mcpRequest(p, { serverId: docs }, "resources/read", { uri: "doc://session/sess-A" }).result.result.contents[0].text).toBe(
+    expect(mcpRequest(p, { serverId: docs }, "resources/read", { uri: "doc://session/sess-A" }).result.contents[0].text).toBe(
       "private to sess-A",
     );
     // session B's connection asks for session A's document: refused
-    expect(mcpRequest(p, { serverId: other }, "resources/read", { uri: "doc://session/sess-A" }).result).toEqual({
-      error: { code: -32002, message: "Resource not found: doc://session/sess-A is not in session sess-B" },
+    expect(mcpRequest(p, { serverId: other }, "resources/read", { uri: "doc://session/sess-A" }).error).toEqual({
+      code: -32002,
+      message: "Resource not found: doc://session/sess-A is not in session sess-B",
     });
-    expect(mcpRequest(p, { serverId: docs }, "resources/read", { uri: "doc://nope" }).result).toEqual({
-      error: { code: -32002, message: "Resource not found: doc://nope" },
+    expect(mcpRequest(p, { serverId: docs }, "resources/read", { uri: "doc://nope" }).error).toEqual({
+      code: -32002,
+      message: "Resource not found: doc://nope",
     });
-    expect(mcpRequest(p, { serverId: docs }, "resources/read", {}).result).toEqual({
-      error: { code: -32602, message: "resources/read needs params {uri}" },
+    expect(mcpRequest(p, { serverId: docs }, "resources/read", {}).error).toEqual({
+      code: -32602,
+      message: "resources/read needs params {uri}",
     });
   });
 });
@@ -102,7 +105,7 @@ describe("resources", () => {
 describe("prompts", () => {
   it("lists prompts with their arguments and gets them, checking required arguments", async () => {
     const { p, docs } = await started("sess-P");
-    expect(mcpRequest(p, { serverId: docs }, "prompts/list").result.result).toEqual({
+    expect(mcpRequest(p, { serverId: docs }, "prompts/list").result).toEqual({
       prompts: [
         {
           name: "greet",
@@ -112,21 +115,19 @@ describe("prompts", () => {
         { name: "fixed", description: "A fixed text" },
       ],
     });
-    expect(
-      mcpRequest(p, { serverId: docs }, "prompts/get", { name: "greet", arguments: { who: "Ada", tone: "warm" } }).result.result,
-    ).toEqual({
+    expect(mcpRequest(p, { serverId: docs }, "prompts/get", { name: "greet", arguments: { who: "Ada", tone: "warm" } }).result).toEqual({
       description: "A greeting",
       messages: [{ role: "user", content: { type: "text", text: "Hello Ada (warm) in sess-P" } }],
     });
-    expect(mcpRequest(p, { serverId: docs }, "prompts/get", { name: "fixed" }).result.result).toEqual({
+    expect(mcpRequest(p, { serverId: docs }, "prompts/get", { name: "fixed" }).result).toEqual({
       description: "A fixed text",
       messages: [{ role: "user", content: { type: "text", text: "Say hello." } }],
     });
-    expect(mcpRequest(p, { serverId: docs }, "prompts/get", { name: "greet", arguments: {} }).result.error).toEqual({
+    expect(mcpRequest(p, { serverId: docs }, "prompts/get", { name: "greet", arguments: {} }).error).toEqual({
       code: -32602,
       message: 'Invalid arguments for prompt greet: missing required argument "who"',
     });
-    expect(mcpRequest(p, { serverId: docs }, "prompts/get", { name: "nope" }).result.error.message).toBe("Unknown prompt: nope");
+    expect(mcpRequest(p, { serverId: docs }, "prompts/get", { name: "nope" }).error.message).toBe("Unknown prompt: nope");
   });
 });
 
@@ -137,19 +138,19 @@ describe("pagination of tools/list and bad cursors", () => {
     expect(pages).toBe(2);
     expect(items.map((t) => t.name)).toEqual(["typed", "plain", "third"]);
     for (const cursor of ["nope", "page:", "page:99", "page:-1", "page:1x"]) {
-      expect(mcpRequest(p, { serverId: docs }, "tools/list", { cursor }).result.error).toEqual({
+      expect(mcpRequest(p, { serverId: docs }, "tools/list", { cursor }).error).toEqual({
         code: -32602,
         message: `invalid cursor ${JSON.stringify(cursor)}`,
       });
     }
-    expect(mcpRequest(p, { serverId: docs }, "tools/list", { cursor: 5 }).result.error.message).toBe("cursor must be a string");
-    expect(mcpRequest(p, { serverId: docs }, "tools/list", { cursor: null }).result.result.tools).toHaveLength(2);
+    expect(mcpRequest(p, { serverId: docs }, "tools/list", { cursor: 5 }).error.message).toBe("cursor must be a string");
+    expect(mcpRequest(p, { serverId: docs }, "tools/list", { cursor: null }).result.tools).toHaveLength(2);
   });
 });
 
 describe("tool arguments are checked against the declared schema before the hook", () => {
   const call = (p: ProxyUnderTest, serverId: string, name: string, args: unknown) =>
-    mcpRequest(p, { serverId }, "tools/call", { name, arguments: args }).result;
+    mcpRequest(p, { serverId }, "tools/call", { name, arguments: args });
 
   it("passes arguments that fit, including escaped strings, 1.0 as an integer and null where allowed", async () => {
     const { p, docs } = await started();

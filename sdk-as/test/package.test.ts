@@ -94,6 +94,7 @@ describe("@cordon/sdk-as, packed and installed outside the repository", () => {
       "package/tools/build-proxy.mjs",
       "package/dist/sdk-as/tools/cli.js",
       "package/dist/sdk-as/testing/index.js",
+      "package/dist/sdk-as/testing/examples/mcp-server.js",
       "package/dist/runtime/sandbox/canonical-host.js",
     ]) {
       expect(list, file).toContain(file);

@@ -219,6 +219,6 @@ describe("the proxy's own MCP servers in a subagent's session", () => {
     const serverId = setup.params.mcpServers[0].serverId;
     answer(p, setup, { sessionId: "sub" });
     const call = mcpRequest(p, { serverId }, "tools/call", { name: "whose" });
-    expect(toolText(call.result.result)).toBe("subagent sub of user-1");
+    expect(toolText(call.result)).toBe("subagent sub of user-1");
   });
 });

@@ -1,18 +1,32 @@
 /**
  * Testing a proxy's MCP servers: the test plays the agent's MCP client (or the conductor's bridge)
  * calling them over MCP-over-ACP, in both forms (connection and connectionless).
+ *
+ * ```ts
+ * const p = await mcpProxyUnderTest("dist/my-tools.wasm");      // a path, or a LoadedComponent
+ * const [server] = newSession(p, "s1");                          // its {type: "acp", name, serverId}
+ * const connectionless = mcpRequest(p, { serverId: server.serverId }, "tools/call", { name: "echo", arguments: {} });
+ * const connectionId = mcpConnect(p, server.serverId);
+ * const viaConnection = mcpRequest(p, { connectionId }, "tools/call", { name: "echo", arguments: {} });
+ * // One shape in both forms: { result } or { error }, plus the raw answer and what else was sent.
+ * assert.equal(toolText(connectionless.result), toolText(viaConnection.result));
+ * ```
  */
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import type { Json } from "./messages.js";
-import { INIT_RESULT_MCP, ProxyUnderTest, proxyUnderTest } from "./proxy-under-test.js";
+import type { Id, Json } from "./messages.js";
+import { INIT_RESULT_MCP, type LoadProxyOptions, ProxyUnderTest } from "./proxy-under-test.js";
 
-/** A proxy configured and initialized with an agent side that advertises `mcpCapabilities.acp`. */
+/**
+ * A proxy loaded (from a path, or an already loaded component), configured with `config` and
+ * initialized with an agent side that advertises `mcpCapabilities.acp` — the same as
+ * `ProxyUnderTest.start(wasm, config, { mcp: true })`.
+ */
 export function mcpProxyUnderTest(
-  component: LoadedComponent,
+  proxy: string | LoadedComponent,
   config: Json = {},
-  options: { grants?: string[]; initParams?: Json } = {},
+  options: LoadProxyOptions & { name?: string; initParams?: Json } = {},
 ): Promise<ProxyUnderTest> {
-  return proxyUnderTest(component, config, { ...options, agentResult: INIT_RESULT_MCP });
+  return ProxyUnderTest.start(proxy, config, { ...options, agentResult: INIT_RESULT_MCP });
 }
 
 /**
@@ -43,11 +57,11 @@ export function newSession(p: ProxyUnderTest, sessionId: string, params: Json = 
 }
 
 /**
- * A request from the successor (the agent, or the conductor's MCP bridge acting for it); returns the
- * proxy's answer to it, and everything else it sent meanwhile in `others`.
+ * A request from the successor (the agent, or the conductor's MCP bridge acting for it), under `id`
+ * (default: a fresh one); returns the proxy's answer to it (`{jsonrpc, id, result}` or `{…, error}`;
+ * `{missing: true}` when it did not answer at once), and everything else it sent meanwhile in `others`.
  */
-export function agentRequest(p: ProxyUnderTest, method: string, params?: Json): Json & { others: Json[] } {
-  const id = `agent-${p.nextId()}`;
+export function agentRequest(p: ProxyUnderTest, method: string, params?: Json, id: Id = `agent-${p.nextId()}`): Json & { others: Json[] } {
   const out = p.deliver(ProxyUnderTest.fromAgent({ method, params }, id));
   const answer = out.find((m) => m.id === id && !("method" in m));
   return { ...(answer ?? { missing: true }), others: out.filter((m) => m !== answer) };
@@ -60,25 +74,55 @@ export function mcpConnect(p: ProxyUnderTest, serverId: string): string {
   return answer.result.connectionId;
 }
 
-let mcpRequestIds = 0;
+/** An MCP (or JSON-RPC) error: `{code, message, data?}`. */
+export interface McpError {
+  code: number;
+  message: string;
+  data?: Json;
+}
+
+/**
+ * The outcome of one MCP request, the same in both forms: `result` (the MCP result) or `error`
+ * (the MCP error — or, in either form, the JSON-RPC error refusing the `mcp/message` itself, such
+ * as `-33001 unknown MCP server`; `answer` tells them apart), plus the raw answer to the
+ * `mcp/message` request and what else the proxy sent meanwhile.
+ */
+export interface McpAnswer {
+  result?: Json;
+  error?: McpError;
+  /** The proxy's answer to `mcp/message` as sent: the connectionless form wraps `{result}` / `{error}` in a successful response. */
+  answer: Json;
+  others: Json[];
+}
 
 /**
  * One MCP request: over a connection (`{connectionId}`, the connection form) or straight to a
- * server (`{serverId}`, the connectionless form, with a fresh `requestId`). Returns the proxy's
- * answer to the `mcp/message` request.
+ * server (`{serverId}`, the connectionless form, under `requestId` — a string, default a fresh
+ * `p.nextMcpRequestId()`). Returns {@link McpAnswer}, whichever the form.
  */
 export function mcpRequest(
   p: ProxyUnderTest,
-  target: { connectionId: string } | { serverId: string },
+  target: { connectionId: string } | { serverId: string; requestId?: string },
   method: string,
   params?: Json,
-): Json {
-  const envelope: Json =
-    "serverId" in target
-      ? { serverId: target.serverId, requestId: `mcp-request:${++mcpRequestIds}`, method }
-      : { connectionId: target.connectionId, method };
+): McpAnswer {
+  let envelope: Json;
+  if ("serverId" in target) {
+    const requestId = target.requestId ?? p.nextMcpRequestId();
+    if (typeof requestId !== "string")
+      throw new TypeError(
+        `an MCP requestId is a string (the schema's McpRequestId), not ${JSON.stringify(requestId)}: use p.nextMcpRequestId()`,
+      );
+    envelope = { serverId: target.serverId, requestId, method };
+  } else envelope = { connectionId: target.connectionId, method };
   if (params !== undefined) envelope.params = params;
-  return agentRequest(p, "mcp/message", envelope);
+  const { others, ...answer } = agentRequest(p, "mcp/message", envelope);
+  const outcome = answer.error === undefined && "serverId" in target ? answer.result : answer;
+  return {
+    ...(outcome?.error !== undefined ? { error: outcome.error } : { result: outcome?.result }),
+    answer,
+    others,
+  };
 }
 
 /** The text of a `CallToolResult` (its text blocks, one per line). */
@@ -105,7 +149,7 @@ export function mcpListAll(
   let cursor: string | undefined;
   for (let page = 0; page < maxPages; page++) {
     const answer = mcpRequest(p, target, method, cursor === undefined ? {} : { cursor });
-    const result = "serverId" in target ? answer.result?.result : answer.result;
+    const result = answer.result;
     if (!Array.isArray(result?.[key])) throw new Error(`${method} failed: ${JSON.stringify(answer)}`);
     items.push(...result[key]);
     cursor = result.nextCursor;

@@ -77,15 +77,19 @@ export class ProxyUnderTest {
   /** Raw text of everything the proxy sent, in order (logs included). */
   readonly wire: string[] = [];
   private conductorId = 1000;
+  private mcpRequestIds = 0;
 
   /** Instantiation runs the proxy's top-level code (its `register(...)`); it may not send. */
   constructor(component: LoadedComponent, options: { grants?: string[] } = {}) {
     this.host = new CanonicalHost(component.module, { encodings: component.encodings, grants: options.grants });
   }
 
-  /** Loads a built proxy and instantiates it (not configured yet: see `configure`, `initialize`, `start`). */
-  static async load(wasm: string, options: LoadProxyOptions = {}): Promise<ProxyUnderTest> {
-    return new ProxyUnderTest(await loadProxy(wasm, options), { grants: options.grants });
+  /**
+   * Loads a built proxy (a path; or a component loaded once with `loadProxy`, to start many
+   * instances cheaply) and instantiates it (not configured yet: see `configure`, `initialize`, `start`).
+   */
+  static async load(wasm: string | LoadedComponent, options: LoadProxyOptions = {}): Promise<ProxyUnderTest> {
+    return new ProxyUnderTest(typeof wasm === "string" ? await loadProxy(wasm, options) : wasm, { grants: options.grants });
   }
 
   /**
@@ -94,7 +98,7 @@ export class ProxyUnderTest {
    * when `mcp` is set).
    */
   static async start(
-    wasm: string,
+    wasm: string | LoadedComponent,
     config: Json = {},
     options: LoadProxyOptions & { name?: string; agentResult?: Json; initParams?: Json; mcp?: boolean } = {},
   ): Promise<ProxyUnderTest> {
@@ -131,9 +135,14 @@ export class ProxyUnderTest {
     return rest;
   }
 
-  /** A fresh conductor-side request id. */
+  /** A fresh conductor-side JSON-RPC request id (a number; any `Id` is accepted where one is delivered). */
   nextId(): number {
     return this.conductorId++;
+  }
+
+  /** A fresh MCP `requestId` for the connectionless form, which must be a string (the schema's `McpRequestId`). */
+  nextMcpRequestId(): string {
+    return `mcp-request:${++this.mcpRequestIds}`;
   }
 
   /** `_cordon/configure`: the host's first message (the proxy's `config` and its name in the chain). */

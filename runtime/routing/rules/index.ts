@@ -60,7 +60,7 @@ export function ruleTable(mode: "agent" | "proxy" = "agent"): RuleTable {
   const table = {
     fromClient: [reserved, promptCapabilities(), permissionCancel(), failed],
     proxyToSuccessor: [dialect, gateRule("single-envelope", singleEnvelope), reserved, authority.toAgent, mcpServers(), successorInit()],
-    proxyToPredecessor: [proxyLog(), reserved, conductorOnly, elicitationScope, authority.toClient, mcpOrigin(), fsGrant],
+    proxyToPredecessor: [proxyLog(), reserved, conductorOnly, elicitationScope, authority.toClient, mcpOrigin(), fsGrant()],
     fromAgent: [reserved, conductorOnly, elicitationScope, authority.fromAgent],
   };
   const all = [

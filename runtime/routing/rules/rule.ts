@@ -84,7 +84,7 @@ export interface RouteContext {
    * for the hop's dialect as it is now); the first delivery is settled (a late answer is dropped).
    */
   forwardAgain(record: Forwarded): void;
-  /** The conductor ends with `code` (after its own requests' errors are written). */
+  /** Ends the conductor with `code` (its owner's `onExit`, once). */
   exit(code: number): void;
   /** Sends the conductor's own request to `hop` (its id issued there); `answer` gets the answer. */
   request(hop: Hop, method: string, params: unknown, answer: (response: JsonRpcResponse) => void): void;
