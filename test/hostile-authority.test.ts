@@ -157,6 +157,24 @@ describe("the agent as deputy: a proxy's own session cannot read the user's file
   });
 });
 
+describe("agent:sessions is for a proxy's own sessions: it cannot load the user's to have its history replayed", () => {
+  it("with agent:sessions, its own session/load of the client's session is refused; the agent replays nothing", async () => {
+    const client = await chain(["agent:sessions"]);
+    const setup = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+    const sessionId = setup.result?.sessionId ?? expect.unreachable(JSON.stringify(setup));
+    await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "my secret plan" }] });
+    const before = client.received.length;
+    await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: `own-load ${sessionId}` }] });
+    await expect
+      .poll(() => client.stderr, { timeout: 10_000 })
+      .toMatch(/deputy: load refused: .*did not open itself; the "agent:sessions" grant covers only the sessions a proxy opened itself/);
+    expect(client.stderr).not.toMatch(/deputy: load answered/);
+    // No replay of the earlier turn reached the client (the only updates are this turn's echo).
+    const replayed = client.received.slice(before).filter((m) => JSON.stringify(m).includes("my secret plan"));
+    expect(replayed).toEqual([]);
+  });
+});
+
 describe("a proxy that needs agent authority works with its grant", () => {
   const persona = { name: "persona", wasm: proxyWasm("persona") };
   const embodiment = { embodiment: "echo I am Sparkle", name: "Sparkle" };
