@@ -94,8 +94,8 @@ describe("skills proxy", () => {
       code: -32002,
       message: "Resource not found: skill://sa/deploy",
     });
-    expect(mcpRequest(p, { serverId: b }, "resources/read", { uri: "skill://sa/deploy" }).error.code).toBe(-32002);
-    expect(mcpRequest(p, { serverId: a }, "resources/read", { uri: "skill://sa/nope" }).error.code).toBe(-32002);
+    expect(mcpRequest(p, { serverId: b }, "resources/read", { uri: "skill://sa/deploy" }).error?.code).toBe(-32002);
+    expect(mcpRequest(p, { serverId: a }, "resources/read", { uri: "skill://sa/nope" }).error?.code).toBe(-32002);
   });
 
   it("serves each skill as a prompt too", async () => {

@@ -170,7 +170,7 @@ describe("workspace-tools: recall", () => {
     expect(toolText(callBoth(p, a.serverId, "recall", { query: "apple" })[0])).toContain("apple");
     const [close] = p.deliver({ jsonrpc: "2.0", id: 5, method: "session/close", params: { sessionId: "c" } });
     p.deliver({ jsonrpc: "2.0", id: close.id, result: {} });
-    expect(mcpRequest(p, { serverId: c.serverId }, "ping").error.code).toBe(-33001);
+    expect(mcpRequest(p, { serverId: c.serverId }, "ping").error?.code).toBe(-33001);
   });
 });
 

@@ -36,7 +36,7 @@ export const GRANT_MEANINGS: Record<Grant, string> = {
   "fs:write": "write any file the client lets the agent write, for its own purposes",
   terminal: "run commands in a terminal the client opens, for its own purposes",
   "agent:mcp": "make the agent start programs or connect to URLs (MCP servers) that you did not configure",
-  "agent:sessions": "open, load, resume, fork, close and delete agent sessions of its own, out of your sight",
+  "agent:sessions": "open agent sessions of its own and load, resume, fork, close and delete those (never yours), out of your sight",
   "agent:prompt": "send the agent prompts of its own, which the agent acts on with your authority",
   "agent:control": "change the agent's mode and options, and log it in or out",
   "permission:allow": "approve the agent's tool calls in your place (allow once / always) without asking you",

@@ -127,7 +127,7 @@ describe("prompts", () => {
       code: -32602,
       message: 'Invalid arguments for prompt greet: missing required argument "who"',
     });
-    expect(mcpRequest(p, { serverId: docs }, "prompts/get", { name: "nope" }).error.message).toBe("Unknown prompt: nope");
+    expect(mcpRequest(p, { serverId: docs }, "prompts/get", { name: "nope" }).error?.message).toBe("Unknown prompt: nope");
   });
 });
 
@@ -143,7 +143,7 @@ describe("pagination of tools/list and bad cursors", () => {
         message: `invalid cursor ${JSON.stringify(cursor)}`,
       });
     }
-    expect(mcpRequest(p, { serverId: docs }, "tools/list", { cursor: 5 }).error.message).toBe("cursor must be a string");
+    expect(mcpRequest(p, { serverId: docs }, "tools/list", { cursor: 5 }).error?.message).toBe("cursor must be a string");
     expect(mcpRequest(p, { serverId: docs }, "tools/list", { cursor: null }).result.tools).toHaveLength(2);
   });
 });
@@ -164,19 +164,19 @@ describe("tool arguments are checked against the declared schema before the hook
     const { p, docs } = await started();
     const refused = (args: unknown) => call(p, docs, "typed", args).error;
     expect(refused({})).toEqual({ code: -32602, message: 'Invalid arguments for tool typed: missing required argument "text"' });
-    expect(refused({ text: 3 }).message).toBe('Invalid arguments for tool typed: argument "text" must be string, not number');
-    expect(refused({ text: "t", n: 1.5 }).message).toBe('Invalid arguments for tool typed: argument "n" must be integer, not number');
-    expect(refused({ text: "t", n: "1" }).message).toBe('Invalid arguments for tool typed: argument "n" must be integer, not string');
-    expect(refused({ text: "t", x: "1" }).message).toBe(
+    expect(refused({ text: 3 })?.message).toBe('Invalid arguments for tool typed: argument "text" must be string, not number');
+    expect(refused({ text: "t", n: 1.5 })?.message).toBe('Invalid arguments for tool typed: argument "n" must be integer, not number');
+    expect(refused({ text: "t", n: "1" })?.message).toBe('Invalid arguments for tool typed: argument "n" must be integer, not string');
+    expect(refused({ text: "t", x: "1" })?.message).toBe(
       'Invalid arguments for tool typed: argument "x" must be one of number, null, not string',
     );
-    expect(refused({ text: "t", mode: "medium" }).message).toBe(
+    expect(refused({ text: "t", mode: "medium" })?.message).toBe(
       'Invalid arguments for tool typed: argument "mode" must be one of "fast", "slow"',
     );
-    expect(refused({ text: "t", flag: "yes" }).message).toBe(
+    expect(refused({ text: "t", flag: "yes" })?.message).toBe(
       'Invalid arguments for tool typed: argument "flag" must be boolean, not string',
     );
-    expect(refused({ text: "t", deep: [] }).message).toBe('Invalid arguments for tool typed: argument "deep" must be object, not array');
+    expect(refused({ text: "t", deep: [] })?.message).toBe('Invalid arguments for tool typed: argument "deep" must be object, not array');
     // the connection form: the MCP error is the outer error
     const connectionId = mcpConnect(p, docs);
     expect(mcpRequest(p, { connectionId }, "tools/call", { name: "typed", arguments: { text: null } }).error).toEqual({

@@ -119,7 +119,7 @@ describe("declaring the proxy's MCP servers", () => {
     const conn = mcpConnect(p, idOf(declared, "gamma"));
     const [close] = p.deliver({ jsonrpc: "2.0", id: 50, method: "session/close", params: { sessionId: "s1" } });
     p.deliver({ jsonrpc: "2.0", id: close.id, result: {} });
-    expect(mcpRequest(p, { serverId: idOf(declared, "beta") }, "ping").error.code).toBe(-33001);
+    expect(mcpRequest(p, { serverId: idOf(declared, "beta") }, "ping").error?.code).toBe(-33001);
     expect(mcpRequest(p, { connectionId: conn }, "ping").error).toEqual({ code: -32602, message: `unknown MCP connection ${conn}` });
   });
 });
@@ -168,7 +168,7 @@ describe("the connection form", () => {
     // the notification spelling of disconnect (older dialect) is taken quietly
     const other = mcpConnect(p, serverId);
     expect(p.deliver(fromAgent({ method: "mcp/disconnect", params: { connectionId: other } }))).toEqual([]);
-    expect(mcpRequest(p, { connectionId: other }, "ping").error.code).toBe(-32602);
+    expect(mcpRequest(p, { connectionId: other }, "ping").error?.code).toBe(-32602);
   });
 
   it("MCP errors are the outer error; tool errors are results with isError", async () => {
@@ -240,7 +240,7 @@ describe("the connectionless form", () => {
     expect(toolText(mcpRequest(p, { serverId: beta }, "tools/call", { name: "whoami" }).result)).toBe(
       `beta 2.0.0 ${beta} session=s known=s servers=2`,
     );
-    expect(mcpRequest(p, { serverId: beta }, "tools/call", { name: "echo" }).error.message).toBe("Unknown tool: echo");
+    expect(mcpRequest(p, { serverId: beta }, "tools/call", { name: "echo" }).error?.message).toBe("Unknown tool: echo");
   });
 });
 
@@ -283,7 +283,7 @@ describe("traffic that is not the proxy's, and bad input", () => {
       code: -32602,
       message: `unknown MCP connection ${serverId}#77`,
     });
-    expect(mcpRequest(p, { serverId: `${prefix}zeta/1` }, "ping").error.code).toBe(-33001);
+    expect(mcpRequest(p, { serverId: `${prefix}zeta/1` }, "ping").error?.code).toBe(-33001);
     expect(
       p.deliver(fromAgent({ method: "mcp/message", params: { connectionId: `${serverId}#77`, method: "notifications/initialized" } })),
     ).toEqual([]);

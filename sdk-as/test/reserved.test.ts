@@ -149,10 +149,11 @@ describe("the real redact.wasm and tool-guard.wasm cannot be reconfigured by a f
 
   it("redact keeps masking after a forged configure that would switch it off (from the client or the agent side)", async () => {
     const p = await proxyUnderTest(redact, { patterns: ["hunter2"], mask: "***" });
-    expect(chunk(p, `pw hunter2 key ${OPENAI}`)).toBe("pw *** key ***");
+    // Text after the key: a key still running at a chunk's end is held back for the next chunk.
+    expect(chunk(p, `pw hunter2 key ${OPENAI} end`)).toBe("pw *** key *** end");
     p.deliver(configure({ patterns: [], builtin: false, mask: "" }));
     p.deliver(fromAgent({ method: "_cordon/configure", params: { name: "redact", config: { patterns: [], builtin: false } } }));
-    expect(chunk(p, `pw hunter2 key ${OPENAI}`)).toBe("pw *** key ***");
+    expect(chunk(p, `pw hunter2 key ${OPENAI} end`)).toBe("pw *** key *** end");
     expect(p.logs.filter((l) => LATE.test(l.message))).toHaveLength(2);
   });
 
