@@ -61,6 +61,8 @@ embed-example: build
 
 bench: build
 	node dist/bench/bench.js
+	@echo "fuel: units per message and fuel's share of a pass-through receive"
+	node dist/bench/guest-fuel.js proxies/dist/passthrough.wasm
 
 # Opt-in, never part of `make test`: installs real ACP agents from npm into a cache outside the
 # repository ($$CORDON_INTEROP_CACHE, default ~/.cache/cordon-interop) and runs one scripted
