@@ -6,12 +6,13 @@
  * loopback HTTP, also in the connectionless form) or neither (a stdio `cordon mcp-bridge`). Then persona's
  * Sparkle flow in front of the same agent.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CORDON, NODE, proxyWasm } from "../../test/helpers/paths.js";
-import { type Json, RawClient } from "../../test/helpers/raw-client.js";
+import { chainClient, newChainSession, promptTurn, startChain } from "../../test/helpers/chain-turn.js";
+import { proxyWasm } from "../../test/helpers/paths.js";
+import type { Json, RawClient } from "../../test/helpers/raw-client.js";
 
 const DIR = mkdtempSync(join(tmpdir(), "cordon-ws-chain-"));
 
@@ -20,11 +21,9 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()));
 });
 
-/** `cordon run` with a chain config of `proxies` in front of the reference agent (`--mcp mode`). */
+/** A chain of `proxies` (chain-turn.ts) whose client serves file reads with a marker text. */
 function chain(proxies: Json[], mode: string): RawClient {
-  const config = join(DIR, `chain-${Math.random().toString(36).slice(2)}.json`);
-  writeFileSync(config, JSON.stringify({ proxies }));
-  const client = new RawClient(NODE, [CORDON, "run", "--config", config, "--", NODE, CORDON, "reference-agent", "--mcp", mode]);
+  const client = chainClient(proxies, mode);
   client.onRequest = (m) =>
     m.method === "fs/read_text_file"
       ? { result: { content: `contents of ${m.params.path}` } }
@@ -36,47 +35,10 @@ function chain(proxies: Json[], mode: string): RawClient {
 const passthrough = (name: string) => ({ name, wasm: proxyWasm("passthrough") });
 const workspaceTools = (grants: string[] = ["fs:read"]) => ({ name: "workspace-tools", wasm: proxyWasm("workspace-tools"), grants });
 
-async function start(client: RawClient, clientCapabilities: Json = { fs: { readTextFile: true, writeTextFile: false } }): Promise<Json> {
-  const res = await client.request("initialize", { protocolVersion: 1, clientCapabilities });
-  expect(res.error, client.stderr).toBeUndefined();
-  return res.result;
-}
-
-async function newSession(client: RawClient): Promise<string> {
-  const res = await client.request("session/new", { cwd: DIR, mcpServers: [] });
-  expect(res.error, client.stderr).toBeUndefined();
-  return res.result.sessionId;
-}
-
-interface Turn {
-  stopReason: string;
-  tools: { title: string; status: string; text: string }[];
-  chunks: string[];
-}
-
-/** One prompt: its stop reason, its tool calls' final status and text, its agent message chunks. */
-async function prompt(client: RawClient, sessionId: string, text: string): Promise<Turn> {
-  const from = client.received.length;
-  const id = `p-${Math.random()}`;
-  client.send({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text }] } });
-  const res = await client.waitFor((m) => m.id === id && !("method" in m), 20_000);
-  expect(res.error, JSON.stringify(res.error) + client.stderr).toBeUndefined();
-  const tools = new Map<string, { title: string; status: string; text: string }>();
-  const chunks: string[] = [];
-  for (const m of client.received.slice(from)) {
-    if (m.method !== "session/update" || m.params.sessionId !== sessionId) continue;
-    const u = m.params.update;
-    if (u.sessionUpdate === "agent_message_chunk") chunks.push(u.content.text);
-    if (u.sessionUpdate === "tool_call") tools.set(u.toolCallId, { title: u.title, status: u.status, text: "" });
-    if (u.sessionUpdate === "tool_call_update" && tools.has(u.toolCallId)) {
-      const t = tools.get(u.toolCallId)!;
-      t.status = u.status ?? t.status;
-      const content = u.content?.map((c: Json) => c.content?.text).join("\n");
-      if (content) t.text = content;
-    }
-  }
-  return { stopReason: res.result.stopReason, tools: [...tools.values()], chunks };
-}
+const start = (client: RawClient, clientCapabilities: Json = { fs: { readTextFile: true, writeTextFile: false } }) =>
+  startChain(client, clientCapabilities);
+const newSession = (client: RawClient) => newChainSession(client, DIR);
+const prompt = promptTurn;
 
 describe.each(["acp", "http", "stdio"])("workspace-tools.wasm in a chain, agent --mcp %s", (mode) => {
   it("lists and calls recall and read_file; two sessions' calls do not cross", async () => {
