@@ -8,7 +8,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { writeFileAtomic } from "../distribution/atomic-write.js";
+import { writeFileAtomic } from "../atomic-write.js";
 import { type Lockfile, lockPathFor, readLockfile, serializeLockfile } from "../distribution/lockfile.js";
 import { type RegistrySettings, registrySettings } from "../distribution/npmrc.js";
 import { ConfigError, type PackageProxyEntry, parseChainConfigFile } from "./chain-config.js";

@@ -16,7 +16,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import semver from "semver";
-import { writeFileAtomic } from "./atomic-write.js";
+import { writeFileAtomic } from "../atomic-write.js";
 import { sha512Integrity } from "./digests.js";
 import { PackageRefused } from "./errors.js";
 import { checkProxyPackage, type ProxyPackage } from "./package-contents.js";

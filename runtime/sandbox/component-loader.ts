@@ -27,9 +27,10 @@
  *   validated in memory on every start).
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
+import { writeFileAtomic } from "../atomic-write.js";
 import { CHANNEL_IMPORT, checkCoreModule, type GuestEncodings } from "./canonical-host.js";
 import { type ComponentWorld, readComponentWorld } from "./component-world.js";
 import { type Manifest, readManifest } from "./manifest.js";
@@ -307,10 +308,7 @@ async function writeCache(cacheDir: string, entry: CacheEntry): Promise<void> {
   try {
     await mkdir(cacheDir, { recursive: true, mode: 0o700 });
     if ((await cacheDirProblem(cacheDir)) !== null) return; // created by someone else meanwhile
-    const file = join(cacheDir, `${entry.sha256}.json`);
-    const tmp = `${file}.${process.pid}.${Date.now()}`;
-    await writeFile(tmp, JSON.stringify(entry), { mode: 0o600, flag: "wx" });
-    await rename(tmp, file);
+    await writeFileAtomic(join(cacheDir, `${entry.sha256}.json`), JSON.stringify(entry), 0o600);
   } catch {
     // An unwritable cache only costs speed.
   }

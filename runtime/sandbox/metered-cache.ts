@@ -20,9 +20,10 @@
  * has no API to serialise one.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeFileAtomicSync } from "../atomic-write.js";
 import { instrumentFuel } from "./fuel.js";
 
 /** Version of the entry layout; part of the key (2: the tag is an HMAC, not a plain digest). */
@@ -113,11 +114,9 @@ function read(file: string, tag: (bytes: Uint8Array) => Buffer): Uint8Array | nu
 }
 
 function write(file: string, tag: Buffer, bytes: Uint8Array): void {
-  const tmp = `${file}.${process.pid}.${Date.now()}`;
   try {
-    writeFileSync(tmp, Buffer.concat([tag, bytes]), { mode: 0o600, flag: "wx" });
-    renameSync(tmp, file);
+    writeFileAtomicSync(file, Buffer.concat([tag, bytes]), 0o600);
   } catch {
-    rmSync(tmp, { force: true }); // an unwritable cache only costs speed
+    // an unwritable cache only costs speed
   }
 }
