@@ -96,14 +96,10 @@ export class McpClients {
 
   async listTools(target: McpTarget, signal?: AbortSignal): Promise<Tool[]> {
     const client = await this.client(target);
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined, { signal });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return tools;
+    return allPages(
+      (cursor) => client.listTools(cursor ? { cursor } : undefined, { signal }),
+      (page) => page.tools,
+    );
   }
 
   async callTool(target: McpTarget, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
@@ -114,14 +110,10 @@ export class McpClients {
   /** Every resource the server lists, following `nextCursor`. */
   async listResources(target: McpTarget, signal?: AbortSignal): Promise<Resource[]> {
     const client = await this.client(target);
-    const resources: Resource[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listResources(cursor ? { cursor } : undefined, { signal });
-      resources.push(...page.resources);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return resources;
+    return allPages(
+      (cursor) => client.listResources(cursor ? { cursor } : undefined, { signal }),
+      (page) => page.resources,
+    );
   }
 
   async readResource(target: McpTarget, uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
@@ -132,14 +124,10 @@ export class McpClients {
   /** Every prompt the server lists, following `nextCursor`. */
   async listPrompts(target: McpTarget, signal?: AbortSignal): Promise<Prompt[]> {
     const client = await this.client(target);
-    const prompts: Prompt[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listPrompts(cursor ? { cursor } : undefined, { signal });
-      prompts.push(...page.prompts);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return prompts;
+    return allPages(
+      (cursor) => client.listPrompts(cursor ? { cursor } : undefined, { signal }),
+      (page) => page.prompts,
+    );
   }
 
   async getPrompt(target: McpTarget, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<GetPromptResult> {
@@ -277,4 +265,19 @@ class AcpTransport implements Transport {
     this.inFlight.clear();
     this.onclose?.();
   }
+}
+
+/** Every item of a paged MCP list: pages fetched one after another, following `nextCursor`. */
+async function allPages<P extends { nextCursor?: string }, T>(
+  fetchPage: (cursor: string | undefined) => Promise<P>,
+  itemsOf: (page: P) => T[],
+): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await fetchPage(cursor);
+    items.push(...itemsOf(page));
+    cursor = page.nextCursor;
+  } while (cursor);
+  return items;
 }
