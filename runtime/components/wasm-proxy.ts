@@ -16,6 +16,7 @@ import { configProblems } from "../sandbox/manifest.js";
 import { DEFAULT_LIMITS, type ProxySandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { type SandboxFactory, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { InterestFilter, interestOf } from "./interest-filter.js";
+import { type Delivered, unchangedForward } from "./unchanged-forward.js";
 
 export interface WasmProxySpec {
   /** Name in the chain (logs, errors, the configure notification). */
@@ -84,9 +85,15 @@ export class WasmProxyPeer implements Peer {
     };
     await sandbox
       .start({
-        output: (messages) => {
+        output: (messages, tag) => {
           for (const text of messages) {
             if (this.dead) return;
+            // What the guest handed on unchanged is routed as the message it was given (unchanged-forward.ts).
+            const forwarded = tag === undefined ? null : unchangedForward(tag as Delivered, text);
+            if (forwarded !== null) {
+              sink.message(forwarded, true);
+              continue;
+            }
             let value: unknown;
             try {
               value = JSON.parse(text);
@@ -100,7 +107,7 @@ export class WasmProxyPeer implements Peer {
         passed: (message) => {
           if (message instanceof IdleMarker) {
             if (this.waiting.delete(message)) message.then();
-          } else if (!this.dead) sink.message(message);
+          } else if (!this.dead) sink.message(message, true); // built here from a message the router admitted
         },
         congested: (congested) => sink.congested?.(congested),
         failed: (failure) =>
@@ -116,7 +123,12 @@ export class WasmProxyPeer implements Peer {
       });
     // `debug`: the SDK then reports requests a hook returned without handling (CORDON_LOG=debug).
     const debug = parseLevel(process.env.CORDON_LOG) === "debug";
-    this.send({ jsonrpc: "2.0", method: Methods.cordonConfigure, params: { name: this.spec.name, config: this.spec.config ?? {}, debug } });
+    const configure = {
+      jsonrpc: "2.0",
+      method: Methods.cordonConfigure,
+      params: { name: this.spec.name, config: this.spec.config ?? {}, debug },
+    };
+    sandbox.deliver(JSON.stringify(configure)); // untagged: the host's own message is never handed on
   }
 
   send(message: JsonRpcMessage, chosen = false): void {
@@ -126,7 +138,9 @@ export class WasmProxyPeer implements Peer {
       const passed = this.filter.pass(message);
       if (passed !== null) return sandbox.passThrough!(passed);
     }
-    sandbox.deliver(serialize(message));
+    const text = serialize(message);
+    const delivered: Delivered = { message, text };
+    sandbox.deliver(text, delivered);
   }
 
   /**

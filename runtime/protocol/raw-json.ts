@@ -58,8 +58,12 @@ export function rawOf(value: object): string | undefined {
   return lazy.text;
 }
 
-/** A builder with its text once built, and room for what its message's owner keeps with it. */
-export type LazyText = (() => string) & { text?: string; carried?: object };
+/**
+ * A builder with its text once built, and room for what its message's owner keeps with it: the
+ * message an envelope carries and the envelope's method (envelope.ts), and the text of `params`
+ * once looked up (`rawParams`).
+ */
+export type LazyText = (() => string) & { text?: string; carried?: object; envelopeMethod?: string; params?: string | null };
 
 /**
  * The builder `attachLazyRaw` set on `value` (undefined when its text is not lazy): a place to keep
@@ -193,6 +197,30 @@ export function withMember<T extends object>(message: T, key: string, value: unk
     return range ? text.slice(0, range[0]) + JSON.stringify(value) + text.slice(range[1]) : JSON.stringify(copy);
   });
   return copy;
+}
+
+/**
+ * The text of `message`'s `params` as it arrived (undefined without text or params), looked up once
+ * per message: routing wraps the same message for every proxy it crosses, and each lookup walks
+ * the message's top-level members. The first lookup turns a plain text field into a builder that
+ * keeps the answer beside the text (a plain assignment: the field exists already).
+ */
+export function rawParams(message: object): string | undefined {
+  const raw = (message as Carrier)[RAW];
+  if (raw === undefined) return undefined;
+  let lazy: LazyText;
+  if (typeof raw === "function") lazy = raw as LazyText;
+  else {
+    lazy = (() => raw) as LazyText;
+    lazy.text = raw;
+    (message as Carrier)[RAW] = lazy;
+  }
+  if (lazy.params === undefined) {
+    const text = rawOf(message)!;
+    const range = memberRange(text, "params");
+    lazy.params = range ? text.slice(range[0], range[1]) : null;
+  }
+  return lazy.params ?? undefined;
 }
 
 /** The text of member `key` of `message` as it arrived, if the message has text and the member. */

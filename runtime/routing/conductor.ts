@@ -168,7 +168,7 @@ export class Conductor {
 
   private open(hop: Hop): Promise<void> {
     return hop.peer.open({
-      message: (value) => this.receive(hop, value),
+      message: (value, admitted) => this.receive(hop, value, admitted === true),
       malformed: (detail) => this.malformed(hop, detail),
       closed: (reason, detail) => {
         this.backpressure.congestion(hop, false);
@@ -185,11 +185,11 @@ export class Conductor {
    * routing fails the one message that hit it (a request is answered with an error), never the
    * process and never the other sessions.
    */
-  private receive(hop: Hop, value: unknown): void {
+  private receive(hop: Hop, value: unknown, admitted = false): void {
     try {
       if (hop !== this.client && !hop.alive) return;
       // Too deep, or (a proxy's) not I-JSON: refused whole, in one scan (admission.ts).
-      const breach = breachOf(value, hop.position.role === "proxy");
+      const breach = admitted ? null : breachOf(value, hop.position.role === "proxy");
       if (breach) return this.refusals.whole(hop, value, breach, (answer) => this.receive(hop, answer));
       if (hop === this.client) this.fromClient(value);
       else this.fromComponent(hop, value);

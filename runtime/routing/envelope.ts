@@ -6,7 +6,7 @@
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { paramsObject } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
-import { attachLazyRaw, attachRaw, hasRaw, lazyRawOf, memberRange, rawMember, rawOf, withMember } from "../protocol/raw-json.js";
+import { attachLazyRaw, attachRaw, hasRaw, lazyRawOf, memberRange, rawOf, rawParams, withMember } from "../protocol/raw-json.js";
 import type { Dialect } from "./hop.js";
 
 export type Call = JsonRpcRequest | JsonRpcNotification;
@@ -21,8 +21,11 @@ export const isRequest = (m: Call): m is JsonRpcRequest => "id" in m;
  */
 const CARRIED = Symbol("cordon.carried");
 type Carrier = { [CARRIED]?: Call };
-/** An envelope with lazy text keeps it on the text's builder: one field defined per envelope, not two. */
-const carriedBy = (envelope: object): Call | undefined =>
+/**
+ * The message an envelope built in this process carries (undefined for one that arrived as text).
+ * An envelope with lazy text keeps it on the text's builder: one field defined per envelope, not two.
+ */
+export const carriedBy = (envelope: object): Call | undefined =>
   (lazyRawOf(envelope)?.carried as Call | undefined) ?? (envelope as Carrier)[CARRIED];
 const carry = (envelope: object, inner: Call): void => {
   const lazy = lazyRawOf(envelope);
@@ -35,25 +38,37 @@ const carry = (envelope: object, inner: Call): void => {
  * is hop-local. The inner params keep the text they arrived as (see raw-json.ts).
  */
 export function wrap(message: Call, dialect: Dialect): Call {
-  const params: Record<string, unknown> = { method: message.method };
-  if (message.params !== undefined) params.params = message.params;
   const method = dialect === "rust" ? Methods.legacyProxySuccessor : Methods.proxySuccessor;
-  const envelope: Call = isRequest(message) ? { jsonrpc: "2.0", id: message.id, method, params } : { jsonrpc: "2.0", method, params };
-  if (message.params !== undefined && hasRaw(message)) {
-    // Built only when written: in-process peers take the envelope apart without reading it.
-    attachLazyRaw(envelope, () => {
-      const params = rawMember(message, "params");
-      if (params === undefined) return JSON.stringify(envelope);
-      const inner = `{"method":${JSON.stringify(message.method)},"params":${params}}`;
-      return `{"jsonrpc":"2.0",${idText(message)}"method":"${method}","params":${inner}}`;
-    });
-  }
-  carry(envelope, message);
-  return envelope;
+  return envelope(message, method, isRequest(message) ? message.id : undefined);
 }
 
-/** A copy of `message` with another id (spliced in place, see raw-json.ts); an envelope keeps what it carries. */
+/** An envelope `method` around `message`, with id `id` (none: a notification's). */
+function envelope(message: Call, method: string, id: JsonRpcId | undefined): Call {
+  const params: Record<string, unknown> = { method: message.method };
+  if (message.params !== undefined) params.params = message.params;
+  const wrapped: Call = id !== undefined ? { jsonrpc: "2.0", id, method, params } : { jsonrpc: "2.0", method, params };
+  if (message.params !== undefined && hasRaw(message)) {
+    // Built only when written: in-process peers take the envelope apart without reading it.
+    attachLazyRaw(wrapped, () => {
+      const params = rawParams(message);
+      if (params === undefined) return JSON.stringify(wrapped);
+      const inner = `{"method":${JSON.stringify(message.method)},"params":${params}}`;
+      return `{"jsonrpc":"2.0",${id !== undefined ? `"id":${JSON.stringify(id)},` : ""}"method":"${method}","params":${inner}}`;
+    });
+    lazyRawOf(wrapped)!.envelopeMethod = method;
+  }
+  carry(wrapped, message);
+  return wrapped;
+}
+
+/**
+ * A copy of `message` with another id (spliced in place, see raw-json.ts); an envelope keeps what
+ * it carries. An envelope built by `wrap` is built again around what it carries, with the new id:
+ * no walk of its text to find the id it had.
+ */
 export function withId<T extends object>(message: T, id: JsonRpcId): T {
+  const lazy = lazyRawOf(message);
+  if (lazy?.envelopeMethod !== undefined && lazy.carried !== undefined) return envelope(lazy.carried as Call, lazy.envelopeMethod, id) as T;
   const copy = withMember(message, "id", id);
   const inner = carriedBy(message);
   if (inner) carry(copy, inner);

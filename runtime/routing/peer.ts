@@ -12,8 +12,12 @@ export interface FailureDetail {
 }
 
 export interface PeerSink {
-  /** One message, as parsed JSON (not yet classified). */
-  message(value: unknown): void;
+  /**
+   * One message, as parsed JSON (not yet classified). `admitted`: the peer hands on a message the
+   * router gave it, unchanged but for its id or envelope (`components/unchanged-forward.ts`): it was
+   * admitted when it entered Cordon, so admission's scan is not run again.
+   */
+  message(value: unknown, admitted?: boolean): void;
   /** Input that was not a JSON message; the router decides whether to answer it. */
   malformed(detail: string): void;
   /**

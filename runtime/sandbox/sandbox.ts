@@ -19,8 +19,11 @@ export interface SandboxFailure {
 }
 
 export interface SandboxHandlers {
-  /** Messages the guest sent, in order, as JSON texts; called once per delivery that produced output. */
-  output(messages: string[]): void;
+  /**
+   * Messages the guest sent, in order, as JSON texts; called once per delivery that produced
+   * output, with the `tag` that delivery was queued with.
+   */
+  output(messages: string[], tag?: object): void;
   /**
    * A message queued with `passThrough`, handed back in its place in the queue: after the output
    * of every delivery queued before it, before the output of any queued after it.
@@ -34,6 +37,14 @@ export interface SandboxHandlers {
    * guest slows the chain instead of growing an unbounded queue.
    */
   congested?(congested: boolean): void;
+}
+
+/** A delivery queued with a tag (`ProxySandbox.deliver`) in a sandbox's queue; an untagged one is queued as its text. */
+export class Tagged {
+  constructor(
+    readonly text: string,
+    readonly tag: object,
+  ) {}
 }
 
 /** Deliveries queued for one guest above which its inputs are paused, and below which they resume. */
@@ -65,8 +76,11 @@ export class QueueCongestion {
 export interface ProxySandbox {
   /** Instantiates the guest (runs its start function). Rejects with the failure if that traps or times out. */
   start(handlers: SandboxHandlers): Promise<void>;
-  /** Queues one message for the guest's `receive`. Deliveries run one at a time, in order. */
-  deliver(message: string): void;
+  /**
+   * Queues one message for the guest's `receive`. Deliveries run one at a time, in order. `tag`
+   * comes back with the delivery's output (the peer recognises unchanged forwards by it).
+   */
+  deliver(message: string, tag?: object): void;
   /**
    * Queues a message that does not enter the guest (an interest filter let it pass, see
    * `components/interest-filter.ts`): it waits in the same ordered queue as deliveries, counts

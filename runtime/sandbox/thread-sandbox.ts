@@ -42,7 +42,7 @@ import type { LoadedComponent } from "./component-loader.js";
 import { FUEL_EXPORT, FuelUnsupported, isOutOfFuel, START_EXPORT } from "./fuel.js";
 import { meterCached } from "./metered-cache.js";
 import { capModule } from "./module-caps.js";
-import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
+import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits, Tagged } from "./sandbox.js";
 
 /** Fuel units per millisecond of a limit (a tight wasm loop runs ~3–6 M/ms on the reference machine). */
 const FUEL_PER_MS = 5_000_000;
@@ -58,7 +58,7 @@ export interface ThreadSandboxOptions {
 
 /** What one slice of the queue produced, handed to the conductor in order after it. */
 interface Slice {
-  events: { output?: string[]; passed?: object }[];
+  events: { output?: string[]; tag?: object; passed?: object }[];
   failure: SandboxFailure | null;
   /** The slice ran out of time with deliveries left. */
   more: boolean;
@@ -87,7 +87,7 @@ export class ThreadSandbox implements ProxySandbox {
   /** The guest's fuel counter (`fuel.ts`): set here before each metered call, read after a trap. */
   private fuel: WebAssembly.Global | null = null;
   private handlers: SandboxHandlers | null = null;
-  /** Deliveries (texts for the guest) and pass-through messages (objects), in order. */
+  /** Deliveries (texts for the guest, or `Tagged`) and pass-through messages (other objects), in order. */
   private readonly queue: (string | object)[] = [];
   /** Backpressure from the conductor: no delivery starts while set. */
   private paused = false;
@@ -197,8 +197,8 @@ export class ThreadSandbox implements ProxySandbox {
     }
   }
 
-  deliver(message: string): void {
-    this.enqueue(message);
+  deliver(message: string, tag?: object): void {
+    this.enqueue(tag === undefined ? message : new Tagged(message, tag));
   }
 
   passThrough(message: object): void {
@@ -270,7 +270,7 @@ export class ThreadSandbox implements ProxySandbox {
     for (const event of slice.events) {
       if (this.dead) return;
       if (event.passed) this.handlers?.passed?.(event.passed);
-      else if (event.output) this.handlers?.output(event.output);
+      else if (event.output) this.handlers?.output(event.output, event.tag);
     }
     if (slice.failure) return this.fail(slice.failure);
     this.congestion.update(this.queue.length - this.head);
@@ -289,7 +289,8 @@ export class ThreadSandbox implements ProxySandbox {
         this.queue.length = 0;
         this.head = 0;
       }
-      if (typeof message !== "string") {
+      const tagged = message instanceof Tagged;
+      if (typeof message !== "string" && !tagged) {
         slice.events.push({ passed: message }); // passes the guest by, in its turn
         continue;
       }
@@ -298,7 +299,7 @@ export class ThreadSandbox implements ProxySandbox {
       let output: string[];
       try {
         this.fuel!.value = this.deliveryFuel;
-        output = host.receive(message);
+        output = host.receive(tagged ? message.text : message);
       } catch (error) {
         const now = performance.now();
         this.cpuMs += now - t;
@@ -312,7 +313,7 @@ export class ThreadSandbox implements ProxySandbox {
         slice.failure = { kind: "budget", message: over.message };
         return;
       }
-      if (output.length > 0) slice.events.push({ output });
+      if (output.length > 0) slice.events.push(tagged ? { output, tag: message.tag } : { output });
       if (now >= until) {
         slice.more = true;
         return;

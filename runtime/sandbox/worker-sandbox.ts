@@ -32,6 +32,7 @@ import {
   type SandboxFailure,
   type SandboxHandlers,
   type SandboxLimits,
+  Tagged,
   workerHeapLimitMiB,
 } from "./sandbox.js";
 import type { WorkerReply, WorkerRequest } from "./worker-protocol.js";
@@ -61,6 +62,8 @@ export class WorkerSandbox implements ProxySandbox {
   private readonly waiting: (string | object)[] = [];
   private pumpScheduled = false;
   private waitingHead = 0;
+  /** The tags of the deliveries posted to the worker, in order (its `done` replies come in that order). */
+  private readonly postedTags: (object | undefined)[] = [];
   private paused = false;
   private readonly congestion = new QueueCongestion((congested) => this.handlers?.congested?.(congested));
   private watchdog: NodeJS.Timeout | null = null;
@@ -126,13 +129,14 @@ export class WorkerSandbox implements ProxySandbox {
             resolve();
             break;
           case "done": {
+            const tag = this.postedTags.shift();
             this.completed();
             const over = this.budget.charge({ guestMs: reply.guestMs, messages: reply.output.length, units: reply.units });
             if (over) {
               this.fail({ kind: "budget", message: over.message });
               break;
             }
-            if (reply.output.length > 0) handlers.output(reply.output);
+            if (reply.output.length > 0) handlers.output(reply.output, tag);
             // Only now: a pass-through message waiting behind this delivery follows its output.
             this.pump(false);
             break;
@@ -174,7 +178,7 @@ export class WorkerSandbox implements ProxySandbox {
     );
   }
 
-  deliver(message: string): void {
+  deliver(message: string, tag?: object): void {
     if (this.dead || !this.worker) return;
     // Only a neighbour configured with a larger maxMessageUnits can send more than the heap is sized for.
     const most = Math.max(MAX_DELIVERED_UNITS, this.limits.maxMessageUnits);
@@ -187,7 +191,7 @@ export class WorkerSandbox implements ProxySandbox {
       return;
     }
     this.congestion.update(++this.inFlight);
-    this.waiting.push(message);
+    this.waiting.push(tag === undefined ? message : new Tagged(message, tag));
     this.pump();
   }
 
@@ -222,7 +226,8 @@ export class WorkerSandbox implements ProxySandbox {
   private pump(fromRouter = true): void {
     while (!this.paused && !this.dead && this.waitingHead < this.waiting.length) {
       const item = this.waiting[this.waitingHead];
-      if (typeof item !== "string") {
+      const tagged = item instanceof Tagged;
+      if (typeof item !== "string" && !tagged) {
         if (this.posted > 0) return; // `done` of the last one pumps again
         if (fromRouter) return this.pumpSoon();
         this.take();
@@ -234,7 +239,8 @@ export class WorkerSandbox implements ProxySandbox {
       this.take();
       this.posted++;
       if (this.posted === 1) this.arm();
-      const request: WorkerRequest = { type: "deliver", message: item };
+      this.postedTags.push(tagged ? item.tag : undefined);
+      const request: WorkerRequest = { type: "deliver", message: tagged ? item.text : item };
       this.worker!.postMessage(request);
     }
   }
