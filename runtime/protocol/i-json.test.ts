@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { iJsonViolation, iJsonViolationOf } from "./i-json.js";
-import { attachRaw, serialize } from "./raw-json.js";
+import { attachRaw, type Range, serialize, type TextLayout } from "./raw-json.js";
 
 /** The violation's rule and detail, after checking that JSON.parse accepts the text (the scanner's precondition). */
 function verdict(text: string, options?: { maxDepth?: number }): { rule: string; detail: string } | null {
@@ -195,5 +195,23 @@ describe("iJsonViolation: the nesting bound in the same pass", () => {
     expect(verdict(`{"a":{"b":[{}]}}`, { maxDepth: 3 })).toEqual({ rule: "nesting", detail: "nests deeper than 3 levels at a.b[0]" });
     expect(verdict(nested(20_000))).toBeNull();
     expect(verdict(`{"a":${nested(20_000)},"a":1}`)?.rule).toBe("duplicate-name");
+  });
+});
+
+describe("iJsonViolation: the layout recorded in the same pass", () => {
+  it("records where the top level's id and params and an envelope's inner method and params lie", () => {
+    const text =
+      '{ "jsonrpc":"2.0", "id" : 12 ,"method":"proxy/successor","params": {"method" : "fs/read_text_file", "params":{"path":"a\\"}","n":[1,{"params":2}]} , "_meta":{} } }';
+    const layout: TextLayout = {};
+    expect(iJsonViolation(text, { layout })).toBeNull();
+    const at = (r: Range | undefined) => r && text.slice(...r);
+    expect(at(layout.id)).toBe("12");
+    expect(at(layout.params)).toBe('{"method" : "fs/read_text_file", "params":{"path":"a\\"}","n":[1,{"params":2}]} , "_meta":{} }');
+    expect(at(layout.innerMethod)).toBe('"fs/read_text_file"');
+    expect(at(layout.innerParams)).toBe('{"path":"a\\"}","n":[1,{"params":2}]}');
+    // the last member of an object ends at its closing brace
+    const last: TextLayout = {};
+    iJsonViolation('{"jsonrpc":"2.0","params":[1],"id":"x"}', { layout: last });
+    expect(last).toMatchObject({ id: [35, 38], params: [26, 29] });
   });
 });

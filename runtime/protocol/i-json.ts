@@ -38,7 +38,7 @@
  * Honest text passes untouched: nothing is rewritten, so byte-faithful forwarding is unchanged.
  *
  * The scan assumes text `JSON.parse` already accepted (it does not validate), and is one pass:
- * a character loop over structure, `indexOf` jumps over string contents (the next backslash is
+ * a character loop over structure, `stringEnd` (raw-json.ts) jumps over string contents (the next backslash is
  * looked up again only once passed), `isWellFormed` for raw surrogates, a regular expression for
  * escaped ones (only in text with a `\u` escape), and the folded names of the open objects on
  * one shared stack (a map for an object past 16 members). It needs no stack frames: a
@@ -54,7 +54,7 @@
  * (`bench/hot-path.ts`) 1.2–3 µs against 1–3.3 µs. So checking a proxy's output costs about what
  * parsing it does (0.7–1.7×), once per message.
  */
-import { rawOf } from "./raw-json.js";
+import { rawOf, stringEnd, type TextLayout } from "./raw-json.js";
 
 export interface IJsonViolation {
   rule: "duplicate-name" | "protocol-key-spelling" | "mixed-message" | "lone-surrogate" | "nesting";
@@ -129,14 +129,16 @@ interface Frame {
   candidate: boolean;
   /** Where it sits as a `JUDGED` path (`params.mcpServers[]`), or null when no judged path runs through it. */
   shape: string | null;
+  /** Objects whose members' places are recorded (`layout`): where the current member's value starts, past its name. */
+  valueFrom: number;
 }
 
 /**
  * The first I-JSON violation in `text` (a JSON text `JSON.parse` accepted), or null. With
  * `maxDepth`, nesting deeper than that (the top-level value is level 1) is one too.
  */
-export function iJsonViolation(text: string, options: { maxDepth?: number } = {}): IJsonViolation | null {
-  const violation = scan(text, options.maxDepth ?? Number.POSITIVE_INFINITY);
+export function iJsonViolation(text: string, options: { maxDepth?: number; layout?: TextLayout } = {}): IJsonViolation | null {
+  const violation = scan(text, options.maxDepth ?? Number.POSITIVE_INFINITY, options.layout ?? null);
   // The reused name stack would keep a big message's names alive: let them go.
   if (text.length > 64 * 1024) {
     SEEN.folded = [];
@@ -145,7 +147,35 @@ export function iJsonViolation(text: string, options: { maxDepth?: number } = {}
   return violation;
 }
 
-function scan(text: string, maxDepth: number): IJsonViolation | null {
+/**
+ * Records where the member of `frame` that ends at `end` (its comma or closing brace) lies, if it
+ * is one routing splices or takes apart: the top level's `id` and `params`, the `method` and
+ * `params` inside the top level's `params` (an envelope's inner message).
+ */
+function place(text: string, frame: Frame, depth: number, end: number, layout: TextLayout): void {
+  const name = frame.member;
+  const slot =
+    depth === 1
+      ? name === "id" || name === "params"
+        ? name
+        : null
+      : name === "method"
+        ? "innerMethod"
+        : name === "params"
+          ? "innerParams"
+          : null;
+  if (slot === null) return;
+  let start = frame.valueFrom;
+  while (start < end && text.charCodeAt(start) !== 0x3a) start++; // the colon
+  start++;
+  while (isBlank(text.charCodeAt(start))) start++;
+  while (end > start && isBlank(text.charCodeAt(end - 1))) end--;
+  layout[slot] = [start, end];
+}
+
+const isBlank = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+function scan(text: string, maxDepth: number, layout: TextLayout | null): IJsonViolation | null {
   if (!(text as unknown as { isWellFormed(): boolean }).isWellFormed()) {
     const offset = loneSurrogateAt(text);
     return { rule: "lone-surrogate", detail: `a lone surrogate (U+${hex(text.charCodeAt(offset))}) at offset ${offset}`, offset };
@@ -170,8 +200,7 @@ function scan(text: string, maxDepth: number): IJsonViolation | null {
     if (c === 0x22) {
       // A string literal: its end is the first quote not escaped by an odd run of backslashes.
       const start = i;
-      i = text.indexOf('"', i + 1);
-      while (text.charCodeAt(i - 1) === 0x5c && escapedQuote(text, i)) i = text.indexOf('"', i + 1);
+      i = stringEnd(text, i) - 1;
       if (nextBackslash !== -1 && nextBackslash < start) nextBackslash = text.indexOf("\\", start);
       const escaped = nextBackslash !== -1 && nextBackslash < i;
       if (badEscape !== null && badEscape.offset < i) {
@@ -194,6 +223,7 @@ function scan(text: string, maxDepth: number): IJsonViolation | null {
         if (misspelled !== null) return misspelled;
       }
       if (depth === 1) kinds |= KIND_OF.get(name) ?? 0;
+      if (layout !== null && (depth === 1 || top.candidate)) top.valueFrom = i + 1;
       if (depth === 1 || top.candidate) {
         const misspelled = protocolSpelling(top, folded, written, start);
         if (misspelled !== null && depth === 1) return misspelled;
@@ -211,15 +241,18 @@ function scan(text: string, maxDepth: number): IJsonViolation | null {
         member: "",
         candidate: depth === 1 && at === "params",
         shape: shapeOf(top, at),
+        valueFrom: -1,
       };
       depth++;
       if (depth > maxDepth) return { rule: "nesting", detail: `nests deeper than ${maxDepth} levels at ${pathOf(top)}`, offset: i };
       expectName = top.object;
     } else if (c === 0x7d || c === 0x5d) {
+      if (layout !== null && top !== null && top.valueFrom >= 0) place(text, top, depth, i, layout);
       if (top !== null) seen.count = top.namesFrom; // its names are forgotten (overwritten by the next object's)
       top = top?.parent ?? null;
       depth--;
     } else if (c === 0x2c && top !== null) {
+      if (layout !== null && top.valueFrom >= 0) place(text, top, depth, i, layout);
       if (top.object) expectName = true;
       else top.index++;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attachRaw, memberRange, objectMembers, rawMember, serialize, withMember } from "./raw-json.js";
+import { attachRaw, layoutOf, memberRange, objectMembers, rawMember, rawParams, serialize, setLayout, withMember } from "./raw-json.js";
 
 const parsed = (text: string) => attachRaw(JSON.parse(text) as Record<string, unknown>, text);
 
@@ -63,5 +63,43 @@ describe("raw JSON members", () => {
     expect(JSON.stringify(message)).toBe('{"jsonrpc":"2.0","id":1,"method":"x"}');
     expect(message).toStrictEqual({ jsonrpc: "2.0", id: 1, method: "x" });
     expect(serialize(message)).toBe(text);
+  });
+
+  it("a message given a new id on every hop keeps every other byte, whatever its spelling", () => {
+    const texts = [
+      '{"jsonrpc":"2.0","id":7,"method":"m","params":{"id":"inner","t":"a\\"b\\\\"}}',
+      '{ "params" : [1, 2.0] , "id" : "x", "jsonrpc":"2.0", "method":"m" }',
+      // repeated, or spelled with an escape: the last one is the id every reader sees
+      '{"jsonrpc":"2.0","id":1,"method":"m","id":2}',
+      '{"jsonrpc":"2.0","id":1,"method":"m","\\u0069d":2,"params":{}}',
+    ];
+    for (const text of texts) {
+      let message = parsed(text);
+      for (const id of [10, "a-11", 12345678]) {
+        message = withMember(message, "id", id);
+        const written = serialize(message);
+        expect(JSON.parse(written), written).toEqual({ ...JSON.parse(text), id });
+        const members = objectMembers(written)!;
+        // only the id's value changed: the text outside it is the original's
+        const [start, end] = members.get("id")!;
+        const [oStart, oEnd] = objectMembers(text)!.get("id")!;
+        expect(written.slice(0, start) + written.slice(end)).toBe(text.slice(0, oStart) + text.slice(oEnd));
+        if ("params" in message) expect(rawParams(message)).toBe(text.slice(...objectMembers(text)!.get("params")!));
+      }
+    }
+  });
+
+  it("a recorded layout is where splices go, and follows each splice", () => {
+    const text = '{"jsonrpc":"2.0","id":5,"method":"m","params":{"a":1}}';
+    const message = parsed(text);
+    setLayout(message, { id: [22, 23], params: [46, 53] });
+    const moved = withMember(message, "id", "longer-id");
+    expect(serialize(moved)).toBe('{"jsonrpc":"2.0","id":"longer-id","method":"m","params":{"a":1}}');
+    expect(layoutOf(moved)).toMatchObject({ id: [22, 33], params: [56, 63] });
+    expect(rawParams(withMember(moved, "id", 1))).toBe('{"a":1}');
+    // A wrong layout is used as given (it is trusted, so only the scan and Cordon's own writing set one).
+    const lying = parsed(text);
+    setLayout(lying, { id: [46, 53] });
+    expect(serialize(withMember(lying, "id", 9))).toBe('{"jsonrpc":"2.0","id":5,"method":"m","params":9}');
   });
 });

@@ -14,7 +14,7 @@
  */
 import { iJsonViolation } from "../protocol/i-json.js";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../protocol/nesting.js";
-import { rawOf } from "../protocol/raw-json.js";
+import { rawOf, setLayout, type TextLayout } from "../protocol/raw-json.js";
 
 /** A rule a message broke: `why` completes "the message …"; `gate` names the rule in the error's data. */
 export interface Breach {
@@ -28,8 +28,13 @@ const TOO_DEEP: Breach = { why: `nests deeper than ${MAX_NESTING_DEPTH} levels (
 export function breachOf(value: unknown, proxy: boolean): Breach | null {
   const text = proxy && typeof value === "object" && value !== null ? rawOf(value) : undefined;
   if (text === undefined) return nestsDeeperThan(value) ? TOO_DEEP : null;
-  const violation = iJsonViolation(text, { maxDepth: MAX_NESTING_DEPTH });
-  if (violation === null) return null;
+  // The same pass records where the members routing splices lie, so no later step walks the text again.
+  const layout: TextLayout = {};
+  const violation = iJsonViolation(text, { maxDepth: MAX_NESTING_DEPTH, layout });
+  if (violation === null) {
+    setLayout(value as object, layout);
+    return null;
+  }
   if (violation.rule === "nesting") return TOO_DEEP;
   return { why: `breaks I-JSON (RFC 7493): ${violation.detail}`, gate: "i-json" };
 }

@@ -6,7 +6,19 @@
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { paramsObject } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
-import { attachLazyRaw, attachRaw, hasRaw, lazyRawOf, memberRange, rawOf, rawParams, withMember } from "../protocol/raw-json.js";
+import {
+  attachLazyRaw,
+  attachRaw,
+  hasRaw,
+  layoutOf,
+  lazyRawOf,
+  memberRange,
+  type Range,
+  rawOf,
+  rawParams,
+  setLayout,
+  withMember,
+} from "../protocol/raw-json.js";
 import type { Dialect } from "./hop.js";
 
 export type Call = JsonRpcRequest | JsonRpcNotification;
@@ -89,15 +101,23 @@ export function unwrap(envelope: Call): Call | string {
   const inner: Call = isRequest(envelope) ? { jsonrpc: "2.0", id: envelope.id, method: p.method } : { jsonrpc: "2.0", method: p.method };
   if (p.params !== undefined) inner.params = p.params;
   const text = rawOf(envelope);
-  const outer = text === undefined ? undefined : memberRange(text, "params");
-  const range = outer && p.params !== undefined ? memberRange(text!, "params", outer[0]) : undefined;
-  if (range)
-    attachRaw(
-      inner,
-      `{"jsonrpc":"2.0",${idText(envelope)}"method":${JSON.stringify(p.method)},"params":${text!.slice(range[0], range[1])}}`,
-    );
+  if (text === undefined || p.params === undefined) return inner;
+  // Where the inner params lie: recorded by admission's scan of a proxy's text, else found by walking it.
+  const known = layoutOf(envelope)?.innerParams;
+  const outer = known === undefined ? memberRange(text, "params") : undefined;
+  const range = known ?? (outer && memberRange(text, "params", outer[0]));
+  if (range) {
+    const head = `{"jsonrpc":"2.0",${idText(envelope)}"method":${JSON.stringify(p.method)},"params":`;
+    attachRaw(inner, `${head}${text.slice(range[0], range[1])}}`);
+    // Written here, so known: the next hop sets the id and wraps the params without a walk.
+    const id: Range | undefined = isRequest(envelope) ? [ID_AT, ID_AT + JSON.stringify(envelope.id).length] : undefined;
+    setLayout(inner, { id, params: [head.length, head.length + range[1] - range[0]] });
+  }
   return inner;
 }
+
+/** Where the id's value starts in a text written `{"jsonrpc":"2.0","id":…`. */
+const ID_AT = '{"jsonrpc":"2.0","id":'.length;
 
 const idText = (message: Call): string => (isRequest(message) ? `"id":${JSON.stringify(message.id)},` : "");
 
