@@ -8,6 +8,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type Delivered, unchangedForward } from "../runtime/components/unchanged-forward.js";
 import { iJsonViolation } from "../runtime/protocol/i-json.js";
 import { classify } from "../runtime/protocol/json-rpc.js";
 import { LineBuffer } from "../runtime/protocol/line-buffer.js";
@@ -102,6 +103,13 @@ time("guest output JSON.parse + attachRaw", N, () => attachRaw(JSON.parse(out), 
 time("guest output → routed (parse, classify, wrap, serialize)", N, () => {
   const message = attachRaw(JSON.parse(out), out);
   classify(message);
+  return serialize(wrap(message as Call, "rfd"));
+});
+// The same output recognised as handing on what the guest was delivered (unchanged-forward.ts):
+// no parse and no I-JSON scan; the envelope for the next proxy is the text built for this one.
+const delivered: Delivered = { message: wrapped[0], text: texts[0] };
+time("guest output → routed as an unchanged forward (recognise, wrap, serialize)", N, () => {
+  const message = unchangedForward(delivered, out);
   return serialize(wrap(message as Call, "rfd"));
 });
 // Through the sandbox's queue and drain, in batches of 100.

@@ -4,31 +4,26 @@
  * that text, so every other byte — key order, whitespace, number spellings like `1.0` or
  * 2^53+1, escapes — reaches the next peer as its sender wrote it.
  *
- * The text travels on the parsed value itself, in a non-enumerable symbol-keyed field set by the
- * framing layer (`attachRaw`) and read back when the message is written (`serialize`). Being
- * non-enumerable, it is not copied by a spread or `Object.assign`, so a copy made to change a member
- * never carries the original's (now stale) text; nor is it seen by `JSON.stringify`, `Object.keys`
- * or deep equality. A message without text (built by Cordon, or edited) is written with
- * `JSON.stringify`. (A WeakMap did this before: its ephemeron table, touched by every scavenge, and
- * its lookups cost about a quarter of a watching proxy's crossing.)
+ * The text travels on the parsed value itself, in a hidden field (hidden-field.ts) set by the
+ * framing layer (`attachRaw`) and read back when the message is written (`serialize`). A spread or
+ * `Object.assign` copy does not carry it, so a copy made to change a member never carries the
+ * original's (now stale) text; nor is it seen by `JSON.stringify`, `Object.keys` or deep equality.
+ * A message without text (built by Cordon, or edited) is written with `JSON.stringify`. (A WeakMap
+ * did this first: its ephemeron table, touched by every scavenge, and its lookups cost about a
+ * quarter of a watching proxy's crossing; then a non-enumerable symbol property, whose
+ * `defineProperty` cost ~0.8 µs per message.)
  *
  * Finding a member is one pass over the text (a character loop for structure, `indexOf` to jump
  * over string literals), no tokenising of numbers or literals; the input was already accepted by
  * `JSON.parse`, so the scanner need not validate.
  */
 
-const RAW = Symbol("cordon.raw");
-type Raw = string | (() => string);
-type Carrier = { [RAW]?: Raw };
+import { hiddenField } from "./hidden-field.js";
 
-/**
- * Sets the text field: defined once per object (non-enumerable), plainly assigned after that.
- * Messages are plain objects, never prototypes of one another, so a field read is an own field.
- */
-function setRaw(value: object, raw: Raw): void {
-  if ((value as Carrier)[RAW] !== undefined) (value as Carrier)[RAW] = raw;
-  else Object.defineProperty(value, RAW, { value: raw, writable: true, configurable: true, enumerable: false });
-}
+type Raw = string | (() => string);
+/** The text field of every message that has text. */
+const RAW = hiddenField<Raw>();
+const setRaw = RAW.set;
 
 /** Remembers `text` as the exact spelling of `value` (an object `JSON.parse(text)` returned). */
 export function attachRaw<T extends object>(value: T, text: string): T {
@@ -47,10 +42,10 @@ export function attachLazyRaw<T extends object>(value: T, build: () => string): 
 }
 
 /** Whether `value` has text (without building lazy text). */
-export const hasRaw = (value: object): boolean => (value as Carrier)[RAW] !== undefined;
+export const hasRaw = (value: object): boolean => RAW.has(value);
 
 export function rawOf(value: object): string | undefined {
-  const raw = (value as Carrier)[RAW];
+  const raw = RAW.get(value);
   if (typeof raw !== "function") return raw;
   // Built once and kept on the builder, which stays in the field (lazyRawOf hands it out).
   const lazy = raw as LazyText;
@@ -60,8 +55,8 @@ export function rawOf(value: object): string | undefined {
 
 /**
  * A builder with its text once built, and room for what its message's owner keeps with it: the
- * message an envelope carries and the envelope's method (envelope.ts), and the text of `params`
- * once looked up (`rawParams`).
+ * message an envelope carries, the envelope's method and a notification's envelope text
+ * (envelope.ts), the text of `params` once looked up (`rawParams`) and where members lie (`layout`).
  */
 export type LazyText = (() => string) & {
   text?: string;
@@ -69,6 +64,9 @@ export type LazyText = (() => string) & {
   envelopeMethod?: string;
   params?: string | null;
   layout?: TextLayout;
+  /** The text of a notification's envelope around this message, and that envelope's method (envelope.ts). */
+  wrapped?: string;
+  wrappedIn?: string;
 };
 
 /**
@@ -85,13 +83,16 @@ export interface TextLayout {
   innerParams?: Range;
 }
 
-/** The builder in `value`'s text field, a plain text field turned into one (a plain assignment: the field exists). */
-function holderOf(value: object): LazyText | undefined {
-  const raw = (value as Carrier)[RAW];
+/**
+ * The builder in `value`'s text field (undefined without text), a plain text field turned into one
+ * (a plain assignment: the field exists): a place to keep what is learnt about the text.
+ */
+export function holderOf(value: object): LazyText | undefined {
+  const raw = RAW.get(value);
   if (raw === undefined || typeof raw === "function") return raw as LazyText | undefined;
   const lazy = (() => raw) as LazyText;
   lazy.text = raw;
-  (value as Carrier)[RAW] = lazy;
+  RAW.set(value, lazy);
   return lazy;
 }
 
@@ -103,7 +104,7 @@ export function setLayout(value: object, layout: TextLayout): void {
 
 /** What is known of where members lie in `value`'s text, if anything. */
 export function layoutOf(value: object): TextLayout | undefined {
-  const raw = (value as Carrier)[RAW];
+  const raw = RAW.get(value);
   return typeof raw === "function" ? (raw as LazyText).layout : undefined;
 }
 
@@ -113,7 +114,7 @@ export function layoutOf(value: object): TextLayout | undefined {
  * an envelope carries there).
  */
 export function lazyRawOf(value: object): LazyText | undefined {
-  const raw = (value as Carrier)[RAW];
+  const raw = RAW.get(value);
   return typeof raw === "function" ? (raw as LazyText) : undefined;
 }
 
@@ -138,7 +139,7 @@ function skipWs(text: string, pos: number): number {
  * whole, then the closing quote. Irregexp runs it as one native loop, about 3× faster than hopping
  * from quote to quote once a string has many escaped quotes (user text pasted into a prompt).
  */
-const STRING_REST = /[^"\\]*(?:\\[^][^"\\]*)*"/y;
+const STRING_REST = /[^"\\]*(?:\\[\s\S][^"\\]*)*"/y;
 
 /** End (exclusive) of the string literal whose opening quote is at `pos` (the text's end if it has none). */
 export function stringEnd(text: string, pos: number): number {

@@ -3,6 +3,8 @@
  * receives from, its successor. Only the envelope is built or taken apart here; the inner message
  * is carried as it is.
  */
+
+import { hiddenField } from "../protocol/hidden-field.js";
 import type { JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { paramsObject } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
@@ -10,6 +12,7 @@ import {
   attachLazyRaw,
   attachRaw,
   hasRaw,
+  holderOf,
   layoutOf,
   lazyRawOf,
   memberRange,
@@ -26,23 +29,22 @@ export type Call = JsonRpcRequest | JsonRpcNotification;
 export const isRequest = (m: Call): m is JsonRpcRequest => "id" in m;
 
 /**
- * An envelope built in this process keeps the message it carries, in a non-enumerable field (like
- * the text in raw-json.ts: a spread copy does not carry it, and no WeakMap is touched per hop): an
+ * An envelope built in this process keeps the message it carries, in a hidden field (like the text
+ * in raw-json.ts: a spread copy does not carry it, and no WeakMap is touched per hop): an
  * in-process peer (the MCP bridge) unwrapping one gets the very message back — its text and key
  * order included — instead of a copy rebuilt from `{method, params}`.
  */
-const CARRIED = Symbol("cordon.carried");
-type Carrier = { [CARRIED]?: Call };
+const CARRIED = hiddenField<Call>();
 /**
  * The message an envelope built in this process carries (undefined for one that arrived as text).
  * An envelope with lazy text keeps it on the text's builder: one field defined per envelope, not two.
  */
 export const carriedBy = (envelope: object): Call | undefined =>
-  (lazyRawOf(envelope)?.carried as Call | undefined) ?? (envelope as Carrier)[CARRIED];
+  (lazyRawOf(envelope)?.carried as Call | undefined) ?? CARRIED.get(envelope);
 const carry = (envelope: object, inner: Call): void => {
   const lazy = lazyRawOf(envelope);
   if (lazy) lazy.carried = inner;
-  else Object.defineProperty(envelope, CARRIED, { value: inner, enumerable: false });
+  else CARRIED.set(envelope, inner);
 };
 
 /**
@@ -62,10 +64,18 @@ function envelope(message: Call, method: string, id: JsonRpcId | undefined): Cal
   if (message.params !== undefined && hasRaw(message)) {
     // Built only when written: in-process peers take the envelope apart without reading it.
     attachLazyRaw(wrapped, () => {
+      // A notification's envelope is the same text at every proxy it crosses: built once per message.
+      const memo = id === undefined ? holderOf(message) : undefined;
+      if (memo?.wrapped !== undefined && memo.wrappedIn === method) return memo.wrapped;
       const params = rawParams(message);
       if (params === undefined) return JSON.stringify(wrapped);
       const inner = `{"method":${JSON.stringify(message.method)},"params":${params}}`;
-      return `{"jsonrpc":"2.0",${id !== undefined ? `"id":${JSON.stringify(id)},` : ""}"method":"${method}","params":${inner}}`;
+      const text = `{"jsonrpc":"2.0",${id !== undefined ? `"id":${JSON.stringify(id)},` : ""}"method":"${method}","params":${inner}}`;
+      if (memo !== undefined) {
+        memo.wrapped = text;
+        memo.wrappedIn = method;
+      }
+      return text;
     });
     lazyRawOf(wrapped)!.envelopeMethod = method;
   }

@@ -19,7 +19,8 @@
  * microtasks queued with it; a `MessagePort` 'message' task unwinds cleanly.
  *
  * Cost on the main thread: three atomic operations per guarded call and no clock read (~50 ns; ~0.6 µs on a loaded 2-core machine),
- * and a `postMessage` to schedule a batch of posted tasks (tasks posted meanwhile share it). The
+ * and a `postMessage` to schedule a batch of posted tasks (tasks posted meanwhile, or by the batch's
+ * own tasks, share it). The
  * watchdog polls the word every `POLL_MS` while calls happen, and sleeps on it (woken by the next
  * call, one `Atomics.notify`) after `SLEEP_AFTER_MS` without one. Interrupt latency past the
  * limit: at most `POLL_MS` (the watchdog starts a call's clock when it first sees it), plus the
@@ -161,24 +162,32 @@ export class InspectorWatchdog implements Backstop {
     }
   }
 
-  /** Runs the posted tasks in order, for up to BATCH_MS; the rest get a task of their own. */
+  /**
+   * Runs the posted tasks in order, for up to BATCH_MS; the rest get a task of their own. `posted`
+   * stays set while they run, so a task posted meanwhile (a guest's output delivered to the next
+   * proxy) joins this batch without a message of its own, which would only wake an empty batch.
+   * An interrupted batch runs no `finally`: the watchdog's reply resets it (`startWorker`).
+   */
   private readonly runTasks = (): void => {
-    this.posted = false;
     const until = performance.now() + BATCH_MS;
-    while (this.head < this.tasks.length) {
-      const task = this.tasks[this.head++];
-      if (this.head === this.tasks.length) {
-        this.tasks.length = 0;
-        this.head = 0;
+    try {
+      while (this.head < this.tasks.length) {
+        const task = this.tasks[this.head++];
+        if (this.head === this.tasks.length) {
+          this.tasks.length = 0;
+          this.head = 0;
+        }
+        try {
+          task();
+        } catch (error) {
+          if (error !== INTERRUPTED) throw error; // the vm fallback's unwinding (after the watchdog was lost)
+        }
+        if (this.head < this.tasks.length && performance.now() >= until) break;
       }
-      try {
-        task();
-      } catch (error) {
-        if (error !== INTERRUPTED) throw error; // the vm fallback's unwinding (after the watchdog was lost)
-      }
-      if (this.head < this.tasks.length && performance.now() >= until) break;
+    } finally {
+      this.posted = false;
+      this.afterTasks();
     }
-    this.afterTasks();
   };
 
   private afterTasks(): void {
@@ -200,6 +209,7 @@ export class InspectorWatchdog implements Backstop {
       Atomics.store(this.word, 0, (gen << 2) | IDLE);
       const interrupted = this.interrupted;
       this.interrupted = null;
+      this.posted = false; // the interrupted batch did not get to reset it
       interrupted?.();
       this.afterTasks();
     });
