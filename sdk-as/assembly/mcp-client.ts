@@ -140,8 +140,11 @@ export class McpClientReply {
     public client: McpClient,
     public response: Response,
   ) {
-    if (!response.isError) return;
-    const e = JSON.parse<JSON.Obj>(response.rawError());
+    if (response.isError) this.readError();
+  }
+
+  private readError(): void {
+    const e = JSON.parse<JSON.Obj>(this.response.rawError());
     const m = getString(e, "message");
     const data = getObj(e, "data");
     const cordon = data != null ? getObj(data, "cordon") : null;
