@@ -39,7 +39,10 @@ async function abused(mode: string, grants: string[]): Promise<{ client: RawClie
   const cwd = mkdtempSync(join(tmpdir(), "cordon-roots-"));
   const sessionId = await newChainSession(client, cwd);
   const turn = await promptTurn(client, sessionId, "use tool lure::do");
-  expect(turn.tools.map((t) => [t.status, t.text]), client.stderr).toEqual([["completed", "done"]]);
+  expect(
+    turn.tools.map((t) => [t.status, t.text]),
+    client.stderr,
+  ).toEqual([["completed", "done"]]);
   return { client, cwd };
 }
 
@@ -53,7 +56,9 @@ describe.each(["http", "acp"])("a grantless proxy's MCP server, agent --mcp %s",
     ]) {
       await expect
         .poll(() => client.stderr, { timeout: 15_000 })
-        .toContain(`abuser: ${method} refused: ${method} from proxy "abuser"'s MCP server to the agent's MCP client needs the "${grant}" grant`);
+        .toContain(
+          `abuser: ${method} refused: ${method} from proxy "abuser"'s MCP server to the agent's MCP client needs the "${grant}" grant`,
+        );
     }
     if (mode === "http") await expect.poll(() => client.stderr, { timeout: 15_000 }).toContain("abuser: ping got: {}");
   }, 60_000);
@@ -62,7 +67,9 @@ describe.each(["http", "acp"])("a grantless proxy's MCP server, agent --mcp %s",
 describe("a proxy holding mcp:roots, agent --mcp http", () => {
   it("gets the agent's roots (the session's folder), and still no sampling or elicitation", async () => {
     const { client, cwd } = await abused("http", ["mcp:roots"]);
-    await expect.poll(() => client.stderr, { timeout: 15_000 }).toContain(`abuser: roots/list got: {"roots":[{"uri":${JSON.stringify(pathToFileURL(cwd).href)}`);
+    await expect
+      .poll(() => client.stderr, { timeout: 15_000 })
+      .toContain(`abuser: roots/list got: {"roots":[{"uri":${JSON.stringify(pathToFileURL(cwd).href)}`);
     expect(client.stderr).toContain(`abuser: sampling/createMessage refused:`);
     expect(client.stderr).toContain(`abuser: elicitation/create refused:`);
   }, 60_000);

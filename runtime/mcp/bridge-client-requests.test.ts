@@ -50,8 +50,7 @@ function transportFor(declaration: Json): Transport {
   });
 }
 
-const text = (result: unknown) =>
-  ((result as CallToolResult).content ?? []).map((b) => (b.type === "text" ? b.text : "")).join("\n");
+const text = (result: unknown) => ((result as CallToolResult).content ?? []).map((b) => (b.type === "text" ? b.text : "")).join("\n");
 
 describe.each([
   ["loopback HTTP", { http: true }],
@@ -98,13 +97,17 @@ describe.each([
     expect(text(await client.callTool({ name: "ping", arguments: {} }))).toBe("ping in sess-H: {}");
 
     // The server's list_changed, outside any request of the client's.
-    const changed = new Promise<string>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, (n) => resolve(n.method)));
+    const changed = new Promise<string>((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, (n) => resolve(n.method)),
+    );
     expect(text(await client.callTool({ name: "grow", arguments: {} }))).toBe("told 1");
     expect(await changed).toBe("notifications/tools/list_changed");
     expect((await client.listTools()).tools.map((t) => t.name)).toContain("grown6");
     // The client's notifications reach the server.
     await client.sendRootsListChanged();
-    expect(text(await client.callTool({ name: "notes", arguments: {} }))).toBe("notifications/initialized\nnotifications/roots/list_changed");
+    expect(text(await client.callTool({ name: "notes", arguments: {} }))).toBe(
+      "notifications/initialized\nnotifications/roots/list_changed",
+    );
   }, 60_000);
 
   it("a client that declared no sampling is sent none: the tool says why", async () => {

@@ -10,8 +10,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { bridgedProxy } from "../../test/helpers/bridged-sdk-proxy.js";
 import { type Json, loadFixture } from "../../sdk-as/test/harness.js";
+import { bridgedProxy } from "../../test/helpers/bridged-sdk-proxy.js";
 import type { LoadedComponent } from "../sandbox/component-loader.js";
 
 let component: LoadedComponent;

@@ -4,7 +4,17 @@
 // list_changed, and the client's notifications — through the real .wasm (fixtures/mcp-asker.ts).
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
-import { type Json, loadFixture, mcpConnect, mcpProxyUnderTest, mcpRequest, newSession, ProxyUnderTest, sides, toolText } from "./harness.js";
+import {
+  type Json,
+  loadFixture,
+  mcpConnect,
+  mcpProxyUnderTest,
+  mcpRequest,
+  newSession,
+  ProxyUnderTest,
+  sides,
+  toolText,
+} from "./harness.js";
 
 let component: LoadedComponent;
 beforeAll(async () => {
@@ -24,7 +34,10 @@ async function connected(capabilities: Json): Promise<{ p: ProxyUnderTest; conne
 function heldCall(p: ProxyUnderTest, connectionId: string, tool: string, args: Json = {}): { callId: string; asked: Json } {
   const callId = `call-${p.nextId()}`;
   const out = p.deliver(
-    ProxyUnderTest.fromAgent({ method: "mcp/message", params: { connectionId, method: "tools/call", params: { name: tool, arguments: args } } }, callId),
+    ProxyUnderTest.fromAgent(
+      { method: "mcp/message", params: { connectionId, method: "tools/call", params: { name: tool, arguments: args } } },
+      callId,
+    ),
   );
   const s = sides(out);
   expect(s.answers, JSON.stringify(out)).toEqual([]);
@@ -56,7 +69,9 @@ describe("requests from a server to the agent's MCP client", () => {
       params: { messages: [{ role: "user", content: { type: "text", text: 'say "hi"' } }], maxTokens: 64 },
     });
     const model = { role: "assistant", content: { type: "text", text: "hi" }, model: "m", stopReason: "endTurn" };
-    expect(answerAsk(p, sample.asked, sample.callId, { result: model }).text).toBe(`sampling/createMessage in sess-C: ${JSON.stringify(model)}`);
+    expect(answerAsk(p, sample.asked, sample.callId, { result: model }).text).toBe(
+      `sampling/createMessage in sess-C: ${JSON.stringify(model)}`,
+    );
 
     const elicit = heldCall(p, connectionId, "elicit", { question: "Name?" });
     expect(elicit.asked.params.method).toBe("elicitation/create");

@@ -28,8 +28,8 @@ import { elicitationScope } from "./elicitation-scope.js";
 import { fsGrant } from "./fs-grant.js";
 import { gateRule } from "./gate-rule.js";
 import { type Handshake, handshake } from "./initialize.js";
-import { mcpOrigin } from "./mcp-origin.js";
 import { mcpClient } from "./mcp-client.js";
+import { mcpOrigin } from "./mcp-origin.js";
 import { mcpServers } from "./mcp-servers.js";
 import { permissionAllow } from "./permission-allow.js";
 import { permissionCancel } from "./permission-cancel.js";
@@ -61,7 +61,15 @@ export function ruleTable(mode: "agent" | "proxy" = "agent"): RuleTable {
   const failed = startFailure();
   const table = {
     fromClient: [reserved, promptCapabilities(), permissionCancel(), failed],
-    proxyToSuccessor: [dialect, gateRule("single-envelope", singleEnvelope), reserved, authority.toAgent, mcpServers(), mcpClient(), successorInit()],
+    proxyToSuccessor: [
+      dialect,
+      gateRule("single-envelope", singleEnvelope),
+      reserved,
+      authority.toAgent,
+      mcpServers(),
+      mcpClient(),
+      successorInit(),
+    ],
     proxyToPredecessor: [proxyLog(), reserved, conductorOnly, elicitationScope, authority.toClient, mcpOrigin(), fsGrant()],
     fromAgent: [reserved, conductorOnly, elicitationScope, authority.fromAgent],
   };

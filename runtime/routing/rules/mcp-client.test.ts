@@ -32,7 +32,9 @@ describe("mcp-client: a server's requests to the agent's MCP client need their g
     for (const [method, grant] of GATED) {
       proxies[0].emit(toSuccessor(`own-${method}`, method));
       const answer = await answerTo(proxies[0], `own-${method}`);
-      expect(answer.error?.message, JSON.stringify(answer)).toContain(`${method} from proxy "p0"'s MCP server to the agent's MCP client needs the "${grant}" grant`);
+      expect(answer.error?.message, JSON.stringify(answer)).toContain(
+        `${method} from proxy "p0"'s MCP server to the agent's MCP client needs the "${grant}" grant`,
+      );
       expect(answer.error?.data?.cordon).toMatchObject({ failure: "refused", gate: "mcp-client", grant });
     }
     proxies[0].emit(toSuccessor("ping", "ping"));
@@ -52,7 +54,11 @@ describe("mcp-client: a server's requests to the agent's MCP client need their g
     const { proxies, agent: a, lines } = await memoryChain([passThrough, passThrough], [["mcp:sampling"], []], agent);
     proxies[0].emit(toSuccessor("sample", "sampling/createMessage"));
     expect((await answerTo(proxies[0], "sample")).result).toEqual({ answered: "sampling/createMessage" });
-    proxies[1].emit({ jsonrpc: "2.0", method: "proxy/successor", params: { method: "mcp/message", params: { connectionId: "x", method: "elicitation/create" } } });
+    proxies[1].emit({
+      jsonrpc: "2.0",
+      method: "proxy/successor",
+      params: { method: "mcp/message", params: { connectionId: "x", method: "elicitation/create" } },
+    });
     await expect.poll(() => lines.join("\n")).toMatch(/mcp-client/);
     expect(a.received.filter((m) => m.method === "mcp/message").map((m) => m.params.method)).toEqual(["sampling/createMessage"]);
   });

@@ -68,4 +68,3 @@ export function mcpClient(): Rule {
     closed: (_cx, hop) => void handed.delete(hop),
   };
 }
-
