@@ -42,6 +42,21 @@ describe("mcp-client: a server's requests to the agent's MCP client need their g
     expect(a.received.filter((m) => m.method === "mcp/message").map((m) => m.params.method)).toEqual(["ping"]);
   });
 
+  it("judges the older dialect's _mcp/message and every member a reader may take for method", async () => {
+    const { proxies, agent: a } = await memoryChain([passThrough], [[]], agent);
+    const sneaky: [string, Json][] = [
+      ["_mcp/message", { connectionId: "c", method: "roots/list" }],
+      ["mcp/message", { connectionId: "c", Method: "sampling/createMessage" }],
+      ["mcp/message", { connectionId: "c", method: "ping", METHOD: "elicitation/create" }],
+      ["mcp/message", { connectionId: "c", "method\u0000x": "roots/list" }],
+    ];
+    for (const [i, [method, params]] of sneaky.entries()) {
+      proxies[0].emit({ jsonrpc: "2.0", id: `s${i}`, method: "proxy/successor", params: { method, params } });
+      expect((await answerTo(proxies[0], `s${i}`)).error?.data?.cordon?.gate, JSON.stringify(params)).toBe("mcp-client");
+    }
+    expect(a.received.filter((m) => m.method?.endsWith("mcp/message"))).toEqual([]);
+  });
+
   it("a proxy holding the grant may send that request (and only that one)", async () => {
     const { proxies } = await memoryChain([passThrough], [["mcp:roots"]], agent);
     proxies[0].emit(toSuccessor("roots", "roots/list"));

@@ -24,15 +24,25 @@ import { Forwardable, GRANT_MEANINGS, type Grant, mcpClientGrantFor } from "../g
 import type { Hop } from "../hop.js";
 import { PASS, type Rule } from "./rule.js";
 
-const MESSAGE = "mcp/message";
+/** `mcp/message`, and the older dialect's `_mcp/message`, which an agent of that generation acts on. */
+const MESSAGES = new Set(["mcp/message", "_mcp/message"]);
 
-/** The inner MCP method of an `mcp/message` that needs a grant, and that grant; null otherwise. */
+/**
+ * The inner MCP method of an `mcp/message` that needs a grant, and that grant; null otherwise.
+ * Every member a reader might take for `method` is judged (`Method`, `METHOD`, or a name cut at a
+ * NUL): a case-insensitive agent (Go's `encoding/json`) would act on one the rule never read.
+ * The I-JSON scan leaves these below the envelope's params alone, so the rule looks itself.
+ */
 function gated(call: Call): { inner: string; grant: Grant } | null {
-  if (call.method !== MESSAGE) return null;
-  const inner = paramsObject(call.params)?.method;
-  if (typeof inner !== "string") return null;
-  const grant = mcpClientGrantFor(inner);
-  return grant ? { inner, grant } : null;
+  if (!MESSAGES.has(call.method)) return null;
+  const params = paramsObject(call.params);
+  if (!params) return null;
+  for (const [name, inner] of Object.entries(params)) {
+    if (typeof inner !== "string" || name.split("\0")[0].toLowerCase() !== "method") continue;
+    const grant = mcpClientGrantFor(inner);
+    if (grant) return { inner, grant };
+  }
+  return null;
 }
 
 export function mcpClient(): Rule {
