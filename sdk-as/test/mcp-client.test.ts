@@ -5,8 +5,11 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import {
+  answerMcpClient,
   type Json,
   loadFixture,
+  type McpClientAsk,
+  mcpClientAsks,
   mcpConnect,
   mcpProxyUnderTest,
   mcpRequest,
@@ -31,7 +34,7 @@ async function connected(capabilities: Json): Promise<{ p: ProxyUnderTest; conne
 }
 
 /** A tools/call the proxy holds while it asks the client: the held call's id and the request toward the agent. */
-function heldCall(p: ProxyUnderTest, connectionId: string, tool: string, args: Json = {}): { callId: string; asked: Json } {
+function heldCall(p: ProxyUnderTest, connectionId: string, tool: string, args: Json = {}): { callId: string; asked: McpClientAsk } {
   const callId = `call-${p.nextId()}`;
   const out = p.deliver(
     ProxyUnderTest.fromAgent(
@@ -39,15 +42,20 @@ function heldCall(p: ProxyUnderTest, connectionId: string, tool: string, args: J
       callId,
     ),
   );
-  const s = sides(out);
-  expect(s.answers, JSON.stringify(out)).toEqual([]);
-  expect(s.toAgent).toHaveLength(1);
-  return { callId, asked: s.toAgent[0] };
+  expect(sides(out).answers, JSON.stringify(out)).toEqual([]);
+  const asks = mcpClientAsks(out);
+  expect(asks).toHaveLength(1);
+  return { callId, asked: asks[0] };
 }
 
 /** Delivers the answer to the proxy's request and returns the text of the tool call it answered. */
-function answerAsk(p: ProxyUnderTest, asked: Json, callId: string, outcome: Json): { text: string; isError: boolean } {
-  const out = p.deliver({ jsonrpc: "2.0", id: asked.id, ...outcome });
+function answerAsk(
+  p: ProxyUnderTest,
+  asked: McpClientAsk,
+  callId: string,
+  outcome: { result: unknown } | { error: Json },
+): { text: string; isError: boolean } {
+  const out = answerMcpClient(p, asked, outcome);
   const answer = out.find((m) => m.id === callId);
   expect(answer, JSON.stringify(out)).toBeDefined();
   return { text: toolText(answer.result), isError: answer.result.isError === true };
@@ -57,13 +65,13 @@ describe("requests from a server to the agent's MCP client", () => {
   it("roots/list, sampling/createMessage, elicitation/create and ping go over the connection; answers come back to the hook", async () => {
     const { p, connectionId } = await connected({ roots: { listChanged: true }, sampling: {}, elicitation: {} });
     const roots = heldCall(p, connectionId, "roots");
-    expect(roots.asked).toMatchObject({ method: "mcp/message", params: { connectionId, method: "roots/list", params: {} } });
+    expect(roots.asked).toEqual({ id: roots.asked.id, connectionId, method: "roots/list", params: {} });
     expect(answerAsk(p, roots.asked, roots.callId, { result: { roots: [{ uri: "file:///w", name: "w" }] } }).text).toBe(
       'roots/list in sess-C: {"roots":[{"uri":"file:///w","name":"w"}]}',
     );
 
     const sample = heldCall(p, connectionId, "sample", { text: 'say "hi"' });
-    expect(sample.asked.params).toEqual({
+    expect(sample.asked).toMatchObject({
       connectionId,
       method: "sampling/createMessage",
       params: { messages: [{ role: "user", content: { type: "text", text: 'say "hi"' } }], maxTokens: 64 },
@@ -74,15 +82,15 @@ describe("requests from a server to the agent's MCP client", () => {
     );
 
     const elicit = heldCall(p, connectionId, "elicit", { question: "Name?" });
-    expect(elicit.asked.params.method).toBe("elicitation/create");
-    expect(elicit.asked.params.params.message).toBe("Name?");
+    expect(elicit.asked.method).toBe("elicitation/create");
+    expect(elicit.asked.params?.message).toBe("Name?");
     expect(answerAsk(p, elicit.asked, elicit.callId, { error: { code: -32601, message: "Method not found" } })).toEqual({
       text: "elicitation/create failed: Method not found",
       isError: true,
     });
 
     const ping = heldCall(p, connectionId, "ping");
-    expect(ping.asked.params).toEqual({ connectionId, method: "ping" });
+    expect(ping.asked).toEqual({ id: ping.asked.id, connectionId, method: "ping" });
     expect(answerAsk(p, ping.asked, ping.callId, { result: {} }).text).toBe("ping in sess-C: {}");
   });
 
