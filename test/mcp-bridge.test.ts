@@ -5,8 +5,9 @@
  * passthrough.wasm → (Cordon's MCP bridge) → the reference agent, whose MCP client calls the tools.
  * The agent advertises (a) `acp` (it speaks MCP-over-ACP itself, connectionless form), (b) only
  * `http` (Cordon bridges over loopback streamable HTTP), (c) neither (Cordon bridges over a stdio
- * `cordon mcp-bridge` process); the bridge speaks the connectionless form, and the connection form to
- * a proxy that knows only that. Plus an agent written here with the ACP SDK's `McpOverAcpCaller`.
+ * `cordon mcp-bridge` process); the bridge speaks the connection form to a proxy that answers
+ * `mcp/connect`, and the connectionless form to one that refuses it (`--forms connectionless`).
+ * Plus an agent written here with the ACP SDK's `McpOverAcpCaller`.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
@@ -150,23 +151,26 @@ async function declarationsSeenByAgent(trace: string, count = 1): Promise<Json[]
   throw new Error("the trace never showed session/new reaching the agent");
 }
 
+/** The agent speaks the connectionless form itself; the bridge speaks the connection form to a proxy that answers `mcp/connect`. */
 const MODES = [
-  { mcp: "acp", form: "connectionless", http: false },
-  { mcp: "http", form: "connectionless", http: true },
-  { mcp: "stdio", form: "connectionless", http: false },
+  { mcp: "acp", form: "connectionless", http: false, proxyForms: "both" },
+  { mcp: "http", form: "connection", http: true, proxyForms: "both" },
+  { mcp: "stdio", form: "connection", http: false, proxyForms: "both" },
 ] as const;
 
-/** A proxy that speaks only the connection form: the bridge falls back to it. */
-const CONNECTION_ONLY = [
-  { mcp: "http", form: "connection", http: true },
-  { mcp: "stdio", form: "connection", http: false },
+/** A proxy that speaks only one form: the bridge speaks that one. */
+const ONE_FORM = [
+  { mcp: "http", form: "connection", http: true, proxyForms: "connection" },
+  { mcp: "stdio", form: "connection", http: false, proxyForms: "connection" },
+  { mcp: "http", form: "connectionless", http: true, proxyForms: "connectionless" },
+  { mcp: "stdio", form: "connectionless", http: false, proxyForms: "connectionless" },
 ] as const;
 
-describe.each([...MODES, ...CONNECTION_ONLY])(
-  "reference agent advertising --mcp $mcp, bridged in the $form form",
-  ({ mcp, form, http }) => {
+describe.each([...MODES, ...ONE_FORM])(
+  "reference agent advertising --mcp $mcp, a proxy serving $proxyForms forms: the $form form",
+  ({ mcp, form, http, proxyForms }) => {
     it("sees mcpCapabilities.acp; lists and calls the proxy's tools; the tool sees the right session", async () => {
-      const client = chain({ mcp, toolProxies: [toolProxy("tools", form === "connection" ? "connection" : "both")] });
+      const client = chain({ mcp, toolProxies: [toolProxy("tools", proxyForms)] });
       const init = await start(client);
       expect(init.agentCapabilities.mcpCapabilities).toEqual({ http, sse: false, acp: true });
       const session = await newSession(client);
@@ -258,9 +262,11 @@ describe.each(MODES)("reference agent advertising --mcp $mcp", ({ mcp }) => {
     expect(r.tools[0].text).toMatch(/MCP error/);
     expect(r.tools[1]).toMatchObject({ status: "completed", text: "echo: still here" });
     const asked = client.received.filter((m) => "id" in m && typeof m.method === "string" && m.method.startsWith("mcp/"));
-    expect(asked[0].method).toBe("mcp/message");
-    expect(asked[0].params.requestId).toEqual(expect.any(String));
-    expect(asked[0].params.serverId).toBe("ghost-1");
+    // The bridge tries the connection form first; refused, it asks in the connectionless form.
+    expect(asked.map((m) => m.method).slice(0, 2)).toEqual(mcp === "acp" ? ["mcp/message"] : ["mcp/connect", "mcp/message"]);
+    const message = asked.find((m) => m.method === "mcp/message")!;
+    expect(message.params.requestId).toEqual(expect.any(String));
+    expect(message.params.serverId).toBe("ghost-1");
     expect((await prompt(client, session, "echo fine")).stopReason).toBe("end_turn");
   });
 

@@ -49,7 +49,8 @@ describe.each(["acp", "http", "stdio"])("an SDK proxy's MCP catalog through a re
     );
     expect(read.tools.map((t) => [t.status, t.text])).toEqual([
       ["completed", '# Read me\nhé "q" ✓'],
-      ["completed", `read in ${a} via connectionless`], // the agent and the bridge both speak the connectionless form
+      // the agent speaks the connectionless form itself; the bridge speaks the connection form to SDK proxies
+      ["completed", `read in ${a} via ${mode === "acp" ? "connectionless" : "connection"}`],
       ["completed", `private to ${a}`],
       ["completed", `Hello Ada in ${a}`],
     ]);

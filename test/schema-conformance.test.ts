@@ -8,9 +8,11 @@
  *
  * Chains: the scripted seed-000 lifecycle (the official SDK client against the reference agent)
  * through 0 and 3 pass-through WASM proxies; MCP tool calls through `workspace-tools.wasm` with the
- * reference agent advertising `acp` (it speaks MCP-over-ACP itself), only `http` and neither (Cordon's
- * bridge relays, in the connectionless form); a client-side MCP server on the ACP SDK's strict
- * `McpOverAcpProvider`, called by the bridged reference agent.
+ * reference agent advertising `acp` (it speaks MCP-over-ACP itself, in the schema's connectionless
+ * form), only `http` and neither (Cordon's bridge relays, in the connection form, which the SDK proxy
+ * answers: the Rust schema's, checked against its shapes, see helpers/acp-schema-check.ts); a
+ * client-side MCP server on the ACP SDK's strict `McpOverAcpProvider`, called by the bridged
+ * reference agent (which refuses `mcp/connect`, and is then spoken to in the connectionless form).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -117,7 +119,7 @@ describe("the seed-000 lifecycle conforms to the ACP schema on every hop", () =>
 });
 
 describe.each(["acp", "http", "stdio"])("an MCP tool call through workspace-tools.wasm, agent --mcp %s, conforms on every hop", (mode) => {
-  it("lists and calls recall and read_file; every mcp/message is the schema's connectionless form", async () => {
+  it("lists and calls recall and read_file; every mcp/message is in a form of the schema", async () => {
     const trace = tracePath();
     const config = join(DIR, `chain-${mode}.json`);
     writeFileSync(
@@ -179,9 +181,14 @@ describe.each(["acp", "http", "stdio"])("an MCP tool call through workspace-tool
       await client.close();
     }
     const result = conforming(trace);
-    // MCP-over-ACP happened, in the schema's form (the connection form's methods would be violations).
-    expect(result.byDef.get("MessageMcpRequest") ?? 0).toBeGreaterThanOrEqual(3);
-    expect(result.byDef.get("MessageMcpResponse") ?? 0).toBeGreaterThanOrEqual(3);
+    // MCP-over-ACP happened: connectionless from the agent itself, the connection form from the bridge.
+    const [request, response] =
+      mode === "acp"
+        ? ["MessageMcpRequest", "MessageMcpResponse"]
+        : ["ConnectionForm Request mcp/message", "ConnectionForm Response mcp/message"];
+    expect(result.byDef.get(request) ?? 0).toBeGreaterThanOrEqual(3);
+    expect(result.byDef.get(response) ?? 0).toBeGreaterThanOrEqual(3);
+    if (mode !== "acp") expect(result.byDef.get("ConnectionForm Request mcp/connect") ?? 0).toBeGreaterThan(0); // the bridge → workspace-tools
     const setups = readTrace(trace).filter((e) => e.type === "request" && e.method === "session/new" && e.to === "agent");
     expect(setups[0].params.mcpServers[0]).toMatchObject(
       mode === "acp"
@@ -245,7 +252,7 @@ describe.each(["acp", "http"])("a tool call cancelled mid-call (native tool prox
     // The withdrawn mcp/message was answered with an error on its way back (`$/cancel_request`
     // itself is not recorded in traces: the conductor translates it per hop without tracing it).
     expect(result.byDef.get("Error") ?? 0).toBeGreaterThan(0);
-    expect(result.byDef.get("MessageMcpRequest") ?? 0).toBeGreaterThan(0);
+    expect(result.byDef.get(mode === "acp" ? "MessageMcpRequest" : "ConnectionForm Request mcp/message") ?? 0).toBeGreaterThan(0);
   }, 60_000);
 });
 
@@ -316,6 +323,8 @@ describe.each(["http", "stdio"])("a client's MCP server on the ACP SDK's McpOver
     expect(seen).toEqual(["initialize", "tools/list", "resources/list", "prompts/list", "tools/list", "tools/call"]);
     const result = conforming(trace);
     expect(result.byDef.get("MessageMcpRequest")).toBe(6 * 2); // client ← passthrough ← bridge
+    // First the connection form, which the client refuses (one mcp/connect per hop): then connectionless.
+    expect(result.byDef.get("ConnectionForm Request mcp/connect")).toBe(2);
   }, 60_000);
 });
 
@@ -349,16 +358,32 @@ describe("the conformance check", () => {
         },
         { type: "response", from: "p", to: "agent", id: 2, is_error: false, payload: { result: { tools: [] } } },
         { type: "notification", from: "client", to: "p", method: "_vendor/ping", params: {} },
+        // The connection form, both ways: the server's own request to the agent's MCP client.
+        { type: "request", from: "agent", to: "p", id: 3, method: "mcp/connect", params: { serverId: "s" } },
+        { type: "response", from: "p", to: "agent", id: 3, is_error: false, payload: { connectionId: "k" } },
+        { type: "request", from: "p", to: "agent", id: 4, method: "mcp/message", params: { connectionId: "k", method: "roots/list" } },
+        { type: "response", from: "agent", to: "p", id: 4, is_error: false, payload: { roots: [] } },
+        {
+          type: "notification",
+          from: "agent",
+          to: "p",
+          method: "mcp/message",
+          params: { connectionId: "k", method: "notifications/initialized" },
+        },
       ),
     );
     expect(ok.violations).toEqual([]);
     expect(ok.exempt.get("_vendor/ping")).toBe(1);
+    expect(ok.byDef.get("ConnectionForm Request mcp/message")).toBe(1);
+    expect(ok.byDef.get("ConnectionForm Response mcp/connect")).toBe(1);
 
     const drift = checkTrace(
       traceWith(
-        // The connection form: not in the schema any more.
-        { type: "request", from: "agent", to: "p", id: 3, method: "mcp/connect", params: { serverId: "s" } },
-        { type: "request", from: "agent", to: "p", id: 4, method: "mcp/message", params: { connectionId: "k", method: "tools/list" } },
+        // The connection form (the Rust schema's): mcp/connect without its serverId, toward the agent.
+        { type: "request", from: "agent", to: "p", id: 3, method: "mcp/connect", params: { server: "s" } },
+        { type: "request", from: "p", to: "agent", id: 7, method: "mcp/connect", params: { serverId: "s" } },
+        // The connectionless form without its requestId.
+        { type: "request", from: "agent", to: "p", id: 4, method: "mcp/message", params: { serverId: "s", method: "tools/list" } },
         // A bare MCP result where the carrier {result} | {error} belongs.
         { type: "response", from: "p", to: "agent", id: 4, is_error: false, payload: "not an object" },
         // A session/new answer without its sessionId.
@@ -372,7 +397,8 @@ describe("the conformance check", () => {
     );
     const against = drift.violations.map((v) => `${v.where} | ${v.against}`);
     expect(against).toEqual([
-      expect.stringMatching(/^request mcp\/connect agent → p .*\| no Request for method mcp\/connect/),
+      expect.stringMatching(/^request mcp\/connect agent → p .*\| ConnectionForm Request mcp\/connect$/),
+      expect.stringMatching(/^request mcp\/connect p → agent .*\| ConnectionForm Request mcp\/connect$/),
       expect.stringMatching(/^request mcp\/message agent → p .*\| MessageMcpRequest/),
       expect.stringMatching(/^response to mcp\/message p → agent .*\| MessageMcpResponse/),
       expect.stringMatching(/^response to session\/new p → client .*\| NewSessionResponse/),

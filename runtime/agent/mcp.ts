@@ -13,10 +13,14 @@
  *   and `notifications/cancelled` withdraws the outer request (`$/cancel_request`) instead.
  *
  * Which transports the agent accepts is what it advertises (`--mcp`): stdio always, `http` and `acp`
- * on request. Clients connect on first use and are closed when their session is closed, deleted or
+ * on request. Each client declares MCP's `roots` capability and answers `roots/list` with the
+ * session's cwd (the one root it works in); it declares no sampling (it has no model of its own to
+ * lend) and no elicitation (it has no user to ask). Clients connect on first use and are closed when their session is closed, deleted or
  * re-set-up (load/resume), and when the ACP connection ends.
  */
 import { existsSync } from "node:fs";
+import { basename } from "node:path";
+import { pathToFileURL } from "node:url";
 import { type AgentContext, type McpCapabilities, McpOverAcpCaller, type McpServer } from "@agentclientprotocol/sdk/unstable";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -27,6 +31,7 @@ import {
   ErrorCode,
   type GetPromptResult,
   type JSONRPCMessage,
+  ListRootsRequestSchema,
   type Prompt,
   type ReadResourceResult,
   type Resource,
@@ -158,7 +163,8 @@ export class McpClients {
     const existing = this.entries.get(key);
     if (existing) return existing.client;
     const transport = this.transport(server, peer, cwd);
-    const client = new Client(this.clientInfo, { capabilities: {} });
+    const client = new Client(this.clientInfo, { capabilities: { roots: {} } });
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(cwd).href, name: basename(cwd) }] }));
     const entry: Entry = {
       client: client.connect(transport).then(
         () => client,

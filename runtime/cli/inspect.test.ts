@@ -18,10 +18,10 @@ const manifest = {
   grants: ["fs:read"],
 };
 
-async function fixture(): Promise<string> {
+async function fixture(m: object = manifest): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "cordon-inspect-"));
   const path = join(dir, "shouter.wasm");
-  writeFileSync(path, withCustomSection(await echoComponent("utf16"), "cordon:manifest", JSON.stringify(manifest)));
+  writeFileSync(path, withCustomSection(await echoComponent("utf16"), "cordon:manifest", JSON.stringify(m)));
   return path;
 }
 
@@ -42,6 +42,16 @@ describe("cordon inspect and manifests", () => {
     const json = JSON.parse((await exec(NODE, [CORDON, "inspect", path, "--json"])).stdout);
     expect(json.manifest).toEqual(manifest);
     expect(json.memory).toEqual({ initialPages: 16, declaredMaxPages: null, defaultCapPages: 2048 });
+  });
+
+  it("says in words what the MCP-client grants hand over", async () => {
+    const path = await fixture({ ...manifest, grants: ["mcp:sampling", "mcp:elicitation", "mcp:roots"] });
+    const { stdout } = await exec(NODE, [CORDON, "inspect", path]);
+    expect(stdout).toMatch(/mcp:sampling +it may have the agent's model write text for it \(MCP sampling\), on your account\n/);
+    expect(stdout).toMatch(/mcp:elicitation +it may ask you questions \(MCP elicitation\) that the agent shows you as its own\n/);
+    expect(stdout).toMatch(
+      /mcp:roots +it may learn your workspace folders \(MCP roots\/list\), which the agent shares with its MCP servers\n/,
+    );
   });
 
   it("validates a proxy's config against its manifest's schema before starting it, and warns about grants it asks for", async () => {

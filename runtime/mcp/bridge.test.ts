@@ -317,7 +317,7 @@ describe("MCP bridge peer", () => {
   });
 });
 
-describe("MCP bridge peer, connectionless form (the default)", () => {
+describe("MCP bridge peer, auto form: the connection form first, the connectionless form for providers without mcp/connect", () => {
   /** Sets up a session declaring `server`; returns how to open stdio bridge connections to its endpoint. */
   async function bridged(h: Awaited<ReturnType<typeof harness>>, sessionId = "s1", server: Json = ACP) {
     await h.send({ id: `setup-${sessionId}`, method: "session/new", params: { cwd: "/w", mcpServers: [server] } });
@@ -342,12 +342,19 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     ...extra,
   });
   const INIT = { protocolVersion: "2025-11-25", capabilities: { roots: {} }, clientInfo: { name: "agent", version: "1" } };
+  /** The link opens with mcp/connect; a provider that knows only the connectionless form refuses it. */
+  const refuseConnect = async (h: Awaited<ReturnType<typeof harness>>, serverId = "srv-1") => {
+    const connect = await h.next((m) => m.method === "mcp/connect");
+    expect(connect.params).toEqual({ serverId });
+    await h.send({ id: connect.id, error: { code: -32601, message: "Method not found: mcp/connect" } });
+  };
 
   it("sends each MCP request as mcp/message {serverId, requestId, method, params} with MCP metadata, and unwraps {result} / {error}", async () => {
     const h = await harness("auto");
     await h.initialize({});
     const c = await bridged(h);
     c.write({ id: 1, method: "initialize", params: INIT });
+    await refuseConnect(h);
     const init = await h.next((m) => m.method === "mcp/message");
     expect(init).toEqual({
       jsonrpc: "2.0",
@@ -432,13 +439,11 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     expect((await h.take()).filter((m) => m.method === "mcp/disconnect")).toEqual([]);
   });
 
-  it("falls back to the connection form for a provider that does not understand it, and remembers that per server", async () => {
+  it("speaks the connection form to a provider that answers mcp/connect, both ways, and remembers that per server", async () => {
     const h = await harness("auto");
     await h.initialize({});
     const c = await bridged(h);
     c.write({ id: 1, method: "initialize", params: INIT });
-    const probe = await h.next((m) => m.method === "mcp/message");
-    await h.send({ id: probe.id, error: { code: -32602, message: "mcp/message needs params {connectionId, method, params?}" } });
     const connect = await h.next((m) => m.method === "mcp/connect");
     expect(connect.params).toEqual({ serverId: "srv-1" });
     await h.send({ id: connect.id, result: { connectionId: "k1" } });
@@ -448,7 +453,16 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 1, result: { capabilities: {} } });
     c.write({ method: "notifications/initialized" });
     expect((await h.next((m) => m.method === "mcp/message")).params).toEqual({ connectionId: "k1", method: "notifications/initialized" });
-    // A second MCP session on the same server connects at once, and carries client notifications.
+    // The server's own request reaches the client under a bridge-local id; the answer goes back as the answer to mcp/message.
+    await h.send({ id: 70, method: "mcp/message", params: { connectionId: "k1", method: "roots/list", params: {} } });
+    const asked = await c.line();
+    expect(asked).toEqual({ jsonrpc: "2.0", id: asked.id, method: "roots/list", params: {} });
+    c.write({ id: asked.id, result: { roots: [{ uri: "file:///w" }] } });
+    expect(await h.next((m) => m.id === 70)).toEqual({ jsonrpc: "2.0", id: 70, result: { roots: [{ uri: "file:///w" }] } });
+    // And its notification, outside any request.
+    await h.send({ method: "mcp/message", params: { connectionId: "k1", method: "notifications/tools/list_changed" } });
+    expect(await c.line()).toEqual({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    // A second MCP session on the same server connects at once.
     const again = await c.open();
     again.write({ id: 1, method: "initialize", params: INIT });
     const second = await h.next((m) => m.method === "mcp/connect" || m.method === "mcp/message");
@@ -464,6 +478,7 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     await h.initialize({});
     const c = await bridged(h);
     c.write({ id: 1, method: "initialize", params: INIT });
+    await refuseConnect(h);
     const init = await h.next((m) => m.method === "mcp/message");
     await h.send({ id: init.id, result: { error: { code: -32601, message: "Method not found" } } });
     // It asks the server what it serves: one list of each kind; a kind is advertised when its list is answered.
@@ -499,30 +514,33 @@ describe("MCP bridge peer, connectionless form (the default)", () => {
     expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32601, message: "Method not found" } });
   });
 
-  it("falls back on a bare MCP result; answers with the connectionless error when no one owns the server", async () => {
+  it("remembers a provider without mcp/connect (no second probe); answers with the connectionless error when no one owns the server", async () => {
     const h = await harness("auto");
     await h.initialize({});
     const c = await bridged(h);
     c.write({ id: 1, method: "initialize", params: INIT });
-    const probe = await h.next((m) => m.method === "mcp/message");
-    await h.send({ id: probe.id, result: { protocolVersion: "2025-11-25", capabilities: {} } }); // not a carrier
-    const connect = await h.next((m) => m.method === "mcp/connect");
-    await h.send({ id: connect.id, result: { connectionId: "k1" } });
+    await refuseConnect(h);
     const init = await h.next((m) => m.method === "mcp/message");
-    expect(init.params.connectionId).toBe("k1");
-    await h.send({ id: init.id, result: { capabilities: {} } });
+    expect(init.params.serverId).toBe("srv-1");
+    await h.send({ id: init.id, result: { result: { capabilities: {} } } });
     expect(await c.line()).toEqual({ jsonrpc: "2.0", id: 1, result: { capabilities: {} } });
+    const again = await c.open();
+    again.write({ id: 1, method: "initialize", params: INIT });
+    expect((await h.next((m) => m.method === "mcp/connect" || m.method === "mcp/message")).params).toMatchObject({
+      serverId: "srv-1",
+      method: "initialize",
+    });
 
     const ghost = await bridged(h, "s2", { type: "acp", name: "ghost", serverId: "ghost-1" });
     ghost.write({ id: 1, method: "initialize", params: INIT });
+    await refuseConnect(h, "ghost-1");
     const asked = await h.next((m) => m.method === "mcp/message");
     expect(asked.params.serverId).toBe("ghost-1");
     await h.send({ id: asked.id, error: { code: -32601, message: "Method not found: mcp/message" } });
-    const connectGhost = await h.next((m) => m.method === "mcp/connect");
-    await h.send({ id: connectGhost.id, error: { code: -32601, message: "Method not found: mcp/connect" } });
     expect(await ghost.line()).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32601, message: "Method not found: mcp/message" } });
     ghost.write({ id: 2, method: "tools/list" });
-    expect(await ghost.line()).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found: mcp/message" } });
+    const retried = await h.next((m) => m.method === "mcp/connect" || m.method === "mcp/message");
+    expect(retried.method).toBe("mcp/message"); // nothing learned of ghost-1, but this link has chosen its form
   });
 });
 

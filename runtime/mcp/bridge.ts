@@ -20,19 +20,20 @@
  *   are dropped with their connections.
  * - **MCP traffic.** Each MCP session the agent's client opens on an endpoint is one link
  *   (`link.ts`) whose messages are sent upstream as if the agent had sent them, so they travel
- *   right→left through the proxies until the one owning the `serverId` answers. By default in the
- *   ACP schema's current, connectionless form: one `mcp/message {serverId, requestId, method,
- *   params}` per MCP request, answered `{result}` or `{error}`. A provider that answers that form
- *   with method-not-found / invalid-params, or with a bare MCP result, is spoken to in the older
- *   connection form instead (`mcp/connect`, `mcp/message {connectionId}`, `mcp/disconnect`), which
- *   is remembered per `serverId` (see `link.ts`). `mcp/message` from upstream for one of the bridge's
- *   connections, or a connectionless notification for one of its requests in flight, is delivered
- *   to the agent's client; anything else passes through.
+ *   right→left through the proxies until the one owning the `serverId` answers. First in the
+ *   connection form (`mcp/connect`, `mcp/message {connectionId}` both ways, `mcp/disconnect`),
+ *   the one that carries MCP both ways; a provider that refuses `mcp/connect` (one that knows only
+ *   the ACP schema's current, connectionless form) is then spoken to in that form: one
+ *   `mcp/message {serverId, requestId, method, params}` per MCP request, answered `{result}` or
+ *   `{error}`. What a provider speaks is remembered per `serverId` (see `link.ts`). `mcp/message`
+ *   from upstream for one of the bridge's connections (the server's requests and notifications
+ *   to the agent's client), or a connectionless notification for one of its requests in flight, is
+ *   delivered to the agent's client; anything else passes through.
  *
- * What the connectionless form cannot carry of the agent's stateful MCP session: client→server
- * notifications (`notifications/initialized`, `roots/list_changed`) are dropped, and server→client
- * requests (`ping`, sampling, elicitation, `roots/list`) do not exist. A proxy that needs them
- * speaks the connection form.
+ * What the connectionless form cannot carry of the agent's stateful MCP session, for a provider
+ * that speaks only it: client→server notifications (`notifications/initialized`,
+ * `roots/list_changed`) are dropped, and server→client requests (`ping`, sampling, elicitation,
+ * `roots/list`) and notifications outside a request in flight (`list_changed`) do not exist.
  */
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../log.js";
@@ -82,8 +83,9 @@ export interface McpBridgeOptions {
   /** How the agent launches a stdio bridge (default: this Node and this checkout's `bin/cordon.js`). */
   bridgeCommand?: { command: string; args: string[] };
   /**
-   * `auto` (default): the connectionless form first, the connection form for providers that do not
-   * understand it. `connection`: the connection form only (as before the schema changed).
+   * `auto` (default): the connection form first (the one that carries MCP both ways), the
+   * connectionless form for providers that refuse `mcp/connect` (link.ts, "Which form").
+   * `connection`: the connection form only.
    */
   mcpForm?: "auto" | "connection";
 }

@@ -2,8 +2,8 @@
  * One MCP session of the agent's MCP client, relayed to the proxy that provides the server over
  * MCP-over-ACP. Two forms exist; a link speaks one of them at a time.
  *
- * **Connectionless form** (the ACP schema's current `mcp/message`, `schema.unstable.json`; the
- * default): every MCP *request* of the agent's client becomes
+ * **Connectionless form** (the ACP schema's current `mcp/message`, `schema.unstable.json`, for
+ * providers that know only it): every MCP *request* of the agent's client becomes
  *
  *   mcp/message {serverId, requestId, method, params?}            requestId: a fresh string per
  *                                                                  request (the schema's
@@ -19,7 +19,7 @@
  * notifications (`mcp/message {serverId, requestId, method, params?}` without an id,
  * `MessageMcpNotification`) reach the client as MCP notifications.
  *
- * **Connection form** (the older draft, still served by proxies that use it):
+ * **Connection form** (the older draft, tried first, see "Which form"):
  *
  *   mcp/connect {serverId} → {connectionId}                       when the link opens
  *   mcp/message {connectionId, method, params?}                   each MCP request / notification
@@ -37,15 +37,18 @@
  * client (a request with a bridge-local id, whose answer goes back as the answer to the
  * `mcp/message`).
  *
- * **Which form.** What a server's provider speaks is remembered per `serverId` ({@link FormMemory}).
- * While it is not known, a link speaks the connectionless form, and the first answer decides: a
- * well-formed carrier means connectionless for good; an outer "method not found" (-32601) or
- * "invalid params" (-32602) — a provider that knows only `mcp/message {connectionId}`, or nobody
- * owning the server — or a success that is not a carrier (a bare MCP result) means the provider
- * did not understand it: the link falls back to the connection form (`mcp/connect`) and sends the
- * same MCP message again there. The first message of an MCP session is its `initialize`, so what is
- * sent twice is the handshake. If `mcp/connect` fails too, the connectionless answer is the one
- * the client gets, and nothing is remembered.
+ * **Which form.** The connection form first: it is the one that carries MCP both ways (the
+ * client's notifications to the server, and the server's requests — sampling, elicitation,
+ * `roots/list`, `ping` — and notifications — `list_changed` — to the client at any time), which the
+ * connectionless form cannot: its `mcp/message` request goes from the consumer to the provider
+ * only, and a provider's notification must name a request in flight (`MessageMcpNotification`).
+ * What a server's provider speaks is remembered per `serverId` ({@link FormMemory}). While it is not
+ * known, a link opens with `mcp/connect`; a provider that knows only the connectionless form (the
+ * ACP SDK's `McpOverAcpProvider` has no `mcp/connect`), or nobody owning the server, answers it
+ * with an error, and the link then speaks the connectionless form, remembered once a well-formed
+ * carrier comes back. If that fails too, the connectionless answer is the one the client gets.
+ * The cost of the probe: one `mcp/connect` round trip per MCP session of a connectionless-only
+ * server whose form is not yet known (serverIds are per session setup).
  *
  * **MCP's handshake.** The agent's MCP client starts with `initialize`; it is sent like any request
  * (providers written for a stateful MCP client answer it). A provider of MCP 2026-07-28, which has
@@ -97,9 +100,6 @@ const MCP_META = {
 
 /** Every connectionless `requestId` the bridge makes starts so (then a random UUID). */
 export const REQUEST_ID_PREFIX = "cordon:";
-
-/** Outer errors to a connectionless `mcp/message` that mean "not understood": try the connection form. */
-const NOT_UNDERSTOOD = new Set<number>([ErrorCodes.methodNotFound, ErrorCodes.invalidParams]);
 
 /** What is known, per `serverId`, of the form its provider speaks (shared by the links of a bridge). */
 export interface FormMemory {
@@ -154,8 +154,6 @@ export class McpLink {
   private failure: JsonRpcError | null = null;
   private closedBecause: string | null = null;
   private connecting = false;
-  /** The connectionless answer that made the link fall back (what the client gets if `mcp/connect` fails too). */
-  private fallbackError: JsonRpcError | null = null;
   /** What the agent's client sent before `mcp/connect` was answered. */
   private readonly early: { message: JsonRpcMessage; reply: Reply }[] = [];
   /** The agent's requests in flight upstream, by the agent's MCP id. */
@@ -178,7 +176,7 @@ export class McpLink {
     /** The declaration's name (what an `initialize` answered by the bridge itself names). */
     private readonly serverName: string = serverId,
   ) {
-    if (memory.formOf(serverId) === "connection") this.connect();
+    if (memory.formOf(serverId) !== "connectionless") this.connect();
   }
 
   get closed(): boolean {
@@ -201,17 +199,18 @@ export class McpLink {
     const result = paramsObject(answer.result);
     // `connection_id` is the Rust SDK's older spelling.
     const connectionId = result?.connectionId ?? result?.connection_id;
-    if (answer.error) this.failure = this.fallbackError ?? answer.error;
-    else if (typeof connectionId !== "string") {
-      this.failure = this.fallbackError ?? {
+    if (typeof connectionId === "string" && !answer.error) {
+      this.connectionId = connectionId;
+      this.memory.learned(this.serverId, "connection");
+      if (this.closed) this.disconnect();
+      else this.hooks.connected(this);
+    } else if (this.memory.formOf(this.serverId) === undefined) {
+      this.form = "connectionless"; // not understood, or not owned: the connectionless form's answer decides
+    } else {
+      this.failure = answer.error ?? {
         code: ErrorCodes.internalError,
         message: `mcp/connect for server ${JSON.stringify(this.serverId)} was answered without a connectionId`,
       };
-    } else {
-      this.connectionId = connectionId;
-      if (this.fallbackError) this.memory.learned(this.serverId, "connection");
-      if (this.closed) this.disconnect();
-      else this.hooks.connected(this);
     }
     for (const { message, reply } of this.early.splice(0)) this.fromClient(message, reply);
   }
@@ -297,11 +296,7 @@ export class McpLink {
       if (this.calls.get(key) !== call) return; // abandoned, or answered at close
       this.settle(key, call);
       const outcome = answer.error ? null : parseCarrier(answer.result);
-      const known = this.memory.formOf(this.serverId);
-      if (known !== "connectionless" && (answer.error ? NOT_UNDERSTOOD.has(answer.error.code) : outcome === null)) {
-        return this.fallBack(message, reply, answer);
-      }
-      if (outcome && known === undefined) this.memory.learned(this.serverId, "connectionless");
+      if (outcome && this.memory.formOf(this.serverId) === undefined) this.memory.learned(this.serverId, "connectionless");
       if (answer.error) return reply(errorResponse(id, answer.error.code, answer.error.message, answer.error.data));
       if (!outcome)
         return reply(
@@ -370,18 +365,6 @@ export class McpLink {
     if (!Object.hasOwn(meta, MCP_META.clientCapabilities)) meta[MCP_META.clientCapabilities] = this.clientCapabilities;
     if (this.clientInfo !== undefined && !Object.hasOwn(meta, MCP_META.clientInfo)) meta[MCP_META.clientInfo] = this.clientInfo;
     return { ...base, _meta: meta };
-  }
-
-  /** The provider did not understand the connectionless form: connect, and send the message again. */
-  private fallBack(message: JsonRpcRequest, reply: Reply, answer: JsonRpcResponse): void {
-    if (this.form === "connectionless") {
-      this.fallbackError = answer.error ?? {
-        code: ErrorCodes.internalError,
-        message: "the MCP server's answer was not an MCP-over-ACP carrier ({result} or {error})",
-      };
-      this.connect();
-    }
-    this.fromClient(message, reply);
   }
 
   private settle(key: string, call: Call): void {

@@ -6,7 +6,10 @@
  * - through the agent, which holds the user's authority: MCP servers the client did not declare
  *   (`agent:mcp`), sessions of its own (`agent:sessions`), prompts of its own (`agent:prompt`),
  *   the agent's mode, options and login (`agent:control`), and approving the agent's tool calls
- *   (`permission:allow`).
+ *   (`permission:allow`);
+ * - through the agent's MCP client, from an MCP server the proxy serves: the agent's model
+ *   (`mcp:sampling`), questions to the user in the agent's name (`mcp:elicitation`), and the
+ *   user's workspace folders (`mcp:roots`) (rules/mcp-client.ts).
  *
  * "Forwarded" toward the client is decided by content: the proxy received that exact request
  * (method and params, compared canonically) from its successor and has not answered it. A request
@@ -27,6 +30,9 @@ export const GRANTS = [
   "agent:prompt",
   "agent:control",
   "permission:allow",
+  "mcp:sampling",
+  "mcp:elicitation",
+  "mcp:roots",
 ] as const;
 export type Grant = (typeof GRANTS)[number];
 
@@ -40,7 +46,25 @@ export const GRANT_MEANINGS: Record<Grant, string> = {
   "agent:prompt": "send the agent prompts of its own, which the agent acts on with your authority",
   "agent:control": "change the agent's mode and options, and log it in or out",
   "permission:allow": "approve the agent's tool calls in your place (allow once / always) without asking you",
+  "mcp:sampling": "have the agent's model write text for it (MCP sampling), on your account",
+  "mcp:elicitation": "ask you questions (MCP elicitation) that the agent shows you as its own",
+  "mcp:roots": "learn your workspace folders (MCP roots/list), which the agent shares with its MCP servers",
 };
+
+/**
+ * The grant an MCP request from a proxy's MCP server to the agent's MCP client needs (the inner
+ * method of an `mcp/message` toward the agent), or null: `ping`, logging, progress and
+ * `list_changed` are about the server itself.
+ */
+const MCP_CLIENT_GRANTS = new Map<string, Grant>([
+  ["sampling/createMessage", "mcp:sampling"],
+  ["elicitation/create", "mcp:elicitation"],
+  ["roots/list", "mcp:roots"],
+]);
+
+export function mcpClientGrantFor(method: string): Grant | null {
+  return MCP_CLIENT_GRANTS.get(method) ?? null;
+}
 
 const FS_READ: (typeof CLIENT_METHODS)["fs_read_text_file"] = "fs/read_text_file";
 const FS_WRITE: (typeof CLIENT_METHODS)["fs_write_text_file"] = "fs/write_text_file";

@@ -18,6 +18,7 @@ import {
   SessionUpdate,
 } from "./messages";
 import { Resource } from "./catalog";
+import { McpClientReply } from "./mcp-client";
 import { McpNotification, PromptGet, ResourceRead } from "./resources";
 import { Subagent, SubagentEngine, SubagentError, rejectPermission } from "./subagent";
 import { McpServer, ToolCall } from "./tools";
@@ -133,6 +134,16 @@ export class Hooks extends Channel {
   onMcpNotification(notification: McpNotification): void {}
 
   /**
+   * The answer to a server's request to the agent's MCP client (`McpClient.listRoots`,
+   * `createMessage`, `elicit`, `ping`, `request`), with the tag given there. A refusal for a missing
+   * grant has `reply.grant` set and `reply.message` saying which to give. Default: a warning in the
+   * proxy's log when it failed.
+   */
+  onMcpClientReply(reply: McpClientReply): void {
+    if (reply.isError) this.log(LogLevel.Warn, `MCP ${reply.method} to the agent's MCP client failed: ${reply.message}`);
+  }
+
+  /**
    * A prompt was answered — by the agent (its answer is being relayed) or by the proxy itself
    * (`endTurn`, `respond`, `respondError`) — and the answer is about to leave: what the proxy sends
    * now (`sendMessageChunk`, `sendUpdate`) still reaches the client inside the turn. `stopReason`
@@ -198,10 +209,13 @@ export class Hooks extends Channel {
     return engine != null && engine.route(message);
   }
 
-  /** The answer to one of the proxy's own requests: the subagents' engine's, or `onReply`. */
+  /** The answer to one of the proxy's own requests: the subagents' engine's, the MCP engine's, or `onReply`. */
   protected _ownReply(tag: string, response: Response): void {
     const engine = this._subagents;
-    if (engine == null || !engine.reply(tag, response)) this.onReply(tag, response);
+    if (engine != null && engine.reply(tag, response)) return;
+    const mcp = this._mcp;
+    if (mcp != null && mcp.reply(tag, response)) return;
+    this.onReply(tag, response);
   }
 
   /** The successor advertised `sessionCapabilities.close` (subagents are closed with `session/close`). */

@@ -34,6 +34,7 @@ export {
 } from "./messages";
 export { Proxy, register } from "./proxy";
 export { AvailableCommand, PerSession, SessionStore } from "./sessions";
+export { McpClient, McpClientReply } from "./mcp-client";
 export { McpPrompt, PromptArgument, Resource, ResourceTemplate } from "./catalog";
 export { McpNotification, PromptGet, RESOURCE_NOT_FOUND, ResourceRead } from "./resources";
 export { Subagent, SubagentError, SubagentState } from "./subagent";

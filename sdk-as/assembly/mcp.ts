@@ -38,12 +38,17 @@
 // - **List changes**: `Proxy.notifyListChanged(server, kind)` sends
 //   `notifications/<kind>/list_changed` over every open connection of the server (the
 //   connectionless form has no way to carry it: there `listChanged` is advertised false).
+// - **Requests to the agent's MCP client** (mcp-client.ts): over a connection, `McpClient`
+//   (`call.client`, `notification.client`, `Proxy.mcpClients`) sends `mcp/message {connectionId,
+//   method, params}` requests toward the agent, once the client declared the capability the method
+//   needs; the answer (the inner MCP result, or an outer error) reaches `onMcpClientReply`.
 import { JSON } from "json-as";
 import { ErrorCode, LogLevel, McpErrorCode } from "./codes";
 import { Hooks } from "./hooks";
 import { Builder, RawObject, getArr, getBool, getObj, getString, quote, slice } from "./json";
 import { InitializeResponse, Request, Response, Side } from "./messages";
 import { page } from "./catalog";
+import { McpClient, McpClientReply } from "./mcp-client";
 import { McpNotification, PromptGet, ResourceRead } from "./resources";
 import { McpCall, McpEngine, McpServer, ServedServer, ToolCall, isSessionSetup } from "./tools";
 
@@ -51,10 +56,12 @@ import { McpCall, McpEngine, McpServer, ServedServer, ToolCall, isSessionSetup }
 const KNOWN_VERSIONS: string[] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
 const LATEST_VERSION = "2025-11-25";
 
-/** A connection of the connection form. */
-class McpConnection {
-  initialized: bool = false;
-  constructor(public connectionId: string, public served: ServedServer) {}
+/** Every tag of a server's request to the MCP client starts so (the author's tag is kept beside it). */
+const CLIENT_TAG = "\u0000mcp-client:";
+
+/** A server's request to the agent's MCP client, waiting for its answer. */
+class ClientAsk {
+  constructor(public tag: string, public method: string, public client: McpClient) {}
 }
 
 /** FNV-1a over a string's code units, mixed into `h`. */
@@ -81,7 +88,7 @@ export class McpHost extends McpEngine {
   private counter: i32 = 0;
   private nextConnection: i32 = 0;
   private served: Map<string, ServedServer> = new Map<string, ServedServer>();
-  private connections: Map<string, McpConnection> = new Map<string, McpConnection>();
+  private connections: Map<string, McpClient> = new Map<string, McpClient>();
   /** Forwarded setup requests (by the proxy's id) → the declarations they carry. */
   private setups: Map<i64, ServedServer[]> = new Map<i64, ServedServer[]>();
   /** Tool calls, reads and prompt gets in progress, by the `mcp/message` request's key. */
@@ -90,6 +97,9 @@ export class McpHost extends McpEngine {
   private activeIds: Set<string> = new Set<string>();
   /** The active "serverId\nrequestId" of each such request, by the request's key. */
   private activeOf: Map<string, string> = new Map<string, string>();
+  /** Servers' requests to the agent's MCP client, by their number in the tag. */
+  private asks: Map<i32, ClientAsk> = new Map<i32, ClientAsk>();
+  private nextAsk: i32 = 0;
 
   constructor(public proxy: Hooks) {
     super();
@@ -197,7 +207,9 @@ export class McpHost extends McpEngine {
     this.served.delete(serverId);
     const conns = this.connections.values();
     for (let i = 0; i < conns.length; i++) {
-      if (conns[i].served.serverId == serverId) this.connections.delete(conns[i].connectionId);
+      if (conns[i].served.serverId != serverId) continue;
+      conns[i].closed = true;
+      this.connections.delete(conns[i].connectionId);
     }
   }
 
@@ -223,13 +235,14 @@ export class McpHost extends McpEngine {
         return true;
       }
       const id = serverId + "#" + (++this.nextConnection).toString();
-      this.connections.set(id, new McpConnection(id, this.served.get(serverId)));
+      this.connections.set(id, new McpClient(id, this.served.get(serverId), this));
       this.proxy.respond(request, JSON.Raw.from('{"connectionId":' + quote(id) + "}"));
       return true;
     }
     if (method == "mcp/disconnect") {
       if (connectionId == null || !this.owns(connectionId)) return false;
       const open = this.connections.has(connectionId);
+      if (open) this.connections.get(connectionId).closed = true;
       this.connections.delete(connectionId);
       if (request != null) {
         if (open) this.proxy.respond(request, JSON.Raw.from("{}"));
@@ -262,7 +275,7 @@ export class McpHost extends McpEngine {
   }
 
   /** One MCP message for a served server: `conn` null in the connectionless form. */
-  private dispatch(request: Request | null, served: ServedServer, conn: McpConnection | null, p: RawObject): void {
+  private dispatch(request: Request | null, served: ServedServer, conn: McpClient | null, p: RawObject): void {
     const connectionless = conn == null;
     const method = p.str("method");
     if (method == null) {
@@ -293,7 +306,9 @@ export class McpHost extends McpEngine {
       if (method == "notifications/initialized" && conn != null) conn.initialized = true;
       const ni = p.indexOf("params");
       const paramsJson = ni >= 0 ? slice(p.valueStart(ni), p.valueEnd(ni)) : "";
-      this.proxy.onMcpNotification(new McpNotification(served, conn != null ? conn.connectionId : "", method, paramsJson));
+      const n = new McpNotification(served, conn != null ? conn.connectionId : "", method, paramsJson);
+      n.client = conn;
+      this.proxy.onMcpNotification(n);
       return;
     }
     const pi = p.indexOf("params");
@@ -311,6 +326,10 @@ export class McpHost extends McpEngine {
     }
     const server = served.server;
     if (method == "initialize") {
+      if (conn != null && ip != null) {
+        const ci = ip.indexOf("capabilities");
+        if (ci >= 0 && ip.firstChar(ci) == 0x7b) conn.capabilitiesJson = slice(ip.valueStart(ci), ip.valueEnd(ci));
+      }
       let version = LATEST_VERSION;
       const asked: string | null = ip != null ? ip.str("protocolVersion") : null;
       if (asked != null && KNOWN_VERSIONS.includes(asked)) version = asked;
@@ -391,7 +410,7 @@ export class McpHost extends McpEngine {
     return c == 0x6e ? new JSON.Obj() : null;
   }
 
-  private toolCall(request: Request, served: ServedServer, conn: McpConnection | null, ip: RawObject | null): void {
+  private toolCall(request: Request, served: ServedServer, conn: McpClient | null, ip: RawObject | null): void {
     const connectionless = conn == null;
     const name: string | null = ip != null ? ip.str("name") : null;
     if (name == null) {
@@ -419,7 +438,7 @@ export class McpHost extends McpEngine {
     this.proxy.onToolCall(call);
   }
 
-  private promptGet(request: Request, served: ServedServer, conn: McpConnection | null, ip: RawObject | null): void {
+  private promptGet(request: Request, served: ServedServer, conn: McpClient | null, ip: RawObject | null): void {
     const connectionless = conn == null;
     const name: string | null = ip != null ? ip.str("name") : null;
     if (name == null) {
@@ -450,8 +469,11 @@ export class McpHost extends McpEngine {
   }
 
   /** Keeps a request the proxy answers (for `$/cancel_request`). */
-  private track(call: McpCall, conn: McpConnection | null): void {
-    if (conn != null) call.connectionId = conn.connectionId;
+  private track(call: McpCall, conn: McpClient | null): void {
+    if (conn != null) {
+      call.connectionId = conn.connectionId;
+      call.client = conn;
+    }
     if (!call.answered) this.calls.set(callKey(call._request), call);
   }
 
@@ -462,17 +484,44 @@ export class McpHost extends McpEngine {
    * connections were told.
    */
   notifyListChanged(server: McpServer, kind: string, sessionId: string): i32 {
+    const conns = this.clients(server, sessionId);
+    for (let i = 0; i < conns.length; i++) this.notifyClient(conns[i], "notifications/" + kind + "/list_changed", "");
+    return conns.length;
+  }
+
+  /** The open connections of the agent's MCP clients to `server` (in `sessionId` only, unless ""). */
+  clients(server: McpServer, sessionId: string): McpClient[] {
     const conns = this.connections.values();
-    let n = 0;
+    const out = new Array<McpClient>(0);
     for (let i = 0; i < conns.length; i++) {
       const c = conns[i];
       if (c.served.server !== server) continue;
       if (sessionId.length && c.served.sessionId != sessionId) continue;
-      const params = '{"connectionId":' + quote(c.connectionId) + ',"method":' + quote("notifications/" + kind + "/list_changed") + "}";
-      this.proxy.notifyAgent("mcp/message", JSON.Raw.from(params));
-      n++;
+      out.push(c);
     }
-    return n;
+    return out;
+  }
+
+  askClient(client: McpClient, method: string, paramsJson: string, tag: string): string {
+    if (!this.connections.has(client.connectionId)) return `MCP connection ${client.connectionId} is closed`;
+    const n = ++this.nextAsk;
+    this.asks.set(n, new ClientAsk(tag, method, client));
+    this.proxy.requestAgent("mcp/message", JSON.Raw.from(clientMessage(client, method, paramsJson)), CLIENT_TAG + n.toString());
+    return "";
+  }
+
+  notifyClient(client: McpClient, method: string, paramsJson: string): void {
+    this.proxy.notifyAgent("mcp/message", JSON.Raw.from(clientMessage(client, method, paramsJson)));
+  }
+
+  reply(tag: string, response: Response): bool {
+    if (!tag.startsWith(CLIENT_TAG)) return false;
+    const n = I32.parseInt(tag.substring(CLIENT_TAG.length));
+    if (!this.asks.has(n)) return true;
+    const ask = this.asks.get(n);
+    this.asks.delete(n);
+    this.proxy.onMcpClientReply(new McpClientReply(ask.tag, ask.method, ask.client, response));
+    return true;
   }
 
   /**
@@ -528,6 +577,13 @@ export class McpHost extends McpEngine {
   get openCalls(): i32 {
     return this.calls.size;
   }
+}
+
+/** `mcp/message {connectionId, method, params?}` toward the agent's MCP client. */
+function clientMessage(client: McpClient, method: string, paramsJson: string): string {
+  const b = new Builder().str('{"connectionId":').str(quote(client.connectionId)).str(',"method":').str(quote(method));
+  if (paramsJson.length) b.str(',"params":').str(paramsJson);
+  return b.str("}").build();
 }
 
 function callKey(request: Request): string {

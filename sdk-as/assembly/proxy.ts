@@ -14,6 +14,7 @@ import { JSON } from "json-as";
 import { setReceiver } from "./abi";
 import { Dispatcher } from "./dispatch";
 import { McpHost } from "./mcp";
+import { McpClient } from "./mcp-client";
 import { AvailableCommand } from "./sessions";
 import { Subagent, SubagentHost } from "./subagent";
 import { McpServer, ServedServer } from "./tools";
@@ -46,6 +47,15 @@ export class Proxy extends Dispatcher {
   notifyListChanged(server: McpServer, kind: string, sessionId: string = ""): i32 {
     const host = this._mcp;
     return host == null ? 0 : changetype<McpHost>(host).notifyListChanged(server, kind, sessionId);
+  }
+
+  /**
+   * The agent's MCP clients connected to `server` now (connection form), in `sessionId` only unless
+   * "": to send them requests of the server's own (`listRoots`, `createMessage`, `elicit`, `ping`).
+   */
+  mcpClients(server: McpServer, sessionId: string = ""): McpClient[] {
+    const host = this._mcp;
+    return host == null ? new Array<McpClient>(0) : changetype<McpHost>(host).clients(server, sessionId);
   }
 
   /** The MCP servers added with `addMcpServer`. */

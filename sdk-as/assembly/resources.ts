@@ -4,6 +4,7 @@
 import { JSON } from "json-as";
 import { McpErrorCode } from "./codes";
 import { Builder, getString, quote } from "./json";
+import { McpClient } from "./mcp-client";
 import { Request } from "./messages";
 import { McpCall, McpEngine, ServedServer } from "./tools";
 
@@ -92,6 +93,9 @@ export class McpNotification {
     /** The inner `params` as JSON text ("" for none). */
     public paramsJson: string,
   ) {}
+
+  /** The agent's MCP client on that connection (null in the connectionless form). */
+  client: McpClient | null = null;
 
   get sessionId(): string {
     return this.served.sessionId;

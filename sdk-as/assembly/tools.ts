@@ -5,6 +5,7 @@
 import { JSON } from "json-as";
 import { Builder, RawObject, getBool, getNumber, getObj, getString, getStrings, quote } from "./json";
 import { McpPrompt, Resource, ResourceTemplate } from "./catalog";
+import { McpClient } from "./mcp-client";
 import { Request, Response } from "./messages";
 import { ArgSchema } from "./schema";
 
@@ -33,6 +34,16 @@ export class McpEngine {
   forget(request: Request): void {}
   /** A warning in the proxy's log. */
   warn(message: string): void {}
+  /** Sends an MCP request to the agent's MCP client over `client`'s connection; "" when sent, else why not. */
+  askClient(client: McpClient, method: string, paramsJson: string, tag: string): string {
+    return "the proxy serves no MCP server";
+  }
+  /** Sends an MCP notification to the agent's MCP client over `client`'s connection. */
+  notifyClient(client: McpClient, method: string, paramsJson: string): void {}
+  /** The answer to one of the proxy's own requests: true when it was a server's request to the MCP client. */
+  reply(tag: string, response: Response): bool {
+    return false;
+  }
 }
 
 /** `{"type":"object"}`: a tool without arguments. */
@@ -160,6 +171,11 @@ export class McpCall {
   sessionId: string = "";
   /** The connection it came through ("" in the connectionless form). */
   connectionId: string = "";
+  /**
+   * The agent's MCP client on that connection, to send requests of its own (`roots/list`, …) while
+   * answering this one; null in the connectionless form, which cannot carry them.
+   */
+  client: McpClient | null = null;
 
   _request: Request;
   _connectionless: bool;

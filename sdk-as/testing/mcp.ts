@@ -14,7 +14,7 @@
  */
 import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
 import type { Id, Json } from "./messages.js";
-import { INIT_RESULT_MCP, type LoadProxyOptions, ProxyUnderTest } from "./proxy-under-test.js";
+import { INIT_RESULT_MCP, type LoadProxyOptions, ProxyUnderTest, sides } from "./proxy-under-test.js";
 
 /**
  * A proxy loaded (from a path, or an already loaded component), configured with `config` and
@@ -123,6 +123,39 @@ export function mcpRequest(
     answer,
     others,
   };
+}
+
+/** A server's request to the agent's MCP client, as the proxy sent it toward the agent. */
+export interface McpClientAsk {
+  /** The proxy's id for the `mcp/message` request (answer it with {@link answerMcpClient}). */
+  id: Id;
+  connectionId: string;
+  method: string;
+  params?: Json;
+}
+
+/**
+ * The requests to the agent's MCP client among what a proxy sent (an `McpAnswer`'s `others`, or a
+ * delivery's output): its `mcp/message {connectionId, method, params?}` requests toward the agent.
+ */
+export function mcpClientAsks(out: Json[]): McpClientAsk[] {
+  return sides(out)
+    .toAgent.filter((m) => m.method === "mcp/message" && "id" in m && typeof m.params?.connectionId === "string")
+    .map((m) => ({
+      id: m.id,
+      connectionId: m.params.connectionId,
+      method: m.params.method,
+      ...(m.params.params !== undefined ? { params: m.params.params } : {}),
+    }));
+}
+
+/**
+ * Answers a server's request to the agent's MCP client as the client would (`{result}`), or as it
+ * or Cordon would refuse it (`{error}`: a Cordon refusal carries `data.cordon.grant`); returns what
+ * the proxy sent then (the held tool call's answer, say).
+ */
+export function answerMcpClient(p: ProxyUnderTest, ask: McpClientAsk, outcome: { result: unknown } | { error: Json }): Json[] {
+  return p.deliver({ jsonrpc: "2.0", id: ask.id, ...outcome });
 }
 
 /** The text of a `CallToolResult` (its text blocks, one per line). */

@@ -24,6 +24,13 @@
  * `mcpCapabilities.acp`) passes, and is listed in `unstableUses`. Methods starting with `_`
  * (extensions, Cordon's own `_cordon/*`) are exempt from the inner check; a method neither schema
  * knows is a failure.
+ *
+ * MCP-over-ACP's connection form (`mcp/connect`, `mcp/message {connectionId}`, `mcp/disconnect`)
+ * is not in the TypeScript SDK's schema, which kept only the connectionless form, but it is in the
+ * Rust schema (`agent-client-protocol-schema`, `unstable_mcp_over_acp`), and Cordon's bridge speaks
+ * it first: it is the one form that carries MCP both ways (runtime/mcp/link.ts). Its messages are
+ * checked against {@link CONNECTION_FORM}, shapes re-derived from that schema, and counted under
+ * `ConnectionForm <kind> <method>`; an `mcp/message` with a `connectionId` is the connection form's.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -89,6 +96,55 @@ class Schema {
   }
 }
 
+const connectionMessage = {
+  type: "object",
+  properties: {
+    connectionId: { type: "string" },
+    method: { type: "string" },
+    params: { type: ["object", "null"] },
+    _meta: { type: ["object", "null"] },
+  },
+  required: ["connectionId", "method"],
+};
+
+/**
+ * The connection form's messages, by `${kind} ${method}` (`mcp/message#connection` for an
+ * `mcp/message` with a `connectionId`): the side that handles each (as the schema's `x-side`), and
+ * its shape. `mcp/connect` and `mcp/disconnect` go from the MCP client's side toward the server's
+ * provider (the client side); `mcp/message` goes both ways, answered with the bare inner MCP result.
+ */
+const CONNECTION_FORM: Record<string, { side: string; schema: Json }> = {
+  "Request mcp/connect": {
+    side: "client",
+    schema: {
+      type: "object",
+      properties: { serverId: { type: "string" }, _meta: { type: ["object", "null"] } },
+      required: ["serverId"],
+    },
+  },
+  "Response mcp/connect": {
+    side: "",
+    schema: {
+      type: "object",
+      properties: { connectionId: { type: "string" }, _meta: { type: ["object", "null"] } },
+      required: ["connectionId"],
+    },
+  },
+  "Request mcp/disconnect": {
+    side: "client",
+    schema: {
+      type: "object",
+      properties: { connectionId: { type: "string" }, _meta: { type: ["object", "null"] } },
+      required: ["connectionId"],
+    },
+  },
+  "Response mcp/disconnect": { side: "", schema: { type: "object" } },
+  "Request mcp/message#connection": { side: "both", schema: connectionMessage },
+  "Notification mcp/message#connection": { side: "both", schema: connectionMessage },
+  "Response mcp/message#connection": { side: "", schema: {} },
+};
+let connectionAjv: Ajv2020 | null = null;
+
 let schemas: { stable: Schema; unstable: Schema } | null = null;
 function load() {
   schemas ??= { stable: new Schema("schema.json"), unstable: new Schema("schema.unstable.json") };
@@ -140,6 +196,18 @@ function checkOne(
     return;
   }
   result.checked++;
+  const connection = CONNECTION_FORM[`${kind} ${method}`];
+  if (connection) {
+    const name = `ConnectionForm ${kind} ${method.replace("#connection", "")}`;
+    count(result.byDef, name);
+    if (direction && connection.side === "client" && direction !== "toClient") {
+      result.violations.push({ where, against: name, errors: ["travels toward the agent, but the client side handles it"], value });
+    }
+    connectionAjv ??= new Ajv2020({ strict: false, allErrors: true });
+    const validate = connectionAjv.compile(connection.schema);
+    if (!validate(value)) result.violations.push({ where, against: name, errors: describeErrors(validate.errors ?? []), value });
+    return;
+  }
   const inStable = stable.def(kind, method);
   const def = inStable ?? unstable.def(kind, method);
   if (!def) {
@@ -236,7 +304,7 @@ export function checkTrace(events: Json[]): CheckResult {
     if (e.type === "response") {
       const key = hopKey(to, from, e.id);
       const request = pending.get(key);
-      const where = `response to ${request?.method ?? "?"} ${from} → ${to}${id}`;
+      const where = `response to ${request?.method.replace("#connection", "") ?? "?"} ${from} → ${to}${id}`;
       if (!request) {
         result.violations.push({
           where,
@@ -256,8 +324,13 @@ export function checkTrace(events: Json[]): CheckResult {
 
     const kind: Kind = e.type === "request" ? "Request" : "Notification";
     // What is on the wire for `initialize` to a proxy is `proxy/initialize`.
-    const method: string = e.method === "initialize" && isProxy(to) ? "proxy/initialize" : e.method;
-    const where = `${e.type} ${method} ${from} → ${to}${id}`;
+    const method: string =
+      e.method === "initialize" && isProxy(to)
+        ? "proxy/initialize"
+        : e.method === "mcp/message" && typeof e.params?.connectionId === "string"
+          ? "mcp/message#connection"
+          : e.method;
+    const where = `${e.type} ${e.method === "initialize" ? method : e.method} ${from} → ${to}${id}`;
     if (e.type === "request") pending.set(hopKey(from, to, e.id), { method, envelope });
     if (envelope) {
       const wrapped: Json = { method: e.method };

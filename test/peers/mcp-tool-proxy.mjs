@@ -9,7 +9,9 @@
 //
 // It serves those servers in both MCP-over-ACP forms, whichever the agent side uses (with
 // `--forms connection`, only the connection form: a connectionless `mcp/message` for one of its
-// servers gets -32602, as from a proxy written before the schema changed):
+// servers gets -32602, as from a proxy written before the schema changed; with `--forms
+// connectionless`, only the connectionless form: `mcp/connect` for one of its servers gets -32601,
+// as from the ACP SDK's McpOverAcpProvider, which has no mcp/connect):
 // - connection form: `mcp/connect {serverId}` → `{connectionId}`; `mcp/message {connectionId,
 //   method, params?}` answered with the raw MCP result (an MCP error is the outer error);
 //   `mcp/disconnect {connectionId}` → `{}`. Also the legacy `_mcp/*` names.
@@ -37,10 +39,11 @@ const serverNames = (() => {
   return (i >= 0 ? process.argv[i + 1] : "tools").split(",").filter(Boolean);
 })();
 const nonce = randomUUID().slice(0, 8);
-const connectionOnly = (() => {
+const forms = (() => {
   const i = process.argv.indexOf("--forms");
-  return i >= 0 && process.argv[i + 1] === "connection";
+  return i >= 0 ? process.argv[i + 1] : "both";
 })();
+const connectionOnly = forms === "connection";
 
 const out = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
 const key = (id) => JSON.stringify(id);
@@ -197,6 +200,10 @@ function fromAgentSide(msg) {
   if (method === "mcp/connect") {
     const serverId = p.serverId ?? p.acp_url;
     if (!servers.has(serverId)) return false;
+    if (forms === "connectionless") {
+      answer({ error: { code: -32601, message: "Method not found: mcp/connect" } });
+      return true;
+    }
     const connectionId = `conn:${nonce}:${++serial}`;
     connections.set(connectionId, { serverId });
     stats.connects.push({ serverId, connectionId });

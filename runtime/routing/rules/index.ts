@@ -9,7 +9,8 @@
  *                                  start-failure (last: it answers whatever passed)
  *   proxy → its successor (inner)  rust-dialect (first: a proxy/initialize coming back is its cue),
  *                                  single-envelope, reserved-method, agent-authority, mcp-servers,
- *                                  successor-init (last: it records the initialize it lets through)
+ *                                  mcp-client, successor-init (last: it records the initialize it
+ *                                  lets through)
  *   proxy → its predecessor        proxy-log, reserved-method, conductor-method, elicitation-scope,
  *                                  owned-sessions, mcp-origin, grant (the last two consume)
  *   from the agent                 reserved-method, conductor-method, elicitation-scope, owned-sessions
@@ -27,6 +28,7 @@ import { elicitationScope } from "./elicitation-scope.js";
 import { fsGrant } from "./fs-grant.js";
 import { gateRule } from "./gate-rule.js";
 import { type Handshake, handshake } from "./initialize.js";
+import { mcpClient } from "./mcp-client.js";
 import { mcpOrigin } from "./mcp-origin.js";
 import { mcpServers } from "./mcp-servers.js";
 import { permissionAllow } from "./permission-allow.js";
@@ -59,7 +61,15 @@ export function ruleTable(mode: "agent" | "proxy" = "agent"): RuleTable {
   const failed = startFailure();
   const table = {
     fromClient: [reserved, promptCapabilities(), permissionCancel(), failed],
-    proxyToSuccessor: [dialect, gateRule("single-envelope", singleEnvelope), reserved, authority.toAgent, mcpServers(), successorInit()],
+    proxyToSuccessor: [
+      dialect,
+      gateRule("single-envelope", singleEnvelope),
+      reserved,
+      authority.toAgent,
+      mcpServers(),
+      mcpClient(),
+      successorInit(),
+    ],
     proxyToPredecessor: [proxyLog(), reserved, conductorOnly, elicitationScope, authority.toClient, mcpOrigin(), fsGrant()],
     fromAgent: [reserved, conductorOnly, elicitationScope, authority.fromAgent],
   };
