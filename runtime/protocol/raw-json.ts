@@ -20,7 +20,32 @@
 
 import { hiddenField } from "./hidden-field.js";
 
-type Raw = string | (() => string);
+/**
+ * A message's text with what is learnt about it: the text built on first read when it is lazy, and
+ * room for what its message's owner keeps beside it without a second field on the message — the
+ * message an envelope carries, the envelope's method and a notification's envelope text
+ * (envelope.ts), the text of `params` once looked up (`rawParams`), where members lie (`layout`).
+ * A class with every field set in its constructor: one fixed shape, one allocation (a function
+ * with properties added cost a second one, for its property store).
+ */
+export class TextHolder {
+  text: string | undefined;
+  build: (() => string) | undefined;
+  carried: object | undefined = undefined;
+  envelopeMethod: string | undefined = undefined;
+  params: string | null | undefined = undefined;
+  layout: TextLayout | undefined = undefined;
+  /** The text of a notification's envelope around this message, and that envelope's method (envelope.ts). */
+  wrapped: string | undefined = undefined;
+  wrappedIn: string | undefined = undefined;
+
+  constructor(text: string | undefined, build: (() => string) | undefined) {
+    this.text = text;
+    this.build = build;
+  }
+}
+
+type Raw = string | TextHolder;
 /** The text field of every message that has text. */
 const RAW = hiddenField<Raw>();
 const setRaw = RAW.set;
@@ -32,13 +57,14 @@ export function attachRaw<T extends object>(value: T, text: string): T {
 }
 
 /**
- * Like `attachRaw`, with the text built only if someone reads it (then kept). An envelope Cordon
- * wraps around a message is often taken apart again in-process (the MCP bridge, an interest
- * filter) without ever being written; building its text eagerly cost a few µs per hop.
+ * Like `attachRaw`, with the text built only if someone reads it (then kept); returns its holder.
+ * An envelope Cordon wraps around a message is often taken apart again in-process (the MCP bridge,
+ * an interest filter) without ever being written; building its text eagerly cost a few µs per hop.
  */
-export function attachLazyRaw<T extends object>(value: T, build: () => string): T {
-  setRaw(value, build);
-  return value;
+export function attachLazyRaw(value: object, build: () => string): TextHolder {
+  const holder = new TextHolder(undefined, build);
+  setRaw(value, holder);
+  return holder;
 }
 
 /** Whether `value` has text (without building lazy text). */
@@ -46,28 +72,11 @@ export const hasRaw = (value: object): boolean => RAW.has(value);
 
 export function rawOf(value: object): string | undefined {
   const raw = RAW.get(value);
-  if (typeof raw !== "function") return raw;
-  // Built once and kept on the builder, which stays in the field (lazyRawOf hands it out).
-  const lazy = raw as LazyText;
-  if (lazy.text === undefined) lazy.text = raw();
-  return lazy.text;
+  if (raw === undefined || typeof raw === "string") return raw;
+  // Built once and kept on the holder, which stays in the field.
+  if (raw.text === undefined) raw.text = raw.build!();
+  return raw.text;
 }
-
-/**
- * A builder with its text once built, and room for what its message's owner keeps with it: the
- * message an envelope carries, the envelope's method and a notification's envelope text
- * (envelope.ts), the text of `params` once looked up (`rawParams`) and where members lie (`layout`).
- */
-export type LazyText = (() => string) & {
-  text?: string;
-  carried?: object;
-  envelopeMethod?: string;
-  params?: string | null;
-  layout?: TextLayout;
-  /** The text of a notification's envelope around this message, and that envelope's method (envelope.ts). */
-  wrapped?: string;
-  wrappedIn?: string;
-};
 
 /**
  * Where the members routing splices or takes apart lie in a message's text, when that is known
@@ -84,16 +93,15 @@ export interface TextLayout {
 }
 
 /**
- * The builder in `value`'s text field (undefined without text), a plain text field turned into one
- * (a plain assignment: the field exists): a place to keep what is learnt about the text.
+ * The holder in `value`'s text field (undefined without text), a plain text field turned into one
+ * (the field exists, so this only replaces its value): a place to keep what is learnt about the text.
  */
-export function holderOf(value: object): LazyText | undefined {
+export function holderOf(value: object): TextHolder | undefined {
   const raw = RAW.get(value);
-  if (raw === undefined || typeof raw === "function") return raw as LazyText | undefined;
-  const lazy = (() => raw) as LazyText;
-  lazy.text = raw;
-  RAW.set(value, lazy);
-  return lazy;
+  if (raw === undefined || typeof raw !== "string") return raw;
+  const holder = new TextHolder(raw, undefined);
+  RAW.set(value, holder);
+  return holder;
 }
 
 /** Records where members lie in `value`'s text (see `TextLayout`); a value without text keeps nothing. */
@@ -105,17 +113,16 @@ export function setLayout(value: object, layout: TextLayout): void {
 /** What is known of where members lie in `value`'s text, if anything. */
 export function layoutOf(value: object): TextLayout | undefined {
   const raw = RAW.get(value);
-  return typeof raw === "function" ? (raw as LazyText).layout : undefined;
+  return raw === undefined || typeof raw === "string" ? undefined : raw.layout;
 }
 
 /**
- * The builder `attachLazyRaw` set on `value` (undefined when its text is not lazy): a place to keep
- * something beside the text without a second field on the message (envelope.ts keeps the message
- * an envelope carries there).
+ * The holder of `value`'s text when it has one already (a lazy text, or one something was learnt
+ * about), without making one: where envelope.ts finds the message an envelope carries.
  */
-export function lazyRawOf(value: object): LazyText | undefined {
+export function lazyRawOf(value: object): TextHolder | undefined {
   const raw = RAW.get(value);
-  return typeof raw === "function" ? (raw as LazyText) : undefined;
+  return raw === undefined || typeof raw === "string" ? undefined : raw;
 }
 
 /** The text to write for `message`: as it arrived (with Cordon's splices), or freshly serialised. */
@@ -254,17 +261,16 @@ export function withMember<T extends object>(message: T, key: string, value: unk
   const copy = { ...message, [key]: value } as T;
   if (!hasRaw(message)) return copy;
   // Spliced when the copy's text is first read: most copies are written, but not all.
-  const builder = (() => {
+  const holder = attachLazyRaw(copy, () => {
     const text = rawOf(message)!;
     const laid = key === "id" || key === "params";
     const layout = laid ? layoutFor(message)! : undefined;
     const range = laid ? layout![key as "id" | "params"] : memberRange(text, key);
     if (range === undefined) return JSON.stringify(copy);
     const replacement = JSON.stringify(value);
-    if (layout !== undefined) builder.layout = shifted(layout, range, replacement.length);
+    if (layout !== undefined) holder.layout = shifted(layout, range, replacement.length);
     return text.slice(0, range[0]) + replacement + text.slice(range[1]);
-  }) as LazyText;
-  setRaw(copy, builder);
+  });
   return copy;
 }
 

@@ -363,7 +363,8 @@ export class Conductor {
     if (!isRequest(original)) {
       this.emit({ kind: "notified", from, to, call: original });
       if (!to.alive) return;
-      for (const rule of this.rules.all) rule.forwarded?.(this.cx, { from, to, key: null, call: original });
+      const record = { from, to, key: null, call: original };
+      for (const rule of this.rules.all) rule.forwarded?.(this.cx, record);
       return to.peer.send(stripId(outgoing), chosen);
     }
     const refused = undeliverable(from, original, to);

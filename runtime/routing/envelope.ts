@@ -63,7 +63,7 @@ function envelope(message: Call, method: string, id: JsonRpcId | undefined): Cal
   const wrapped: Call = id !== undefined ? { jsonrpc: "2.0", id, method, params } : { jsonrpc: "2.0", method, params };
   if (message.params !== undefined && hasRaw(message)) {
     // Built only when written: in-process peers take the envelope apart without reading it.
-    attachLazyRaw(wrapped, () => {
+    const holder = attachLazyRaw(wrapped, () => {
       // A notification's envelope is the same text at every proxy it crosses: built once per message.
       const memo = id === undefined ? holderOf(message) : undefined;
       if (memo?.wrapped !== undefined && memo.wrappedIn === method) return memo.wrapped;
@@ -77,7 +77,7 @@ function envelope(message: Call, method: string, id: JsonRpcId | undefined): Cal
       }
       return text;
     });
-    lazyRawOf(wrapped)!.envelopeMethod = method;
+    holder.envelopeMethod = method;
   }
   carry(wrapped, message);
   return wrapped;
