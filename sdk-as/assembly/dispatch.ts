@@ -70,6 +70,18 @@ function methodAt(obj: RawObject, i: i32): string {
   return decodeString(obj.valueStart(i), obj.valueEnd(i));
 }
 
+/**
+ * Whether a `session/update`'s params (member `inner` of the envelope) are an
+ * `available_commands_update`: read in the dispatcher's own scan, which covered params and update
+ * (`SCAN_PATH`), so nothing is allocated (asking the message would copy the scan for it to keep).
+ */
+function isCommandsUpdate(env: RawObject, inner: i32): bool {
+  const params = env.objAt(inner);
+  if (params == null) return false;
+  const update = params.obj("update");
+  return update != null && update.valueIs(update.indexOf("sessionUpdate"), "available_commands_update");
+}
+
 /** Inner methods a successor envelope may never carry. */
 function isControl(method: string): bool {
   return (
@@ -93,7 +105,7 @@ export class Dispatcher extends Hooks {
     const first = this.fresh;
     this.fresh = false;
     // Names compared after decoding escapes (names.ts): `"t\u0065xt"` is `text` to every hook.
-    const msg = RawObject.parse(canonicalNames(text), SCAN_PATH);
+    const msg = RawObject.reused(canonicalNames(text), SCAN_PATH);
     if (msg == null) {
       this.log(LogLevel.Error, "dropped a message that is not a JSON object");
       return;
@@ -194,7 +206,7 @@ export class Dispatcher extends Hooks {
       if (this._toSubagent(n)) return; // a session the proxy opened itself (subagent.ts)
       if (method == "session/update") {
         const u = changetype<SessionUpdate>(n);
-        if (u._kindIs("available_commands_update")) this.mergeCommands(u);
+        if (isCommandsUpdate(env, inner)) this.mergeCommands(u);
         this.onSessionUpdate(u);
       }
       else this.onAgentNotification(n);

@@ -52,6 +52,12 @@ export class RawObject {
   nested: RawObject | null;
   nestedIndex: i32 = -1;
   /**
+   * 0 for an object of its own; for one of the dispatcher's reused objects (`RawObject.reused`), the
+   * receive it was filled for: it is valid only until the next one (`isCurrent`), so whatever keeps
+   * it longer keeps a `clone` instead.
+   */
+  generation: u32;
+  /**
    * Four pointers per member (key start, key end, value start, value end), at `at`: the first four
    * members in the fields below, in this object itself (every level of a streamed chunk has at
    * most four, so scanning one allocates one object, not an object and an array), more in `spill`.
@@ -100,13 +106,78 @@ export class RawObject {
   }
 
   /**
+   * Like `parse`, into objects reused by every call (one per depth): the dispatcher's scan of each
+   * received message allocates nothing. What they hold is valid until the next call; a message
+   * that keeps one (its params view) clones it on first use (`Message._rawView`). Cost: a
+   * streamed chunk is five levels deep, and five new objects per message were most of the SDK's
+   * allocation per `receive` (and so of the collector's work).
+   */
+  static reused(src: string, path: StaticArray<string>): RawObject | null {
+    if (++generation == 0) generation = 1; // 0 marks an object of its own
+    const start = changetype<usize>(src);
+    return RawObject.scan(src, start, start + (<usize>src.length << 1), path, 0, true);
+  }
+
+  /** Whether this object is its own, or a reused one still holding the current receive's scan. */
+  get isCurrent(): bool {
+    return this.generation == 0 || this.generation == generation;
+  }
+
+  /** The reused object for `depth`, cleared, now scanning `src`. */
+  private static pooled(src: string, depth: i32): RawObject {
+    let o = unchecked(pool[depth]);
+    if (o == null) {
+      o = new RawObject(src);
+      unchecked((pool[depth] = o));
+    } else {
+      o.src = src;
+      o.count = 0;
+      o.end = 0;
+      if (o.nested != null) o.nested = null;
+      o.nestedIndex = -1;
+    }
+    o.generation = generation;
+    return o;
+  }
+
+  /** A copy of its own (nested levels too), valid after the scan it came from is reused. */
+  clone(): RawObject {
+    const out = new RawObject(this.src);
+    const n = this.count;
+    out.count = n;
+    out.end = this.end;
+    out.nestedIndex = this.nestedIndex;
+    const units = <usize>(n << 2);
+    if (units > 16) {
+      const spill = new StaticArray<usize>(<i32>units);
+      memory.copy(changetype<usize>(spill), this.at, units * sizeof<usize>());
+      out.spill = spill;
+      out.at = changetype<usize>(spill);
+      out.cap = <i32>units;
+    } else {
+      memory.copy(out.at, this.at, units * sizeof<usize>());
+    }
+    const nested = this.nested;
+    if (nested != null) out.nested = nested.clone();
+    return out;
+  }
+
+  /**
    * Scans the object written in `src` from `start` (up to `end` at most). Null when it is not a
    * JSON object. When the member named `path[depth]` holds an object, that object is scanned in the
    * same pass (with `depth + 1`) and kept as `nested`: its bytes are walked once, instead of being
-   * skipped now and walked again when someone looks inside.
+   * skipped now and walked again when someone looks inside. `reuse`: into the reused objects (see
+   * `reused`).
    */
-  static scan(src: string, start: usize, end: usize, path: StaticArray<string> | null = null, depth: i32 = 0): RawObject | null {
-    const out = new RawObject(src);
+  static scan(
+    src: string,
+    start: usize,
+    end: usize,
+    path: StaticArray<string> | null = null,
+    depth: i32 = 0,
+    reuse: bool = false,
+  ): RawObject | null {
+    const out = reuse ? RawObject.pooled(src, depth) : new RawObject(src);
     let p = skipSpace(start, end);
     if (p >= end || load<u16>(p) != BRACE_LEFT) return null;
     p = skipSpace(p + 2, end);
@@ -137,7 +208,7 @@ export class RawObject {
         keyEnd - 2 - keyStart == dUnits &&
         memory.compare(keyStart, dKey, dUnits) == 0
       ) {
-        const child = RawObject.scan(src, p, end, path, depth + 1);
+        const child = RawObject.scan(src, p, end, path, depth + 1, reuse);
         if (child == null) return null;
         out.nested = child;
         out.nestedIndex = out.count;
@@ -248,7 +319,7 @@ export class RawObject {
   /** Member `i`'s value as a nested RawObject, or null when `i` < 0 or it is not an object. */
   objAt(i: i32): RawObject | null {
     if (i < 0 || this.firstChar(i) != BRACE_LEFT) return null;
-    if (i == this.nestedIndex) return this.nested;
+    if (i == this.nestedIndex && this.isCurrent) return this.nested;
     return RawObject.scan(this.src, this.valueStart(i), this.valueEnd(i));
   }
 
@@ -257,6 +328,11 @@ export class RawObject {
     return skipSpace(this.valueStart(i) + 2, this.valueEnd(i));
   }
 }
+
+/** Counts `RawObject.reused` calls: a reused object filled by an earlier one is stale. */
+let generation: u32 = 0;
+/** `RawObject.reused`'s objects, by depth (a scan path is at most 7 members long). */
+const pool = new StaticArray<RawObject | null>(8);
 
 /** A new string holding the code units between two pointers. */
 export function slice(start: usize, end: usize): string {

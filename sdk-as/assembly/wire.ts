@@ -25,7 +25,11 @@ export function fill(m: Message, method: string, from: Side, obj: RawObject, pi:
   if (pi >= 0) {
     m._pStart = obj.valueStart(pi);
     m._pEnd = obj.valueEnd(pi);
-    if (pi == obj.nestedIndex) m._view = obj.nested;
+    if (pi == obj.nestedIndex) {
+      const view = obj.nested!;
+      m._view = view;
+      m._viewGen = view.generation;
+    }
   }
 }
 
