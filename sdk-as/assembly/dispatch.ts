@@ -105,7 +105,12 @@ export class Dispatcher extends Hooks {
     const first = this.fresh;
     this.fresh = false;
     // Names compared after decoding escapes (names.ts): `"t\u0065xt"` is `text` to every hook.
-    const msg = RawObject.reused(canonicalNames(text), SCAN_PATH);
+    // The scan tells whether there can be one; only then is the text rewritten and scanned again.
+    let msg = RawObject.reused(text, SCAN_PATH);
+    if (msg == null || RawObject.escapesSeen) {
+      const canonical = canonicalNames(text);
+      if (changetype<usize>(canonical) != changetype<usize>(text)) msg = RawObject.reused(canonical, SCAN_PATH);
+    }
     if (msg == null) {
       this.log(LogLevel.Error, "dropped a message that is not a JSON object");
       return;

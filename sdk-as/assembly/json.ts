@@ -36,6 +36,36 @@ export function stringEnd(p: usize, end: usize): usize {
   return 0;
 }
 
+/** Pointer to the first backslash in [p, end), or `end` (four code units at a time). */
+export function nextBackslash(p: usize, end: usize): usize {
+  while (p + 8 <= end) {
+    const x = load<u64>(p) ^ 0x005c005c005c005c;
+    if (((x - 0x0001000100010001) & ~x & 0x8000800080008000) != 0) break; // a zero unit: a backslash here
+    p += 8;
+  }
+  while (p < end && load<u16>(p) != BACKSLASH) p += 2;
+  return p;
+}
+
+/** Set by a scan that met a backslash in a member name, or one that skipped a composite value holding one. */
+let namesMayBeEscaped = false;
+
+/** `stringEnd` for a member name: notes a backslash in it (`namesMayBeEscaped`). */
+// @ts-ignore: decorator
+@inline function nameEnd(p: usize, end: usize): usize {
+  p += 2;
+  while (p < end) {
+    const c = load<u16>(p);
+    if (c == QUOTE) return p + 2;
+    if (c == BACKSLASH) {
+      namesMayBeEscaped = true;
+      p += 2;
+    }
+    p += 2;
+  }
+  return 0;
+}
+
 /**
  * The members of one JSON object as raw ranges of its source string: keys without their quotes,
  * values exactly as written. Nothing is decoded; values are skipped with json-as' word-at-a-time
@@ -114,8 +144,19 @@ export class RawObject {
    */
   static reused(src: string, path: StaticArray<string>): RawObject | null {
     if (++generation == 0) generation = 1; // 0 marks an object of its own
+    namesMayBeEscaped = false;
     const start = changetype<usize>(src);
     return RawObject.scan(src, start, start + (<usize>src.length << 1), path, 0, true);
+  }
+
+  /**
+   * Whether the last `reused` scan may have passed a member name written with an escape: one of
+   * the names it read had a backslash, or an array or object it skipped holds one. False means the
+   * text has none (a name in a string value it skipped is no name), so bringing names to one
+   * spelling (names.ts) would change nothing and its pass over the whole text can be skipped.
+   */
+  static get escapesSeen(): bool {
+    return namesMayBeEscaped;
   }
 
   /** Whether this object is its own, or a reused one still holding the current receive's scan. */
@@ -194,7 +235,7 @@ export class RawObject {
     }
     while (p < end) {
       if (load<u16>(p) != QUOTE) return null;
-      const keyEnd = stringEnd(p, end);
+      const keyEnd = nameEnd(p, end);
       if (keyEnd == 0) return null;
       const keyStart = p + 2;
       p = skipSpace(keyEnd, end);
@@ -216,6 +257,10 @@ export class RawObject {
       } else {
         valueEnd = JSON.Util.scanValueEnd<JSON.Value>(p, end);
         if (valueEnd == 0 || valueEnd > end) return null;
+        if (reuse && !namesMayBeEscaped) {
+          const c = load<u16>(p);
+          if ((c == BRACE_LEFT || c == BRACKET_LEFT) && nextBackslash(p, valueEnd) < valueEnd) namesMayBeEscaped = true;
+        }
       }
       out.push(keyStart, keyEnd - 2, p, valueEnd);
       p = skipSpace(valueEnd, end);
@@ -285,7 +330,8 @@ export class RawObject {
     if (this.writtenAs(i, literal)) return true;
     const s = this.valueStart(i);
     const e = this.valueEnd(i);
-    if (load<u16>(s) != QUOTE) return false;
+    // An escape is longer than what it stands for: a token shorter than the literal cannot be it.
+    if (load<u16>(s) != QUOTE || e - s < (<usize>literal.length << 1) + 4) return false;
     for (let p = s + 2; p < e; p += 2) if (load<u16>(p) == BACKSLASH) return decodeString(s, e) == literal;
     return false;
   }
