@@ -117,12 +117,13 @@ export class Dispatcher extends Hooks {
     }
     const mi = msg.indexOf("method");
     const idi = msg.indexOf("id");
-    const id = idi >= 0 ? slice(msg.valueStart(idi), msg.valueEnd(idi)) : "";
     if (mi < 0) {
-      if (idi >= 0) this.onRawResponse(msg, id);
+      if (idi >= 0) this.onRawResponse(msg, idi);
       else this.log(LogLevel.Warn, "dropped a message with neither method nor id");
       return;
     }
+    // A request's id is kept (as the text received) to answer it; a response's is only parsed.
+    const id = idi >= 0 ? slice(msg.valueStart(idi), msg.valueEnd(idi)) : "";
     if (msg.firstChar(mi) != 0x22) {
       if (idi >= 0) send(errorResponse(id, ErrorCode.InvalidRequest, "method is not a string", ""));
       return;
@@ -321,10 +322,10 @@ export class Dispatcher extends Hooks {
     this.onCancel(request);
   }
 
-  private onRawResponse(msg: RawObject, id: string): void {
-    const ours = parseId(id);
+  private onRawResponse(msg: RawObject, idi: i32): void {
+    const ours = parseId(msg.valueStart(idi), msg.valueEnd(idi));
     if (ours <= 0 || !this.pending.has(ours)) {
-      this.log(LogLevel.Warn, `dropped a response to unknown request id ${id}`);
+      this.log(LogLevel.Warn, `dropped a response to unknown request id ${slice(msg.valueStart(idi), msg.valueEnd(idi))}`);
       return;
     }
     const p = this.pending.get(ours);

@@ -524,7 +524,8 @@ export class Builder {
   slice(owner: string, start: usize, end: usize): Builder {
     const i = this.n;
     if (i == this.keep.length) this.grow();
-    unchecked((this.keep[i] = owner));
+    // A literal lives in static data and is never collected: kept without a write barrier's call.
+    if (changetype<usize>(owner) >= __heap_base) unchecked((this.keep[i] = owner));
     unchecked((this.ptrs[i << 1] = start));
     unchecked((this.ptrs[(i << 1) + 1] = end));
     this.n = i + 1;
@@ -583,7 +584,8 @@ export class Builder {
       const len = unchecked(this.ptrs[(i << 1) + 1]) - s;
       memory.copy(p, s, len);
       p += len;
-      unchecked((this.keep[i] = null));
+      // cleared in place: dropping a reference needs no write barrier (nor its call)
+      store<usize>(changetype<usize>(this.keep) + (<usize>i << alignof<usize>()), 0);
     }
     this.n = 0;
     this.size = 0;

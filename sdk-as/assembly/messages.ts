@@ -163,6 +163,8 @@ export class Request extends Message {
   answered: bool;
   /** The proxy keeps it to answer or forward later (`hold`): not a hook that forgot it. */
   held: bool;
+  /** Its key in the open requests (`Channel#open`), null until opened. */
+  _key: string | null;
 
   get isRequest(): bool {
     return true;
