@@ -61,13 +61,25 @@ const COMMON_METHODS: StaticArray<string> = [
   "session/load",
 ];
 
+/** Whether the last `methodAt` found a common method (then neither reserved nor a control method). */
+let common = false;
+
 /** The method of member `i` (a string token): a common one without an allocation, else decoded. */
 function methodAt(obj: RawObject, i: i32): string {
   for (let k = 0; k < COMMON_METHODS.length; k++) {
     const m = unchecked(COMMON_METHODS[k]);
-    if (obj.writtenAs(i, m)) return m;
+    if (obj.writtenAs(i, m)) {
+      common = true;
+      return m;
+    }
   }
+  common = false;
   return decodeString(obj.valueStart(i), obj.valueEnd(i));
+}
+
+/** An uncommon method in the `_cordon/` namespace (the common ones are ACP's own). */
+function isReserved(method: string): bool {
+  return !common && method.startsWith(RESERVED_PREFIX);
 }
 
 /**
@@ -135,12 +147,12 @@ export class Dispatcher extends Hooks {
       return;
     }
     const method = methodAt(msg, mi);
-    if (method == "proxy/successor" || method == "_proxy/successor") {
+    if (!common && (method == "proxy/successor" || method == "_proxy/successor")) {
       this.fromSuccessor(msg, idi >= 0, id, pi); // spelled with an escape
       return;
     }
 
-    if (method.startsWith(RESERVED_PREFIX)) {
+    if (isReserved(method)) {
       if (first && idi < 0 && method == "_cordon/configure") this.configure(msg);
       else this.refuseReserved(method, Side.Client, idi >= 0, id);
       return;
@@ -183,11 +195,11 @@ export class Dispatcher extends Hooks {
       return;
     }
     const method = methodAt(env, mi);
-    if (method.startsWith(RESERVED_PREFIX)) {
+    if (isReserved(method)) {
       this.refuseReserved(method, Side.Agent, isRequest, id);
       return;
     }
-    if (isControl(method)) {
+    if (!common && isControl(method)) {
       const shown = method.length > 80 ? method.substring(0, 80) + "…" : method;
       this.log(LogLevel.Warn, `ignored a ${isRequest ? "request" : "notification"} from the agent side carrying ${shown} inside proxy/successor`);
       if (isRequest) send(errorResponse(id, ErrorCode.InvalidRequest, `refused ${shown} inside proxy/successor`, ""));

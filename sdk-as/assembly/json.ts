@@ -192,10 +192,13 @@ export class RawObject {
       o = new RawObject(src);
       unchecked((pool[depth] = o));
     } else {
-      o.src = src;
+      // Stored without the write barrier's call below the top: the top object's store (with it)
+      // already keeps `src` alive for the collector, and every level holds the same string.
+      if (depth == 0) o.src = src;
+      else store<usize>(changetype<usize>(o), changetype<usize>(src), offsetof<RawObject>("src"));
       o.count = 0;
       o.end = 0;
-      if (o.nested != null) o.nested = null;
+      store<usize>(changetype<usize>(o), 0, offsetof<RawObject>("nested")); // dropping a reference: no barrier
       o.nestedIndex = -1;
     }
     o.generation = generation;
@@ -272,7 +275,9 @@ export class RawObject {
       ) {
         const child = RawObject.scan(src, p, end, path, depth + 1, reuse);
         if (child == null) return null;
-        out.nested = child;
+        // a reused child is reachable from the pool (a root) anyway: no write barrier's call
+        if (reuse) store<usize>(changetype<usize>(out), changetype<usize>(child), offsetof<RawObject>("nested"));
+        else out.nested = child;
         out.nestedIndex = out.count;
         valueEnd = child.end;
       } else {
