@@ -2,8 +2,9 @@
  * The guest's own work per message, counted rather than timed: fuel units (the thread sandbox's
  * meter, fuel.ts) one `receive` uses, per kind of message, for each component given. Fuel is
  * deterministic, so two SDK builds compare exactly on a machine whose load makes timings useless.
- * Then fuel's share of a pass-through `receive` of a text chunk, timed: the metered guest against
- * the same guest unmetered, in alternating rounds, the best round of each (load only slows rounds).
+ * Then µs per `receive` of a text chunk (the host's allocation and copy included), metered and
+ * unmetered: every guest of every component given runs in each round, in turn, so load hits them
+ * alike; the median and the best round of each (load only slows rounds), and fuel's share.
  * `node dist/bench/guest-fuel.js a.wasm [b.wasm …]` (components of the `proxy` world, UTF-16).
  */
 import { mkdtempSync } from "node:fs";
@@ -31,6 +32,8 @@ const SAMPLES: Record<string, string> = {
     params: { sessionId: "s1", prompt: [{ type: "text", text: "hello" }] },
   }),
 };
+/** The answer to the `prompt` sample, relayed back: its fuel is the second delivery's alone. */
+const RESPONSE = "response (relayed)";
 const CONFIGURE = JSON.stringify({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "p", config: {} } });
 
 interface Guest {
@@ -40,15 +43,39 @@ interface Guest {
   fuel: WebAssembly.Global;
 }
 
+/** The id the guest last sent a request under (read from what it sends). */
+let lastSentId = 0;
+function sent(memory: () => WebAssembly.Memory) {
+  return (ptr: number, units: number) => {
+    const text = Buffer.from(memory().buffer, ptr >>> 0, units * 2).toString("utf16le");
+    const m = /^\{"jsonrpc":"2.0","id":(\d+),/.exec(text);
+    if (m) lastSentId = Number(m[1]);
+  };
+}
+
+/** Fuel the relay of an answer uses: a request forwarded, then its answer delivered (twice over). */
+function fuelOfResponse(guest: Guest): bigint {
+  let used = 0n;
+  for (let i = 0; i < 2; i++) {
+    receiveFuel(guest, SAMPLES.prompt);
+    used = receiveFuel(guest, `{"jsonrpc":"2.0","id":${lastSentId},"result":{"stopReason":"end_turn"}}`);
+  }
+  return used;
+}
+
 /** Fuel one delivery of `text` uses (the second of two, so first-use allocations are not counted). */
 function fuelOf(guest: Guest, text: string): bigint {
-  for (let i = 0; i < 2; i++) {
-    guest.fuel.value = FUEL;
-    const ptr = guest.cabi_realloc(0, 0, 2, text.length * 2) >>> 0;
-    Buffer.from(guest.memory.buffer).write(text, ptr, text.length * 2, "utf16le");
-    guest.fuel.value = FUEL; // the receive alone
-    guest.receive(ptr, text.length);
-  }
+  receiveFuel(guest, text);
+  return receiveFuel(guest, text);
+}
+
+/** Fuel the guest's `receive` of `text` uses (the host's allocation and copy before it not counted). */
+function receiveFuel(guest: Guest, text: string): bigint {
+  guest.fuel.value = FUEL;
+  const ptr = guest.cabi_realloc(0, 0, 2, text.length * 2) >>> 0;
+  Buffer.from(guest.memory.buffer).write(text, ptr, text.length * 2, "utf16le");
+  guest.fuel.value = FUEL; // the receive alone
+  guest.receive(ptr, text.length);
   return FUEL - (guest.fuel.value as bigint);
 }
 
@@ -59,31 +86,36 @@ function deliver(guest: Omit<Guest, "fuel">, text: string): void {
   guest.receive(ptr, text.length);
 }
 
-/** µs per delivery of `text`, best of `rounds` alternating rounds, for each guest. */
-function timeEach(guests: (() => void)[], rounds = 15, perRound = 2_000): number[] {
-  const best = guests.map(() => Infinity);
+/** µs per delivery, per round, of each guest: every round runs each guest in turn. */
+function timeRounds(guests: (() => void)[], rounds = 15, perRound = 2_000): number[][] {
+  const us = guests.map(() => [] as number[]);
   for (let r = 0; r < rounds; r++) {
     guests.forEach((run, i) => {
       const t = performance.now();
       for (let n = 0; n < perRound; n++) run();
-      best[i] = Math.min(best[i], ((performance.now() - t) * 1000) / perRound);
+      us[i].push(((performance.now() - t) * 1000) / perRound);
     });
   }
-  return best;
+  return us;
 }
 
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-fuel-"));
-console.log(
-  `| component | ${Object.keys(SAMPLES).join(" | ")} |\n|---|${Object.keys(SAMPLES)
-    .map(() => "---|")
-    .join("")}`,
-);
-const shares: string[] = [];
-for (const file of process.argv.slice(2)) {
+const kinds = [...Object.keys(SAMPLES), RESPONSE];
+console.log(`| component | ${kinds.join(" | ")} |\n|---|${kinds.map(() => "---|").join("")}`);
+const files = process.argv.slice(2);
+const runs: (() => void)[] = [];
+const chunk = SAMPLES["text chunk"];
+for (const file of files) {
   const component = await loadComponent(file, { cacheDir });
   const metered = instrumentFuel(component.coreBytes, { startFuel: FUEL });
+  let meteredMemory: WebAssembly.Memory | null = null;
   const instance = new WebAssembly.Instance(new WebAssembly.Module(metered.bytes as Uint8Array<ArrayBuffer>), {
-    [CHANNEL_IMPORT]: { send: () => {} },
+    [CHANNEL_IMPORT]: { send: sent(() => meteredMemory as WebAssembly.Memory) },
   });
   const ex = instance.exports as Record<string, unknown>;
   const guest: Guest = {
@@ -92,13 +124,11 @@ for (const file of process.argv.slice(2)) {
     receive: ex[RECEIVE_EXPORT] as Guest["receive"],
     fuel: ex[FUEL_EXPORT] as WebAssembly.Global,
   };
+  meteredMemory = guest.memory;
   (ex[START_EXPORT] as (() => void) | undefined)?.(); // the deferred start function
   fuelOf(guest, CONFIGURE);
-  console.log(
-    `| ${file} | ${Object.values(SAMPLES)
-      .map((text) => fuelOf(guest, text).toString())
-      .join(" | ")} |`,
-  );
+  const units = [...Object.values(SAMPLES).map((text) => fuelOf(guest, text)), fuelOfResponse(guest)];
+  console.log(`| ${file} | ${units.join(" | ")} |`);
   const plainEx = new WebAssembly.Instance(new WebAssembly.Module(component.coreBytes as Uint8Array<ArrayBuffer>), {
     [CHANNEL_IMPORT]: { send: () => {} },
   }).exports as Record<string, unknown>;
@@ -108,16 +138,22 @@ for (const file of process.argv.slice(2)) {
     receive: plainEx[RECEIVE_EXPORT] as Guest["receive"],
   };
   deliver(plain, CONFIGURE);
-  const chunk = SAMPLES["text chunk"];
-  const [meteredUs, plainUs] = timeEach([
+  runs.push(
+    () => deliver(plain, chunk),
     () => {
       guest.fuel.value = FUEL;
       deliver(guest, chunk);
     },
-    () => deliver(plain, chunk),
-  ]);
-  shares.push(
-    `| ${file} | ${plainUs.toFixed(2)} | ${meteredUs.toFixed(2)} | ${(((meteredUs - plainUs) / meteredUs) * 100).toFixed(0)} % |`,
   );
 }
-console.log(`\n| component: text chunk | unmetered (µs) | metered (µs) | fuel's share |\n|---|---|---|---|\n${shares.join("\n")}`);
+const us = timeRounds(runs);
+const rows = files.map((file, i) => {
+  const [plain, metered] = [us[2 * i], us[2 * i + 1]];
+  const [p, m] = [median(plain), median(metered)];
+  const best = `${Math.min(...plain).toFixed(2)} / ${Math.min(...metered).toFixed(2)}`;
+  return `| ${file} | ${p.toFixed(2)} | ${m.toFixed(2)} | ${best} | ${(((m - p) / m) * 100).toFixed(0)} % |`;
+});
+console.log(
+  "\n| component: text chunk | unmetered, median (µs) | metered, median (µs) | best rounds (µs) | fuel's share |\n" +
+    `|---|---|---|---|---|\n${rows.join("\n")}`,
+);

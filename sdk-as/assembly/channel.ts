@@ -225,12 +225,16 @@ export class Channel {
   // ---------------------------------------------------------------- bookkeeping
 
   protected open(request: Request): void {
-    this.incoming.set(key(request.from, request.id), request);
+    const k = key(request.from, request.id);
+    request._key = k;
+    this.incoming.set(k, request);
   }
 
   protected finish(request: Request): void {
     request.answered = true;
-    this.incoming.delete(key(request.from, request.id));
+    // the key it was opened under (one string per request, not one more per answer)
+    const k = request._key;
+    this.incoming.delete(k != null ? k : key(request.from, request.id));
   }
 
   protected sendCancel(to: Side, id: i64): void {

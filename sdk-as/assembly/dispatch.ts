@@ -61,13 +61,37 @@ const COMMON_METHODS: StaticArray<string> = [
   "session/load",
 ];
 
+/** Whether the last `methodAt` found a common method (then neither reserved nor a control method). */
+let common = false;
+
 /** The method of member `i` (a string token): a common one without an allocation, else decoded. */
 function methodAt(obj: RawObject, i: i32): string {
   for (let k = 0; k < COMMON_METHODS.length; k++) {
     const m = unchecked(COMMON_METHODS[k]);
-    if (obj.writtenAs(i, m)) return m;
+    if (obj.writtenAs(i, m)) {
+      common = true;
+      return m;
+    }
   }
+  common = false;
   return decodeString(obj.valueStart(i), obj.valueEnd(i));
+}
+
+/** An uncommon method in the `_cordon/` namespace (the common ones are ACP's own). */
+function isReserved(method: string): bool {
+  return !common && method.startsWith(RESERVED_PREFIX);
+}
+
+/**
+ * Whether a `session/update`'s params (member `inner` of the envelope) are an
+ * `available_commands_update`: read in the dispatcher's own scan, which covered params and update
+ * (`SCAN_PATH`), so nothing is allocated (asking the message would copy the scan for it to keep).
+ */
+function isCommandsUpdate(env: RawObject, inner: i32): bool {
+  const params = env.objAt(inner);
+  if (params == null) return false;
+  const update = params.obj("update");
+  return update != null && update.valueIs(update.indexOf("sessionUpdate"), "available_commands_update");
 }
 
 /** Inner methods a successor envelope may never carry. */
@@ -93,19 +117,25 @@ export class Dispatcher extends Hooks {
     const first = this.fresh;
     this.fresh = false;
     // Names compared after decoding escapes (names.ts): `"t\u0065xt"` is `text` to every hook.
-    const msg = RawObject.parse(canonicalNames(text), SCAN_PATH);
+    // The scan tells whether there can be one; only then is the text rewritten and scanned again.
+    let msg = RawObject.reused(text, SCAN_PATH);
+    if (msg == null || RawObject.escapesSeen) {
+      const canonical = canonicalNames(text);
+      if (changetype<usize>(canonical) != changetype<usize>(text)) msg = RawObject.reused(canonical, SCAN_PATH);
+    }
     if (msg == null) {
       this.log(LogLevel.Error, "dropped a message that is not a JSON object");
       return;
     }
     const mi = msg.indexOf("method");
     const idi = msg.indexOf("id");
-    const id = idi >= 0 ? slice(msg.valueStart(idi), msg.valueEnd(idi)) : "";
     if (mi < 0) {
-      if (idi >= 0) this.onRawResponse(msg, id);
+      if (idi >= 0) this.onRawResponse(msg, idi);
       else this.log(LogLevel.Warn, "dropped a message with neither method nor id");
       return;
     }
+    // A request's id is kept (as the text received) to answer it; a response's is only parsed.
+    const id = idi >= 0 ? slice(msg.valueStart(idi), msg.valueEnd(idi)) : "";
     if (msg.firstChar(mi) != 0x22) {
       if (idi >= 0) send(errorResponse(id, ErrorCode.InvalidRequest, "method is not a string", ""));
       return;
@@ -117,12 +147,12 @@ export class Dispatcher extends Hooks {
       return;
     }
     const method = methodAt(msg, mi);
-    if (method == "proxy/successor" || method == "_proxy/successor") {
+    if (!common && (method == "proxy/successor" || method == "_proxy/successor")) {
       this.fromSuccessor(msg, idi >= 0, id, pi); // spelled with an escape
       return;
     }
 
-    if (method.startsWith(RESERVED_PREFIX)) {
+    if (isReserved(method)) {
       if (first && idi < 0 && method == "_cordon/configure") this.configure(msg);
       else this.refuseReserved(method, Side.Client, idi >= 0, id);
       return;
@@ -165,11 +195,11 @@ export class Dispatcher extends Hooks {
       return;
     }
     const method = methodAt(env, mi);
-    if (method.startsWith(RESERVED_PREFIX)) {
+    if (isReserved(method)) {
       this.refuseReserved(method, Side.Agent, isRequest, id);
       return;
     }
-    if (isControl(method)) {
+    if (!common && isControl(method)) {
       const shown = method.length > 80 ? method.substring(0, 80) + "…" : method;
       this.log(LogLevel.Warn, `ignored a ${isRequest ? "request" : "notification"} from the agent side carrying ${shown} inside proxy/successor`);
       if (isRequest) send(errorResponse(id, ErrorCode.InvalidRequest, `refused ${shown} inside proxy/successor`, ""));
@@ -194,7 +224,7 @@ export class Dispatcher extends Hooks {
       if (this._toSubagent(n)) return; // a session the proxy opened itself (subagent.ts)
       if (method == "session/update") {
         const u = changetype<SessionUpdate>(n);
-        if (u._kindIs("available_commands_update")) this.mergeCommands(u);
+        if (isCommandsUpdate(env, inner)) this.mergeCommands(u);
         this.onSessionUpdate(u);
       }
       else this.onAgentNotification(n);
@@ -304,10 +334,10 @@ export class Dispatcher extends Hooks {
     this.onCancel(request);
   }
 
-  private onRawResponse(msg: RawObject, id: string): void {
-    const ours = parseId(id);
+  private onRawResponse(msg: RawObject, idi: i32): void {
+    const ours = parseId(msg.valueStart(idi), msg.valueEnd(idi));
     if (ours <= 0 || !this.pending.has(ours)) {
-      this.log(LogLevel.Warn, `dropped a response to unknown request id ${id}`);
+      this.log(LogLevel.Warn, `dropped a response to unknown request id ${slice(msg.valueStart(idi), msg.valueEnd(idi))}`);
       return;
     }
     const p = this.pending.get(ours);

@@ -36,6 +36,57 @@ export function stringEnd(p: usize, end: usize): usize {
   return 0;
 }
 
+/** Pointer to the first backslash in [p, end), or `end` (four code units at a time). */
+export function nextBackslash(p: usize, end: usize): usize {
+  while (p + 8 <= end) {
+    const x = load<u64>(p) ^ 0x005c005c005c005c;
+    if (((x - 0x0001000100010001) & ~x & 0x8000800080008000) != 0) break; // a zero unit: a backslash here
+    p += 8;
+  }
+  while (p < end && load<u16>(p) != BACKSLASH) p += 2;
+  return p;
+}
+
+/**
+ * Whether `bytes` bytes (a whole number of code units) at `a` and `b` are equal: eight at a time,
+ * inline. Names and methods are short, and `memory.compare` is a call that first sorts out
+ * alignment; routing compares a dozen names per message.
+ */
+// @ts-ignore: decorator
+@inline function sameBytes(a: usize, b: usize, bytes: usize): bool {
+  const end = a + bytes;
+  while (a + 8 <= end) {
+    if (load<u64>(a) != load<u64>(b)) return false;
+    a += 8;
+    b += 8;
+  }
+  while (a < end) {
+    if (load<u16>(a) != load<u16>(b)) return false;
+    a += 2;
+    b += 2;
+  }
+  return true;
+}
+
+/** Set by a scan that met a backslash in a member name, or one that skipped a composite value holding one. */
+let namesMayBeEscaped = false;
+
+/** `stringEnd` for a member name: notes a backslash in it (`namesMayBeEscaped`). */
+// @ts-ignore: decorator
+@inline function nameEnd(p: usize, end: usize): usize {
+  p += 2;
+  while (p < end) {
+    const c = load<u16>(p);
+    if (c == QUOTE) return p + 2;
+    if (c == BACKSLASH) {
+      namesMayBeEscaped = true;
+      p += 2;
+    }
+    p += 2;
+  }
+  return 0;
+}
+
 /**
  * The members of one JSON object as raw ranges of its source string: keys without their quotes,
  * values exactly as written. Nothing is decoded; values are skipped with json-as' word-at-a-time
@@ -51,6 +102,12 @@ export class RawObject {
   /** The member scanned in the same pass (see `scan`'s `path`), or null. */
   nested: RawObject | null;
   nestedIndex: i32 = -1;
+  /**
+   * 0 for an object of its own; for one of the dispatcher's reused objects (`RawObject.reused`), the
+   * receive it was filled for: it is valid only until the next one (`isCurrent`), so whatever keeps
+   * it longer keeps a `clone` instead.
+   */
+  generation: u32;
   /**
    * Four pointers per member (key start, key end, value start, value end), at `at`: the first four
    * members in the fields below, in this object itself (every level of a streamed chunk has at
@@ -100,13 +157,92 @@ export class RawObject {
   }
 
   /**
+   * Like `parse`, into objects reused by every call (one per depth): the dispatcher's scan of each
+   * received message allocates nothing. What they hold is valid until the next call; a message
+   * that keeps one (its params view) clones it on first use (`Message._rawView`). Cost: a
+   * streamed chunk is five levels deep, and five new objects per message were most of the SDK's
+   * allocation per `receive` (and so of the collector's work).
+   */
+  static reused(src: string, path: StaticArray<string>): RawObject | null {
+    if (++generation == 0) generation = 1; // 0 marks an object of its own
+    namesMayBeEscaped = false;
+    const start = changetype<usize>(src);
+    return RawObject.scan(src, start, start + (<usize>src.length << 1), path, 0, true);
+  }
+
+  /**
+   * Whether the last `reused` scan may have passed a member name written with an escape: one of
+   * the names it read had a backslash, or an array or object it skipped holds one. False means the
+   * text has none (a name in a string value it skipped is no name), so bringing names to one
+   * spelling (names.ts) would change nothing and its pass over the whole text can be skipped.
+   */
+  static get escapesSeen(): bool {
+    return namesMayBeEscaped;
+  }
+
+  /** Whether this object is its own, or a reused one still holding the current receive's scan. */
+  get isCurrent(): bool {
+    return this.generation == 0 || this.generation == generation;
+  }
+
+  /** The reused object for `depth`, cleared, now scanning `src`. */
+  private static pooled(src: string, depth: i32): RawObject {
+    let o = unchecked(pool[depth]);
+    if (o == null) {
+      o = new RawObject(src);
+      unchecked((pool[depth] = o));
+    } else {
+      // Stored without the write barrier's call below the top: the top object's store (with it)
+      // already keeps `src` alive for the collector, and every level holds the same string.
+      if (depth == 0) o.src = src;
+      else store<usize>(changetype<usize>(o), changetype<usize>(src), offsetof<RawObject>("src"));
+      o.count = 0;
+      o.end = 0;
+      store<usize>(changetype<usize>(o), 0, offsetof<RawObject>("nested")); // dropping a reference: no barrier
+      o.nestedIndex = -1;
+    }
+    o.generation = generation;
+    return o;
+  }
+
+  /** A copy of its own (nested levels too), valid after the scan it came from is reused. */
+  clone(): RawObject {
+    const out = new RawObject(this.src);
+    const n = this.count;
+    out.count = n;
+    out.end = this.end;
+    out.nestedIndex = this.nestedIndex;
+    const units = <usize>(n << 2);
+    if (units > 16) {
+      const spill = new StaticArray<usize>(<i32>units);
+      memory.copy(changetype<usize>(spill), this.at, units * sizeof<usize>());
+      out.spill = spill;
+      out.at = changetype<usize>(spill);
+      out.cap = <i32>units;
+    } else {
+      memory.copy(out.at, this.at, units * sizeof<usize>());
+    }
+    const nested = this.nested;
+    if (nested != null) out.nested = nested.clone();
+    return out;
+  }
+
+  /**
    * Scans the object written in `src` from `start` (up to `end` at most). Null when it is not a
    * JSON object. When the member named `path[depth]` holds an object, that object is scanned in the
    * same pass (with `depth + 1`) and kept as `nested`: its bytes are walked once, instead of being
-   * skipped now and walked again when someone looks inside.
+   * skipped now and walked again when someone looks inside. `reuse`: into the reused objects (see
+   * `reused`).
    */
-  static scan(src: string, start: usize, end: usize, path: StaticArray<string> | null = null, depth: i32 = 0): RawObject | null {
-    const out = new RawObject(src);
+  static scan(
+    src: string,
+    start: usize,
+    end: usize,
+    path: StaticArray<string> | null = null,
+    depth: i32 = 0,
+    reuse: bool = false,
+  ): RawObject | null {
+    const out = reuse ? RawObject.pooled(src, depth) : new RawObject(src);
     let p = skipSpace(start, end);
     if (p >= end || load<u16>(p) != BRACE_LEFT) return null;
     p = skipSpace(p + 2, end);
@@ -123,7 +259,7 @@ export class RawObject {
     }
     while (p < end) {
       if (load<u16>(p) != QUOTE) return null;
-      const keyEnd = stringEnd(p, end);
+      const keyEnd = nameEnd(p, end);
       if (keyEnd == 0) return null;
       const keyStart = p + 2;
       p = skipSpace(keyEnd, end);
@@ -135,16 +271,22 @@ export class RawObject {
         dKey != 0 &&
         load<u16>(p) == BRACE_LEFT &&
         keyEnd - 2 - keyStart == dUnits &&
-        memory.compare(keyStart, dKey, dUnits) == 0
+        sameBytes(keyStart, dKey, dUnits)
       ) {
-        const child = RawObject.scan(src, p, end, path, depth + 1);
+        const child = RawObject.scan(src, p, end, path, depth + 1, reuse);
         if (child == null) return null;
-        out.nested = child;
+        // a reused child is reachable from the pool (a root) anyway: no write barrier's call
+        if (reuse) store<usize>(changetype<usize>(out), changetype<usize>(child), offsetof<RawObject>("nested"));
+        else out.nested = child;
         out.nestedIndex = out.count;
         valueEnd = child.end;
       } else {
         valueEnd = JSON.Util.scanValueEnd<JSON.Value>(p, end);
         if (valueEnd == 0 || valueEnd > end) return null;
+        if (reuse && !namesMayBeEscaped) {
+          const c = load<u16>(p);
+          if ((c == BRACE_LEFT || c == BRACKET_LEFT) && nextBackslash(p, valueEnd) < valueEnd) namesMayBeEscaped = true;
+        }
       }
       out.push(keyStart, keyEnd - 2, p, valueEnd);
       p = skipSpace(valueEnd, end);
@@ -183,7 +325,7 @@ export class RawObject {
     for (let i = this.count - 1; i >= 0; i--) {
       const ks = this.slot(i << 2);
       const ke = this.slot((i << 2) + 1);
-      if (ke - ks == units && memory.compare(ks, changetype<usize>(key), units) == 0) return i;
+      if (ke - ks == units && sameBytes(ks, changetype<usize>(key), units)) return i;
     }
     return -1;
   }
@@ -214,7 +356,8 @@ export class RawObject {
     if (this.writtenAs(i, literal)) return true;
     const s = this.valueStart(i);
     const e = this.valueEnd(i);
-    if (load<u16>(s) != QUOTE) return false;
+    // An escape is longer than what it stands for: a token shorter than the literal cannot be it.
+    if (load<u16>(s) != QUOTE || e - s < (<usize>literal.length << 1) + 4) return false;
     for (let p = s + 2; p < e; p += 2) if (load<u16>(p) == BACKSLASH) return decodeString(s, e) == literal;
     return false;
   }
@@ -223,7 +366,7 @@ export class RawObject {
   writtenAs(i: i32, literal: string): bool {
     const s = this.valueStart(i);
     const units = <usize>literal.length << 1;
-    return this.valueEnd(i) - s - 4 == units && load<u16>(s) == QUOTE && memory.compare(s + 2, changetype<usize>(literal), units) == 0;
+    return this.valueEnd(i) - s - 4 == units && load<u16>(s) == QUOTE && sameBytes(s + 2, changetype<usize>(literal), units);
   }
 
   /** The raw JSON text of a member's value, or null when absent. */
@@ -248,7 +391,7 @@ export class RawObject {
   /** Member `i`'s value as a nested RawObject, or null when `i` < 0 or it is not an object. */
   objAt(i: i32): RawObject | null {
     if (i < 0 || this.firstChar(i) != BRACE_LEFT) return null;
-    if (i == this.nestedIndex) return this.nested;
+    if (i == this.nestedIndex && this.isCurrent) return this.nested;
     return RawObject.scan(this.src, this.valueStart(i), this.valueEnd(i));
   }
 
@@ -257,6 +400,11 @@ export class RawObject {
     return skipSpace(this.valueStart(i) + 2, this.valueEnd(i));
   }
 }
+
+/** Counts `RawObject.reused` calls: a reused object filled by an earlier one is stale. */
+let generation: u32 = 0;
+/** `RawObject.reused`'s objects, by depth (a scan path is at most 7 members long). */
+const pool = new StaticArray<RawObject | null>(8);
 
 /** A new string holding the code units between two pointers. */
 export function slice(start: usize, end: usize): string {
@@ -381,7 +529,8 @@ export class Builder {
   slice(owner: string, start: usize, end: usize): Builder {
     const i = this.n;
     if (i == this.keep.length) this.grow();
-    unchecked((this.keep[i] = owner));
+    // A literal lives in static data and is never collected: kept without a write barrier's call.
+    if (changetype<usize>(owner) >= __heap_base) unchecked((this.keep[i] = owner));
     unchecked((this.ptrs[i << 1] = start));
     unchecked((this.ptrs[(i << 1) + 1] = end));
     this.n = i + 1;
@@ -440,7 +589,8 @@ export class Builder {
       const len = unchecked(this.ptrs[(i << 1) + 1]) - s;
       memory.copy(p, s, len);
       p += len;
-      unchecked((this.keep[i] = null));
+      // cleared in place: dropping a reference needs no write barrier (nor its call)
+      store<usize>(changetype<usize>(this.keep) + (<usize>i << alignof<usize>()), 0);
     }
     this.n = 0;
     this.size = 0;

@@ -36,8 +36,11 @@ export class Message extends Editable {
   _pStart: usize;
   _pEnd: usize;
   _params: JSON.Obj | null;
-  // Raw members of `params` as received (scanned while routing), for cheap typed getters.
+  // Raw members of `params` as received (scanned while routing), for cheap typed getters. While it
+  // is the dispatcher's reused scan (`RawObject.reused`), `_viewGen` is the generation it was
+  // filled in: cloned on first use if still that one, scanned again if reused since.
   _view: RawObject | null;
+  _viewGen: u32;
   // One pending raw edit of the received params: [_editStart, _editEnd) replaced by `_edit`.
   _edit: string | null;
   _editStart: usize;
@@ -58,7 +61,14 @@ export class Message extends Editable {
   /** The raw members of `params` as received, or null when params is absent or not an object. */
   _rawView(): RawObject | null {
     const v = this._view;
-    if (v != null) return v;
+    if (v != null) {
+      if (v.generation == 0) return v;
+      if (v.generation == this._viewGen) {
+        const own = v.clone();
+        this._view = own;
+        return own;
+      }
+    }
     if (this._pStart == 0 || load<u16>(this._pStart) != 0x7b) return null;
     const scanned = RawObject.scan(this._src, this._pStart, this._pEnd);
     this._view = scanned;
@@ -153,6 +163,8 @@ export class Request extends Message {
   answered: bool;
   /** The proxy keeps it to answer or forward later (`hold`): not a hook that forgot it. */
   held: bool;
+  /** Its key in the open requests (`Channel#open`), null until opened. */
+  _key: string | null;
 
   get isRequest(): bool {
     return true;

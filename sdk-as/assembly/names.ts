@@ -14,23 +14,13 @@
 // Cost: in valid JSON a backslash occurs only inside a string, so the text is searched for
 // backslashes four code units at a time; only a string holding one is walked, to its closing quote,
 // to see whether a `:` follows (a name) — no nesting stack, and a message without a backslash (most
-// streamed chunks) costs one word-at-a-time pass.
-import { Builder, decodeString, quote, skipSpace, stringEnd } from "./json";
+// streamed chunks) costs one word-at-a-time pass. The dispatcher skips even that when its own scan
+// saw no backslash in a name nor in a skipped array or object (`RawObject.escapesSeen`).
+import { Builder, decodeString, nextBackslash, quote, skipSpace, stringEnd } from "./json";
 
 const QUOTE: u16 = 0x22;
 const BACKSLASH: u16 = 0x5c;
 const COLON: u16 = 0x3a;
-
-/** Pointer to the first backslash in [p, end), or `end`. */
-function nextBackslash(p: usize, end: usize): usize {
-  while (p + 8 <= end) {
-    const x = load<u64>(p) ^ 0x005c005c005c005c;
-    if (((x - 0x0001000100010001) & ~x & 0x8000800080008000) != 0) break; // a zero unit: a backslash here
-    p += 8;
-  }
-  while (p < end && load<u16>(p) != BACKSLASH) p += 2;
-  return p;
-}
 
 /** Pointer to the opening quote of the string holding the backslash at `b`. */
 function openingQuote(start: usize, b: usize): usize {

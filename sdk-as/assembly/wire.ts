@@ -25,17 +25,24 @@ export function fill(m: Message, method: string, from: Side, obj: RawObject, pi:
   if (pi >= 0) {
     m._pStart = obj.valueStart(pi);
     m._pEnd = obj.valueEnd(pi);
-    if (pi == obj.nestedIndex) m._view = obj.nested;
+    if (pi == obj.nestedIndex) {
+      const view = obj.nested!;
+      m._view = view;
+      m._viewGen = view.generation;
+    }
   }
 }
 
-/** The proxy's own numeric id from a response's raw id, or 0 when it is not one of ours. */
-export function parseId(raw: string): i64 {
-  const n = raw.length;
+/**
+ * The proxy's own numeric id from a response's raw id (the code units between two pointers, read
+ * in place: a response's id is never kept), or 0 when it is not one of ours.
+ */
+export function parseId(start: usize, end: usize): i64 {
+  const n = (end - start) >> 1;
   if (n == 0 || n > 18) return 0;
   let v: i64 = 0;
-  for (let i = 0; i < n; i++) {
-    const c = raw.charCodeAt(i);
+  for (let p = start; p < end; p += 2) {
+    const c = load<u16>(p);
     if (c < 0x30 || c > 0x39) return 0;
     v = v * 10 + (c - 0x30);
   }
