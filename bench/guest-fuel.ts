@@ -4,6 +4,8 @@
  * deterministic, so two SDK builds compare exactly on a machine whose load makes timings useless.
  * Then fuel's share of a pass-through `receive` of a text chunk, timed: the metered guest against
  * the same guest unmetered, in alternating rounds, the best round of each (load only slows rounds).
+ * Also counted: the checks one pass-through `receive` executes (the pass's census mode), and the
+ * units a tight loop burns per millisecond (what `FUEL_PER_MS` in thread-sandbox.ts stands for).
  * `node dist/bench/guest-fuel.js a.wasm [b.wasm …]` (components of the `proxy` world, UTF-16).
  */
 import { mkdtempSync } from "node:fs";
@@ -79,9 +81,11 @@ console.log(
     .join("")}`,
 );
 const shares: string[] = [];
-for (const file of process.argv.slice(2)) {
-  const component = await loadComponent(file, { cacheDir });
-  const metered = instrumentFuel(component.coreBytes, { startFuel: FUEL });
+const census: string[] = [];
+
+/** The component's core module metered (or counted, `census`), instantiated, started and configured. */
+function meteredGuest(core: Uint8Array, censusMode: boolean): Guest {
+  const metered = instrumentFuel(core, { startFuel: FUEL, census: censusMode });
   const instance = new WebAssembly.Instance(new WebAssembly.Module(metered.bytes as Uint8Array<ArrayBuffer>), {
     [CHANNEL_IMPORT]: { send: () => {} },
   });
@@ -94,6 +98,18 @@ for (const file of process.argv.slice(2)) {
   };
   (ex[START_EXPORT] as (() => void) | undefined)?.(); // the deferred start function
   fuelOf(guest, CONFIGURE);
+  return guest;
+}
+
+for (const file of process.argv.slice(2)) {
+  const component = await loadComponent(file, { cacheDir });
+  const guest = meteredGuest(component.coreBytes, false);
+  const counted = meteredGuest(component.coreBytes, true);
+  census.push(
+    `| ${file} | ${Object.values(SAMPLES)
+      .map((text) => fuelOf(counted, text).toString())
+      .join(" | ")} |`,
+  );
   console.log(
     `| ${file} | ${Object.values(SAMPLES)
       .map((text) => fuelOf(guest, text).toString())
@@ -120,4 +136,40 @@ for (const file of process.argv.slice(2)) {
     `| ${file} | ${plainUs.toFixed(2)} | ${meteredUs.toFixed(2)} | ${(((meteredUs - plainUs) / meteredUs) * 100).toFixed(0)} % |`,
   );
 }
+console.log(
+  `\n| checks executed per receive | ${Object.keys(SAMPLES).join(" | ")} |\n|---|${Object.keys(SAMPLES)
+    .map(() => "---|")
+    .join("")}\n${census.join("\n")}`,
+);
 console.log(`\n| component: text chunk | unmetered (µs) | metered (µs) | fuel's share |\n|---|---|---|---|\n${shares.join("\n")}`);
+
+/**
+ * `(loop (br_if 0 (local.tee 0 (i32.sub (local.get 0) (i32.const 1)))))`, metered, run to the end
+ * of a budget: units per ms, best of 5 (the loop is the one that burns fuel fastest per unit of
+ * real work, so a limit in ms turned into units at this rate stops it in about that time).
+ */
+function tightLoopRate(): number {
+  const type = [0x01, 0x05, 0x01, 0x60, 0x01, 0x7f, 0x00]; // (func (param i32))
+  const func = [0x03, 0x02, 0x01, 0x00];
+  const exp = [0x07, 0x08, 0x01, 0x04, ...new TextEncoder().encode("spin"), 0x00, 0x00];
+  const body = [0x00, 0x03, 0x40, 0x20, 0x00, 0x41, 0x01, 0x6b, 0x22, 0x00, 0x0d, 0x00, 0x0b, 0x0b];
+  const code = [0x0a, body.length + 2, 0x01, body.length, ...body];
+  const wasm = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...type, ...func, ...exp, ...code]);
+  const metered = instrumentFuel(wasm, { startFuel: 0n });
+  const ex = new WebAssembly.Instance(new WebAssembly.Module(metered.bytes as Uint8Array<ArrayBuffer>)).exports;
+  const spin = ex.spin as (n: number) => void;
+  const fuel = ex[FUEL_EXPORT] as WebAssembly.Global;
+  const budget = 500_000_000n;
+  let best = 0;
+  for (let round = 0; round < 6; round++) {
+    fuel.value = budget;
+    const t = performance.now();
+    try {
+      spin(-1); // ~4 G iterations: runs until the fuel is spent
+    } catch {}
+    const ms = performance.now() - t;
+    if (round > 0) best = Math.max(best, Number(budget - (fuel.value as bigint)) / ms);
+  }
+  return best;
+}
+console.log(`\ntight loop: ${(tightLoopRate() / 1e6).toFixed(1)} M units per ms (FUEL_PER_MS: thread-sandbox.ts)`);

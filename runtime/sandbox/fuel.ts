@@ -41,6 +41,11 @@ export interface FuelOptions {
   startFuel: bigint;
   /** Default `MAX_FUEL_CHECKS`. */
   maxChecks?: number;
+  /**
+   * For benchmarks: every check charges exactly 1 unit and nothing else is charged, so the fuel a
+   * call uses is the number of checks it executed. Not a sandbox: work is no longer priced.
+   */
+  census?: boolean;
 }
 
 export interface FuelModule {
@@ -79,8 +84,6 @@ const refuseType = (index: number, form: number): never => {
 
 /** Number of bytes of an unsigned LEB128. */
 const lebSize = (value: number) => (value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5);
-/** Number of bytes of a signed LEB128 of a non-negative value below 2^31. */
-const slebSize = (value: number) => (value < 0x40 ? 1 : value < 0x2000 ? 2 : value < 0x100000 ? 3 : value < 0x8000000 ? 4 : 5);
 
 /** Signed LEB128 for i64.const. */
 function encodeS64(value: bigint): number[] {
@@ -155,22 +158,26 @@ function globalsNameImport(bytes: Uint8Array, section: Section | undefined, impo
   return names;
 }
 
-/** The output's writer: one buffer, filled front to back. */
+/**
+ * The output's writer: one buffer, filled front to back. Without a buffer it only counts, so a
+ * body is sized by running the very code that writes it.
+ */
 class Out {
-  readonly bytes: Uint8Array;
+  readonly bytes: Uint8Array | null;
   pos = 0;
-  constructor(size: number) {
-    this.bytes = new Uint8Array(size);
+  constructor(size: number | null) {
+    this.bytes = size === null ? null : new Uint8Array(size);
   }
   byte(b: number): void {
-    this.bytes[this.pos++] = b;
+    if (this.bytes) this.bytes[this.pos] = b;
+    this.pos++;
   }
   u32(value: number): void {
     do {
       let b = value & 0x7f;
       value >>>= 7;
       if (value !== 0) b |= 0x80;
-      this.bytes[this.pos++] = b;
+      this.byte(b);
     } while (value !== 0);
   }
   /** Signed LEB128 of a non-negative value below 2^31. */
@@ -179,18 +186,18 @@ class Out {
       const b = value & 0x7f;
       value >>>= 7;
       if (value === 0 && (b & 0x40) === 0) {
-        this.bytes[this.pos++] = b;
+        this.byte(b);
         return;
       }
-      this.bytes[this.pos++] = b | 0x80;
+      this.byte(b | 0x80);
     }
   }
   copy(source: Uint8Array, start: number, end: number): void {
-    this.bytes.set(source.subarray(start, end), this.pos);
+    if (this.bytes) this.bytes.set(source.subarray(start, end), this.pos);
     this.pos += end - start;
   }
   all(source: ArrayLike<number>): void {
-    this.bytes.set(source, this.pos);
+    if (this.bytes) this.bytes.set(source, this.pos);
     this.pos += source.length;
   }
 }
@@ -275,7 +282,7 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     ...(start === null ? [] : [...name(START_EXPORT), 0x00, ...encodeU32(start)]),
   ];
 
-  // Code: weigh every body, then size the output.
+  // Code: weigh every body, then size each rewritten body by writing it without a buffer.
   const codeSection = byId(10);
   if (!codeSection) throw new FuelUnsupported("the module has no code section");
   const ctx = {
@@ -285,13 +292,7 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
   const plan = new FuelPlan(options.maxChecks ?? MAX_FUEL_CHECKS);
   const [bodyCount, firstBody] = readU32(bytes, codeSection.body);
   if (bodyCount !== definedTypes.length) throw new FuelUnsupported("function and code sections disagree");
-  const bodyStart = new Int32Array(bodyCount);
-  const bodyEnd = new Int32Array(bodyCount);
-  const bodySize = new Int32Array(bodyCount);
-  const shapes: BodyShape[] = [];
-  const planEnd = new Int32Array(bodyCount);
-  const f = lebSize(fuelGlobal);
-  const chargeSize = (cost: number) => 3 * (1 + f) + 1 + slebSize(cost) + 1 + 2 + 1 + 4;
+  const bodies: Body[] = [];
   let cpos = firstBody;
   for (let i = 0; i < bodyCount; i++) {
     const [size, start] = readU32(bytes, cpos);
@@ -299,24 +300,19 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     if (end > codeSection.end) throw new FuelUnsupported("truncated code section");
     const first = plan.at.length;
     const shape = weighBody(bytes, start, end, ctx, plan);
-    shapes.push(shape);
-    planEnd[i] = plan.at.length;
-    let grown = size;
-    const scratchIndex = paramsOf(imports + i) + shape.locals;
-    for (let k = first; k < plan.at.length; k++) {
-      const kind = plan.kind[k];
-      if (!emitted(kind)) continue;
-      grown += kind === CHARGE ? chargeSize(plan.cost[k]) : bulkSize(f, lebSize(scratchIndex), kind) + 1 + lebSize(interruptFunction);
-    }
-    if (shape.scratch) grown += lebSize(shape.groups + 1) - lebSize(shape.groups) + 2;
-    bodyStart[i] = start;
-    bodyEnd[i] = end;
-    bodySize[i] = grown;
+    bodies.push({ start, end, shape, first, last: plan.at.length, params: paramsOf(imports + i), size: 0 });
     cpos = end;
+  }
+  const emit = { bytes, plan, fuelGlobal, interruptFunction, census: options.census === true };
+  const measure = new Out(null);
+  for (const body of bodies) {
+    const from = measure.pos;
+    writeBody(measure, body, emit);
+    body.size = measure.pos - from;
   }
   const interruptBody = [0x02, 0x00, 0x0b]; // size, no locals, end
   let codeBody = lebSize(bodyCount + 1) + interruptBody.length;
-  for (let i = 0; i < bodyCount; i++) codeBody += lebSize(bodySize[i]) + bodySize[i];
+  for (const body of bodies) codeBody += lebSize(body.size) + body.size;
 
   // Sections in order: the global section added if there was none, the start section dropped.
   const replaced = new Map<number, ArrayLike<number>>([
@@ -351,6 +347,7 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
   }
 
   const out = new Out(total);
+
   out.copy(bytes, 0, 8);
   for (const s of order) {
     if (typeof s === "number") {
@@ -362,54 +359,86 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
       out.byte(10);
       out.u32(codeBody);
       out.u32(bodyCount + 1);
-      let k = 0;
-      for (let i = 0; i < bodyCount; i++) {
-        const shape = shapes[i];
-        const scratch = paramsOf(imports + i) + shape.locals;
-        const bodyAt = out.pos;
-        out.u32(bodySize[i]);
-        const contentAt = out.pos;
-        let last = bodyStart[i];
-        if (shape.scratch) {
-          const afterCount = readU32(bytes, last)[1];
-          out.u32(shape.groups + 1);
-          out.copy(bytes, afterCount, shape.codeStart);
-          out.byte(1);
-          out.byte(0x7f);
-          last = shape.codeStart;
-        }
-        for (; k < planEnd[i]; k++) {
-          const kind = plan.kind[k];
-          if (!emitted(kind)) continue;
-          const at = plan.at[k];
-          out.copy(bytes, last, at);
-          last = at;
-          if (kind === CHARGE) writeCharge(out, fuelGlobal, plan.cost[k]);
-          else writeBulk(out, fuelGlobal, scratch, kind, interruptFunction);
-        }
-        out.copy(bytes, last, bodyEnd[i]);
-        if (out.pos - contentAt !== bodySize[i])
-          throw new Error(`fuel: body ${i} came out ${out.pos - contentAt - bodySize[i]} bytes off (at ${bodyAt})`);
+      for (const [i, body] of bodies.entries()) {
+        out.u32(body.size);
+        const at = out.pos;
+        writeBody(out, body, emit);
+        if (out.pos - at !== body.size) throw new Error(`fuel: body ${i} came out ${out.pos - at - body.size} bytes off`);
       }
       out.all(interruptBody);
     } else out.copy(bytes, s.start, s.end);
   }
   if (out.pos !== total) throw new Error(`fuel: output came out ${out.pos - total} bytes off`);
-  return { bytes: out.bytes, fuelGlobal, checks: plan.checks, deferredStart: start !== null };
+  return { bytes: out.bytes!, fuelGlobal, checks: plan.checks, deferredStart: start !== null };
+}
+
+/** One function body as weighed: where it is in the input and which of the plan's checks are its. */
+interface Body {
+  start: number;
+  end: number;
+  shape: BodyShape;
+  /** Its checks: `plan` entries [first, last). */
+  first: number;
+  last: number;
+  params: number;
+  /** Bytes of the rewritten body (without its size prefix). */
+  size: number;
+}
+
+interface Emit {
+  bytes: Uint8Array;
+  plan: FuelPlan;
+  fuelGlobal: number;
+  interruptFunction: number;
+  census: boolean;
+}
+
+/**
+ * Writes one body with its checks. Locals added after the guest's own: an i64 that carries the
+ * new fuel from the subtraction to the test (one `global.get` fewer per check), and an i32 for the
+ * length of a bulk operation.
+ */
+function writeBody(out: Out, body: Body, emit: Emit): void {
+  const { bytes, plan, fuelGlobal } = emit;
+  const { shape } = body;
+  let checks = 0;
+  for (let k = body.first; k < body.last; k++) if (emitted(plan.kind[k])) checks++;
+  const added = (checks > 0 ? 1 : 0) + (shape.scratch ? 1 : 0);
+  const fuelLocal = body.params + shape.locals;
+  const scratch = fuelLocal + 1;
+  let last = body.start;
+  if (added > 0) {
+    const afterCount = readU32(bytes, last)[1];
+    out.u32(shape.groups + added);
+    out.copy(bytes, afterCount, shape.codeStart);
+    out.all([1, 0x7e]);
+    if (shape.scratch) out.all([1, 0x7f]);
+    last = shape.codeStart;
+  }
+  for (let k = body.first; k < body.last; k++) {
+    const kind = plan.kind[k];
+    if (!emitted(kind)) continue;
+    const at = plan.at[k];
+    out.copy(bytes, last, at);
+    last = at;
+    if (kind === CHARGE || emit.census) writeCharge(out, fuelGlobal, fuelLocal, emit.census ? 1 : plan.cost[k]);
+    else writeBulk(out, fuelGlobal, fuelLocal, scratch, kind, emit.interruptFunction);
+  }
+  out.copy(bytes, last, body.end);
 }
 
 /** fuel -= cost; if (fuel < 0) unreachable */
-function writeCharge(out: Out, fuel: number, cost: number): void {
+function writeCharge(out: Out, fuel: number, local: number, cost: number): void {
   out.byte(0x23);
   out.u32(fuel);
   out.byte(0x42);
   out.s32(cost);
   out.byte(0x7d); // i64.sub
-  writeStoreAndTest(out, fuel);
+  writeStoreAndTest(out, fuel, local);
 }
 
 /** Before a bulk operation (its length on top of the stack): fuel -= length << shift; if (fuel < 0) unreachable; call the interrupt point */
-function writeBulk(out: Out, fuel: number, scratch: number, kind: number, interrupt: number): void {
+function writeBulk(out: Out, fuel: number, local: number, scratch: number, kind: number, interrupt: number): void {
   out.byte(0x22); // local.tee: the length stays on the stack for the operation
   out.u32(scratch);
   out.byte(0x23);
@@ -424,16 +453,19 @@ function writeBulk(out: Out, fuel: number, scratch: number, kind: number, interr
     out.byte(0x86); // i64.shl
   }
   out.byte(0x7d); // i64.sub
-  writeStoreAndTest(out, fuel);
+  writeStoreAndTest(out, fuel, local);
   out.byte(0x10);
   out.u32(interrupt);
 }
 
-function writeStoreAndTest(out: Out, fuel: number): void {
+/** The new fuel (on the stack) stored, and tested through the local that keeps it. */
+function writeStoreAndTest(out: Out, fuel: number, local: number): void {
+  out.byte(0x22); // local.tee
+  out.u32(local);
   out.byte(0x24);
   out.u32(fuel);
-  out.byte(0x23);
-  out.u32(fuel);
+  out.byte(0x20);
+  out.u32(local);
   out.byte(0x42);
   out.byte(0x00);
   out.byte(0x53); // i64.lt_s
@@ -442,11 +474,3 @@ function writeStoreAndTest(out: Out, fuel: number): void {
   out.byte(0x00); // unreachable
   out.byte(0x0b);
 }
-
-function bulkSize(f: number, s: number, kind: number): number {
-  // tee, get fuel, get scratch, extend, [const shift, shl], sub, then store-and-test
-  const shift = kind === BULK_TABLE ? TABLE_ELEMENT_SHIFT : MEMORY_BYTE_SHIFT;
-  return 1 + s + 1 + f + 1 + s + 1 + (shift > 0 ? 1 + slebSize(shift) + 1 : 0) + 1 + storeAndTestSize(f);
-}
-
-const storeAndTestSize = (f: number) => 1 + f + 1 + f + 2 + 1 + 4;
