@@ -5,6 +5,8 @@
  * Then µs per `receive` of a text chunk (the host's allocation and copy included), metered and
  * unmetered: every guest of every component given runs in each round, in turn, so load hits them
  * alike; the median and the best round of each (load only slows rounds), and fuel's share.
+ * Also counted: the checks one `receive` executes (the pass's census mode), and the units a tight
+ * loop burns per millisecond (what `FUEL_PER_MS` in thread-sandbox.ts stands for).
  * `node dist/bench/guest-fuel.js a.wasm [b.wasm …]` (components of the `proxy` world, UTF-16).
  */
 import { mkdtempSync } from "node:fs";
@@ -110,9 +112,11 @@ console.log(`| component | ${kinds.join(" | ")} |\n|---|${kinds.map(() => "---|"
 const files = process.argv.slice(2);
 const runs: (() => void)[] = [];
 const chunk = SAMPLES["text chunk"];
-for (const file of files) {
-  const component = await loadComponent(file, { cacheDir });
-  const metered = instrumentFuel(component.coreBytes, { startFuel: FUEL });
+const census: string[] = [];
+
+/** The component's core module metered (or counted, `censusMode`), instantiated, started and configured. */
+function meteredGuest(core: Uint8Array, censusMode: boolean): Guest {
+  const metered = instrumentFuel(core, { startFuel: FUEL, census: censusMode });
   let meteredMemory: WebAssembly.Memory | null = null;
   const instance = new WebAssembly.Instance(new WebAssembly.Module(metered.bytes as Uint8Array<ArrayBuffer>), {
     [CHANNEL_IMPORT]: { send: sent(() => meteredMemory as WebAssembly.Memory) },
@@ -127,6 +131,14 @@ for (const file of files) {
   meteredMemory = guest.memory;
   (ex[START_EXPORT] as (() => void) | undefined)?.(); // the deferred start function
   fuelOf(guest, CONFIGURE);
+  return guest;
+}
+
+for (const file of files) {
+  const component = await loadComponent(file, { cacheDir });
+  const guest = meteredGuest(component.coreBytes, false);
+  const counted = meteredGuest(component.coreBytes, true);
+  census.push(`| ${file} | ${[...Object.values(SAMPLES).map((text) => fuelOf(counted, text)), fuelOfResponse(counted)].join(" | ")} |`);
   const units = [...Object.values(SAMPLES).map((text) => fuelOf(guest, text)), fuelOfResponse(guest)];
   console.log(`| ${file} | ${units.join(" | ")} |`);
   const plainEx = new WebAssembly.Instance(new WebAssembly.Module(component.coreBytes as Uint8Array<ArrayBuffer>), {
@@ -157,3 +169,35 @@ console.log(
   "\n| component: text chunk | unmetered, median (µs) | metered, median (µs) | best rounds (µs) | fuel's share |\n" +
     `|---|---|---|---|---|\n${rows.join("\n")}`,
 );
+console.log(`\n| checks executed per receive | ${kinds.join(" | ")} |\n|---|${kinds.map(() => "---|").join("")}\n${census.join("\n")}`);
+
+/**
+ * `(loop (br_if 0 (local.tee 0 (i32.sub (local.get 0) (i32.const 1)))))`, metered, run to the end
+ * of a budget: units per ms of CPU, best of 12 (the loop is the one that burns fuel fastest per
+ * unit of real work, so a limit in ms turned into units at this rate stops it in about that time).
+ */
+function tightLoopRate(): number {
+  const type = [0x01, 0x05, 0x01, 0x60, 0x01, 0x7f, 0x00]; // (func (param i32))
+  const func = [0x03, 0x02, 0x01, 0x00];
+  const exp = [0x07, 0x08, 0x01, 0x04, ...new TextEncoder().encode("spin"), 0x00, 0x00];
+  const body = [0x00, 0x03, 0x40, 0x20, 0x00, 0x41, 0x01, 0x6b, 0x22, 0x00, 0x0d, 0x00, 0x0b, 0x0b];
+  const code = [0x0a, body.length + 2, 0x01, body.length, ...body];
+  const wasm = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...type, ...func, ...exp, ...code]);
+  const metered = instrumentFuel(wasm, { startFuel: 0n });
+  const ex = new WebAssembly.Instance(new WebAssembly.Module(metered.bytes as Uint8Array<ArrayBuffer>)).exports;
+  const spin = ex.spin as (n: number) => void;
+  const fuel = ex[FUEL_EXPORT] as WebAssembly.Global;
+  const budget = 500_000_000n;
+  let best = 0;
+  for (let round = 0; round < 13; round++) {
+    fuel.value = budget;
+    const cpu = process.cpuUsage();
+    try {
+      spin(-1); // ~4 G iterations: runs until the fuel is spent
+    } catch {}
+    const { user, system } = process.cpuUsage(cpu);
+    if (round > 0) best = Math.max(best, Number(budget - (fuel.value as bigint)) / ((user + system) / 1000));
+  }
+  return best;
+}
+console.log(`\ntight loop: ${(tightLoopRate() / 1e6).toFixed(1)} M units per ms of CPU (FUEL_PER_MS: thread-sandbox.ts)`);

@@ -7,7 +7,7 @@ import { proxyWasm, ROOT } from "../../test/helpers/paths.js";
 import { CanonicalHost } from "./canonical-host.js";
 import { loadComponentBytes } from "./component-loader.js";
 import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isOutOfFuel, START_EXPORT } from "./fuel.js";
-import { CALL_FUEL, HOST_CALL_FUEL } from "./fuel-weigh.js";
+import { CALL_FUEL, CHECK_FUEL, HOST_CALL_FUEL, PRECHARGED_CALL_TREE } from "./fuel-weigh.js";
 import { WallClockExceeded, withinWallClock } from "./wall-clock.js";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-fuel-"));
@@ -15,7 +15,7 @@ const cacheDir = mkdtempSync(join(tmpdir(), "cordon-fuel-"));
 interface Metered {
   exports: Record<string, (...args: number[]) => unknown>;
   fuel: WebAssembly.Global;
-  /** Sets the fuel, runs `name`, returns the fuel used and the error it threw (null if none). */
+  /** Sets the fuel, runs `name` (under the wall-clock backstop), returns the fuel used and the error it threw (null if none). */
   run(name: string, fuel: bigint, ...args: number[]): { used: bigint; error: unknown };
 }
 
@@ -31,7 +31,8 @@ async function meter(wat: string, imports: WebAssembly.Imports = {}, maxChecks?:
       global.value = budget;
       let error: unknown = null;
       try {
-        exports[name](...args);
+        // A pass too lax lets a guest run on: the backstop turns that into a failure, not a hang.
+        withinWallClock(() => exports[name](...args), 20_000);
       } catch (e) {
         error = e;
       }
@@ -200,6 +201,140 @@ describe("instrumentFuel: fuel charges work, not instructions", () => {
       expect(outOfFuel(m, m.run(name, BUDGET, 10_000))).toBe(true);
     }
     expect(calls).toBeLessThan(2 * 2_100);
+  });
+});
+
+describe("instrumentFuel: fewer checks, no unmetered path", () => {
+  /** A countdown loop around `body`, `$n` times (`$n` is the export's first parameter). */
+  const loop = (body: string) => `(loop $l ${body} (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))`;
+
+  // Recursion through functions only ever called directly, so none is checked for being exported
+  // or in a table: each cycle must still keep one entry check, whichever member the walk meets first.
+  const cycles = {
+    "self-recursion": `(func $a (call $a)) (func (export "run") (call $a))`,
+    "mutual recursion, entered at the first": `(func $a (call $b)) (func $b (call $a)) (func (export "run") (call $a))`,
+    "mutual recursion, entered at the second": `(func $a (call $b)) (func $b (call $a)) (func (export "run") (call $b))`,
+    "a 4-cycle with a branch out of it": `(func $a (call $b)) (func $b (call $leaf) (call $c)) (func $c (call $d))
+      (func $d (call $a)) (func $leaf) (func (export "run") (call $c))`,
+    "two cycles sharing a function": `(func $a (call $b) (call $c)) (func $b (call $a)) (func $c (call $a)) (func (export "run") (call $b))`,
+    "a tail-call cycle": `(func $a (return_call $b)) (func $b (return_call $a)) (func (export "run") (call $a))`,
+  };
+  it.each(Object.entries(cycles))("%s runs out of fuel, not out of stack", async (_, funcs) => {
+    const m = await meter(`(module ${funcs})`);
+    const run = m.run("run", 100_000n);
+    expect(outOfFuel(m, run)).toBe(true);
+  });
+
+  it("recursion through a table runs out of fuel, also through a function that looks like a small leaf with a call", async () => {
+    const m = await meter(`(module (type $v (func)) (table 2 funcref) (elem (i32.const 0) $a $b)
+      (func $a (call_indirect (type $v) (i32.const 0)))
+      (func $b (call $c)) (func $c (call_indirect (type $v) (i32.const 1)))
+      (func (export "direct") (call $a)) (func (export "through") (call_indirect (type $v) (i32.const 1))))`);
+    expect(outOfFuel(m, m.run("direct", 100_000n))).toBe(true);
+    expect(outOfFuel(m, m.run("through", 100_000n))).toBe(true);
+  });
+
+  it("a doubling call tree too large to charge at its call sites is checked (2^26 calls do not fit 1 M units)", async () => {
+    const levels = 26;
+    const funcs = Array.from({ length: levels }, (_, i) => `(func $f${i} (call $f${i + 1}) (call $f${i + 1}))`).join(" ");
+    const m = await meter(`(module (global $leaves (mut i32) (i32.const 0))
+      ${funcs} (func $f${levels} (global.set $leaves (i32.add (global.get $leaves) (i32.const 1))))
+      (func (export "run") (call $f0)) (func (export "leaves") (result i32) (global.get $leaves)))`);
+    expect(outOfFuel(m, m.run("run", 1_000_000n))).toBe(true);
+    expect(m.exports.leaves()).toBeLessThan(1_000_000 / CALL_FUEL);
+  });
+
+  it("a function its callers pay for is charged its whole call tree at each call", async () => {
+    // $inner (small leaf) and $outer (calls it twice) are entered only by calls: no check of their own.
+    const m = await meter(`(module (global $g (mut i32) (i32.const 0))
+      (func $inner (global.set $g (i32.add (global.get $g) (i32.const 1))))
+      (func $outer (call $inner) (call $inner) (global.set $g (i32.mul (global.get $g) (i32.const 3))))
+      (func (export "run") (param $n i32) ${loop("(call $outer)")}))`);
+    const one = m.run("run", BUDGET, 1).used;
+    const thousand = m.run("run", BUDGET, 1001).used;
+    // Each iteration: the call of $outer, its body, and its two calls of $inner.
+    expect(thousand - one).toBeGreaterThanOrEqual(1000n * BigInt(3 * CALL_FUEL + 6));
+    expect(thousand - one).toBeLessThan(1000n * BigInt(PRECHARGED_CALL_TREE + 2 * CHECK_FUEL + 3 * CALL_FUEL));
+  });
+
+  it("an unchecked callee's own loop still stops (its entry is paid by the caller, its loop checks itself)", async () => {
+    const m = await meter(`(module (func $spin (loop $l (br $l))) (func (export "run") (call $spin)))`);
+    expect(outOfFuel(m, m.run("run", 100_000n))).toBe(true);
+  });
+
+  it("a loop counting its fuel in a local stops within its budget and one iteration", async () => {
+    const m = await meter(`(module (global $i (mut i32) (i32.const 0))
+      (func (export "run") (loop $l (global.set $i (i32.add (global.get $i) (i32.const 1))) (br $l)))
+      (func (export "iterations") (result i32) (global.get $i)))`);
+    const budget = 1_000_000n;
+    expect(outOfFuel(m, m.run("run", budget))).toBe(true);
+    expect(m.fuel.value as bigint).toBeGreaterThan(-BigInt(CHECK_FUEL + 10)); // overshoot: the failing check's charge
+    expect(m.exports.iterations()).toBeLessThanOrEqual(Number(budget) / CHECK_FUEL);
+  });
+
+  // A function with a loop keeps its fuel in a local: every way out must write it back.
+  const exits = {
+    "its final end": '(func (export "run") (param $n i32) @LOOP) ',
+    return: '(func (export "run") (param $n i32) @LOOP (return)) ',
+    "a branch to its label": '(func (export "run") (param $n i32) @LOOP (br 0)) ',
+    "a br_if to its label": '(func (export "run") (param $n i32) @LOOP (br_if 0 (i32.const 1)) (unreachable)) ',
+    "a br_table to its label": '(func (export "run") (param $n i32) (block $b @LOOP (br_table $b 1 (i32.const 1))) (unreachable)) ',
+    "a tail call": '(func (export "run") (param $n i32) @LOOP (return_call $after)) ',
+  };
+  it.each(Object.entries(exits))("a loop's charges reach the global when the function leaves by %s", async (_, func) => {
+    const m = await meter(`(module (func $after) ${func.replace("@LOOP", loop("(nop)"))})`);
+    const { used, error } = m.run("run", BUDGET, 1000);
+    expect(error).toBeNull();
+    expect(used).toBeGreaterThanOrEqual(1000n * BigInt(CHECK_FUEL));
+  });
+
+  it("a loop calling the host sees what the host charged: its local is read back after every call", async () => {
+    let m: Metered | null = null;
+    let calls = 0;
+    const charge = () => {
+      calls++;
+      m!.fuel.value = (m!.fuel.value as bigint) - 1_000_000n; // as a host import charging by length does
+    };
+    m = await meter(`(module (import "env" "charge" (func $charge)) (func (export "run") (param $n i32) ${loop("(call $charge)")}))`, {
+      env: { charge },
+    });
+    const run = m.run("run", 10_000_000n, 1000);
+    expect(outOfFuel(m, run)).toBe(true);
+    expect(calls).toBeLessThanOrEqual(10);
+  });
+
+  it("a loop calling a checked function charges the global for both: neither overwrites the other", async () => {
+    const m = await meter(`(module (func $checked (param $k i32) (loop $l (br_if $l (local.tee $k (i32.sub (local.get $k) (i32.const 1))))))
+      (func (export "run") (param $n i32) ${loop("(call $checked (i32.const 100))")}))`);
+    const { used, error } = m.run("run", BUDGET, 100);
+    expect(error).toBeNull();
+    expect(used).toBeGreaterThanOrEqual(100n * 100n * BigInt(CHECK_FUEL)); // the callee's loops, counted
+    expect(outOfFuel(m, m.run("run", BUDGET, 100_000))).toBe(true);
+  });
+
+  it("a re-entrant call from the host inside a loop is charged, and the loop goes on from what it left", async () => {
+    let m: Metered | null = null;
+    m = await meter(
+      `(module (import "env" "back" (func $back)) (func (export "inner") (loop $l (br_if $l (i32.const 0))))
+      (func $spin (param $k i32) (loop $l (br_if $l (local.tee $k (i32.sub (local.get $k) (i32.const 1))))))
+      (func (export "heavy") (call $spin (i32.const 10000)))
+      (func (export "run") (param $n i32) ${loop("(call $back)")}))`,
+      { env: { back: () => (m!.exports.heavy as () => void)() } },
+    );
+    const { used, error } = m.run("run", BUDGET, 10);
+    expect(error).toBeNull();
+    expect(used).toBeGreaterThanOrEqual(10n * 10_000n * BigInt(CHECK_FUEL));
+    expect(outOfFuel(m, m.run("run", BUDGET, 1000))).toBe(true);
+  });
+
+  it("census mode counts the checks executed", async () => {
+    const wat = `(module (func $leaf) (func (export "run") (param $n i32) ${loop("(call $leaf)")}))`;
+    const fuel = instrumentFuel(await parse(wat), { startFuel: 0n, census: true });
+    const exports = new WebAssembly.Instance(new WebAssembly.Module(fuel.bytes as Uint8Array<ArrayBuffer>)).exports;
+    const global = exports[FUEL_EXPORT] as WebAssembly.Global;
+    global.value = 1000n;
+    (exports.run as (n: number) => void)(7);
+    expect(global.value).toBe(1000n - 8n); // the entry, and 7 loop iterations
   });
 });
 

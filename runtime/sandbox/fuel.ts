@@ -12,6 +12,37 @@
  * of the start section and exported as `cordon:start`, so the host sets the start budget first
  * and runs it as any other metered call.
  *
+ * Where the fuel lives while a function runs: in the global, or — in a function with a loop — in
+ * a local of its own, read from the global at entry and written back wherever anything else could
+ * read or write the fuel (`writeBody`), so a loop iteration costs a subtract and a test on a
+ * register. Checks run where `fuel-weigh.ts` puts them: at the entry of a function that some
+ * caller does not pay for, at every loop header, before every bulk operation.
+ *
+ * Why a guest cannot run unbounded work with fuel left (the soundness argument):
+ * 1. Every charge is paid before the work it covers (a check at the top of a straight-line region
+ *    charges the whole region, including branches not taken), so fuel reaches zero no later than
+ *    one check's charge past the budget: the overshoot is the failing check's own charge, and a
+ *    region's charge is bounded by its size (plus `PRECHARGED_CALL_TREE` per direct call in it).
+ * 2. Unbounded work needs a back edge or a call cycle. Every loop header has a check that charges
+ *    at least `CHECK_FUEL`, every iteration. Every cycle in the direct-call graph contains a
+ *    function that keeps its entry check (`settleEntries`); a function reachable other than by a
+ *    direct call (exported, in a table, `ref.func`, named by a global, the start function) keeps
+ *    its entry check unless it is a small leaf (no loop, no call), so recursion through
+ *    `call_indirect`, the host or a tail call also passes a check every round. Each call site also
+ *    charges `CALL_FUEL` (or `HOST_CALL_FUEL`) in its caller.
+ * 3. A function without an entry check is paid for at every direct call of it: its entry region
+ *    and those of the unchecked functions it calls, transitively (an acyclic tree, by 2), are
+ *    added to the charge of the check covering the call. Its own loops and checked callees check
+ *    themselves.
+ * 4. Bulk memory and table operations are charged by their length operand just before they run.
+ * 5. A local copy of the fuel never loses a charge: within an activation the local is the fuel;
+ *    it is written to the global before every exit (`return`, a branch to the function's label,
+ *    the final `end`, a tail call), before every call that may touch the fuel (a checked callee or
+ *    one that calls such, an import — the host charges by length there —, `call_indirect`) and on
+ *    the way to the trap, and read back after every such call. A callee that touches no fuel (no
+ *    check, no such call) cannot see a stale global. A guest trap of its own leaves the global at
+ *    or above the true fuel, which is then ≥ 0, so it is not mistaken for running out.
+ *
  * Interruptible: each bulk charge ends with a call of an added empty function. V8 puts no
  * interrupt check in a loop whose body calls a bulk operation, so without that call such a loop
  * ignores TerminateExecution — the wall-clock backstop — for minutes (measured: 90–120 s); a
@@ -25,7 +56,21 @@
  * `module-caps.ts` in `wasm-binary.ts`; this file reassembles the module.
  */
 import { FuelUnsupported, skipInstruction, skipLeb } from "./fuel-decode.js";
-import { type BodyShape, BULK_TABLE, CHARGE, emitted, FuelPlan, MEMORY_BYTE_SHIFT, TABLE_ELEMENT_SHIFT, weighBody } from "./fuel-weigh.js";
+import {
+  type BodyShape,
+  BULK_TABLE,
+  CALL,
+  CALL_OUT,
+  CHARGE,
+  DROPPED,
+  EXIT,
+  FuelPlan,
+  isCheck,
+  MEMORY_BYTE_SHIFT,
+  settleEntries,
+  TABLE_ELEMENT_SHIFT,
+  weighBody,
+} from "./fuel-weigh.js";
 import { BinaryError, encodeU32, functionImports, functionTypes, readU32, type Section, sections } from "./wasm-binary.js";
 
 export { FuelUnsupported } from "./fuel-decode.js";
@@ -41,6 +86,11 @@ export interface FuelOptions {
   startFuel: bigint;
   /** Default `MAX_FUEL_CHECKS`. */
   maxChecks?: number;
+  /**
+   * For benchmarks: every check charges exactly 1 unit and nothing else is charged, so the fuel a
+   * call uses is the number of checks it executed. Not a sandbox: work is no longer priced.
+   */
+  census?: boolean;
 }
 
 export interface FuelModule {
@@ -79,8 +129,6 @@ const refuseType = (index: number, form: number): never => {
 
 /** Number of bytes of an unsigned LEB128. */
 const lebSize = (value: number) => (value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5);
-/** Number of bytes of a signed LEB128 of a non-negative value below 2^31. */
-const slebSize = (value: number) => (value < 0x40 ? 1 : value < 0x2000 ? 2 : value < 0x100000 ? 3 : value < 0x8000000 ? 4 : 5);
 
 /** Signed LEB128 for i64.const. */
 function encodeS64(value: bigint): number[] {
@@ -97,20 +145,23 @@ function encodeS64(value: bigint): number[] {
 const utf8 = (s: string) => new TextEncoder().encode(s);
 const name = (s: string) => [...encodeU32(utf8(s).length), ...utf8(s)];
 
-/** Whether a constant expression (or a vector of function indices) names an imported function. */
-function exprNamesImport(bytes: Uint8Array, pos: number, end: number, imports: number): [boolean, number] {
-  let names = false;
+/** Marks in `escapes` each function a constant expression names (`ref.func`); returns the position after its `end`. */
+function markExpr(bytes: Uint8Array, pos: number, end: number, escapes: Uint8Array | null): number {
   while (bytes[pos] !== 0x0b) {
-    if (bytes[pos] === 0xd2 && readU32(bytes, pos + 1)[0] < imports) names = true;
+    if (escapes && bytes[pos] === 0xd2) mark(escapes, readU32(bytes, pos + 1)[0]);
     pos = skipInstruction(bytes, pos, end);
   }
-  return [names, pos + 1];
+  return pos + 1;
 }
 
-/** Whether an element segment puts an imported function in a table (or declares it for `ref.func`). */
-function elemsNameImport(bytes: Uint8Array, section: Section | undefined, imports: number): boolean {
-  if (!section || imports === 0) return false;
-  let names = false;
+function mark(escapes: Uint8Array, index: number): void {
+  if (index >= escapes.length) throw new FuelUnsupported(`function ${index} does not exist`);
+  escapes[index] = 1;
+}
+
+/** Marks each function an element segment puts in a table or declares for `ref.func`. */
+function markElems(bytes: Uint8Array, section: Section | undefined, escapes: Uint8Array): void {
+  if (!section) return;
   let [count, pos] = readU32(bytes, section.body);
   const end = section.end;
   for (; count > 0; count--) {
@@ -118,59 +169,51 @@ function elemsNameImport(bytes: Uint8Array, section: Section | undefined, import
     pos = p;
     if (flags > 7) throw new FuelUnsupported(`element segment of kind ${flags} is not supported`);
     if (flags === 2 || flags === 6) pos = skipLeb(bytes, pos, end); // table index
-    if (!(flags & 1)) {
-      const [n, q] = exprNamesImport(bytes, pos, end, imports); // offset
-      names ||= n;
-      pos = q;
-    }
+    if (!(flags & 1)) pos = markExpr(bytes, pos, end, null); // offset
     if (flags & 3) pos++; // elemkind or reftype
     let [items, q] = readU32(bytes, pos);
     pos = q;
     for (; items > 0; items--) {
-      if (flags & 4) {
-        const [n, r] = exprNamesImport(bytes, pos, end, imports);
-        names ||= n;
-        pos = r;
-      } else {
+      if (flags & 4) pos = markExpr(bytes, pos, end, escapes);
+      else {
         const [index, r] = readU32(bytes, pos);
-        names ||= index < imports;
+        mark(escapes, index);
         pos = r;
       }
     }
   }
-  return names;
 }
 
-/** Whether a global's initializer names an imported function. */
-function globalsNameImport(bytes: Uint8Array, section: Section | undefined, imports: number): boolean {
-  if (!section || imports === 0) return false;
+/** Marks each function a global's initializer names. */
+function markGlobals(bytes: Uint8Array, section: Section | undefined, escapes: Uint8Array): void {
+  if (!section) return;
   let [count, pos] = readU32(bytes, section.body);
-  let names = false;
   for (; count > 0; count--) {
     pos += 2; // value type (number or funcref/externref: one byte, else refused by the decoder) and mutability
-    const [n, q] = exprNamesImport(bytes, pos, section.end, imports);
-    names ||= n;
-    pos = q;
+    pos = markExpr(bytes, pos, section.end, escapes);
   }
-  return names;
 }
 
-/** The output's writer: one buffer, filled front to back. */
+/**
+ * The output's writer: one buffer, filled front to back. Without a buffer it only counts, so a
+ * body is sized by running the very code that writes it.
+ */
 class Out {
-  readonly bytes: Uint8Array;
+  readonly bytes: Uint8Array | null;
   pos = 0;
-  constructor(size: number) {
-    this.bytes = new Uint8Array(size);
+  constructor(size: number | null) {
+    this.bytes = size === null ? null : new Uint8Array(size);
   }
   byte(b: number): void {
-    this.bytes[this.pos++] = b;
+    if (this.bytes) this.bytes[this.pos] = b;
+    this.pos++;
   }
   u32(value: number): void {
     do {
       let b = value & 0x7f;
       value >>>= 7;
       if (value !== 0) b |= 0x80;
-      this.bytes[this.pos++] = b;
+      this.byte(b);
     } while (value !== 0);
   }
   /** Signed LEB128 of a non-negative value below 2^31. */
@@ -179,18 +222,18 @@ class Out {
       const b = value & 0x7f;
       value >>>= 7;
       if (value === 0 && (b & 0x40) === 0) {
-        this.bytes[this.pos++] = b;
+        this.byte(b);
         return;
       }
-      this.bytes[this.pos++] = b | 0x80;
+      this.byte(b | 0x80);
     }
   }
   copy(source: Uint8Array, start: number, end: number): void {
-    this.bytes.set(source.subarray(start, end), this.pos);
+    if (this.bytes) this.bytes.set(source.subarray(start, end), this.pos);
     this.pos += end - start;
   }
   all(source: ArrayLike<number>): void {
-    this.bytes.set(source, this.pos);
+    if (this.bytes) this.bytes.set(source, this.pos);
     this.pos += source.length;
   }
 }
@@ -254,7 +297,9 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
   // Exports: the fuel global and the start function added.
   const exportSection = byId(7);
   const [exportCount, exportsStart] = exportSection ? readU32(bytes, exportSection.body) : [0, 0];
-  let importExported = false;
+  // Functions that can be entered other than by a direct call: exported, in a table or declared
+  // for `ref.func` (code can name no other), named by a global, or the start function.
+  const escapes = new Uint8Array(imports + definedTypes.length);
   if (exportSection) {
     let pos = exportsStart;
     for (let n = exportCount; n > 0; n--) {
@@ -262,10 +307,13 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
       const field = new TextDecoder().decode(bytes.subarray(p, p + len));
       if (field === FUEL_EXPORT || field === START_EXPORT) throw new FuelUnsupported(`the module already exports ${field}`);
       const [index, after] = readU32(bytes, p + len + 1);
-      if (bytes[p + len] === 0x00 && index < imports) importExported = true;
+      if (bytes[p + len] === 0x00) mark(escapes, index);
       pos = after;
     }
   }
+  markElems(bytes, byId(9), escapes);
+  markGlobals(bytes, globalSection, escapes);
+  if (start !== null) mark(escapes, start);
   const exports = [
     ...encodeU32(exportCount + 1 + (start === null ? 0 : 1)),
     ...(exportSection ? bytes.subarray(exportsStart, exportSection.end) : []),
@@ -275,23 +323,15 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     ...(start === null ? [] : [...name(START_EXPORT), 0x00, ...encodeU32(start)]),
   ];
 
-  // Code: weigh every body, then size the output.
+  // Code: weigh every body, then size each rewritten body by writing it without a buffer.
   const codeSection = byId(10);
   if (!codeSection) throw new FuelUnsupported("the module has no code section");
-  const ctx = {
-    importedFunctions: imports,
-    importsIndirect: importExported || elemsNameImport(bytes, byId(9), imports) || globalsNameImport(bytes, globalSection, imports),
-  };
+  const ctx = { importedFunctions: imports, importsIndirect: escapes.subarray(0, imports).includes(1) };
   const plan = new FuelPlan(options.maxChecks ?? MAX_FUEL_CHECKS);
   const [bodyCount, firstBody] = readU32(bytes, codeSection.body);
   if (bodyCount !== definedTypes.length) throw new FuelUnsupported("function and code sections disagree");
-  const bodyStart = new Int32Array(bodyCount);
-  const bodyEnd = new Int32Array(bodyCount);
-  const bodySize = new Int32Array(bodyCount);
+  const bodies: Body[] = [];
   const shapes: BodyShape[] = [];
-  const planEnd = new Int32Array(bodyCount);
-  const f = lebSize(fuelGlobal);
-  const chargeSize = (cost: number) => 3 * (1 + f) + 1 + slebSize(cost) + 1 + 2 + 1 + 4;
   let cpos = firstBody;
   for (let i = 0; i < bodyCount; i++) {
     const [size, start] = readU32(bytes, cpos);
@@ -300,23 +340,20 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     const first = plan.at.length;
     const shape = weighBody(bytes, start, end, ctx, plan);
     shapes.push(shape);
-    planEnd[i] = plan.at.length;
-    let grown = size;
-    const scratchIndex = paramsOf(imports + i) + shape.locals;
-    for (let k = first; k < plan.at.length; k++) {
-      const kind = plan.kind[k];
-      if (!emitted(kind)) continue;
-      grown += kind === CHARGE ? chargeSize(plan.cost[k]) : bulkSize(f, lebSize(scratchIndex), kind) + 1 + lebSize(interruptFunction);
-    }
-    if (shape.scratch) grown += lebSize(shape.groups + 1) - lebSize(shape.groups) + 2;
-    bodyStart[i] = start;
-    bodyEnd[i] = end;
-    bodySize[i] = grown;
+    bodies.push({ start, end, shape, first, last: plan.at.length, params: paramsOf(imports + i), size: 0 });
     cpos = end;
+  }
+  settleEntries(plan, shapes, escapes, imports);
+  const emit = { bytes, plan, fuelGlobal, interruptFunction, shapes, census: options.census === true };
+  const measure = new Out(null);
+  for (const body of bodies) {
+    const from = measure.pos;
+    writeBody(measure, body, emit);
+    body.size = measure.pos - from;
   }
   const interruptBody = [0x02, 0x00, 0x0b]; // size, no locals, end
   let codeBody = lebSize(bodyCount + 1) + interruptBody.length;
-  for (let i = 0; i < bodyCount; i++) codeBody += lebSize(bodySize[i]) + bodySize[i];
+  for (const body of bodies) codeBody += lebSize(body.size) + body.size;
 
   // Sections in order: the global section added if there was none, the start section dropped.
   const replaced = new Map<number, ArrayLike<number>>([
@@ -351,6 +388,7 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
   }
 
   const out = new Out(total);
+
   out.copy(bytes, 0, 8);
   for (const s of order) {
     if (typeof s === "number") {
@@ -362,58 +400,166 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
       out.byte(10);
       out.u32(codeBody);
       out.u32(bodyCount + 1);
-      let k = 0;
-      for (let i = 0; i < bodyCount; i++) {
-        const shape = shapes[i];
-        const scratch = paramsOf(imports + i) + shape.locals;
-        const bodyAt = out.pos;
-        out.u32(bodySize[i]);
-        const contentAt = out.pos;
-        let last = bodyStart[i];
-        if (shape.scratch) {
-          const afterCount = readU32(bytes, last)[1];
-          out.u32(shape.groups + 1);
-          out.copy(bytes, afterCount, shape.codeStart);
-          out.byte(1);
-          out.byte(0x7f);
-          last = shape.codeStart;
-        }
-        for (; k < planEnd[i]; k++) {
-          const kind = plan.kind[k];
-          if (!emitted(kind)) continue;
-          const at = plan.at[k];
-          out.copy(bytes, last, at);
-          last = at;
-          if (kind === CHARGE) writeCharge(out, fuelGlobal, plan.cost[k]);
-          else writeBulk(out, fuelGlobal, scratch, kind, interruptFunction);
-        }
-        out.copy(bytes, last, bodyEnd[i]);
-        if (out.pos - contentAt !== bodySize[i])
-          throw new Error(`fuel: body ${i} came out ${out.pos - contentAt - bodySize[i]} bytes off (at ${bodyAt})`);
+      for (const [i, body] of bodies.entries()) {
+        out.u32(body.size);
+        const at = out.pos;
+        writeBody(out, body, emit);
+        if (out.pos - at !== body.size) throw new Error(`fuel: body ${i} came out ${out.pos - at - body.size} bytes off`);
       }
       out.all(interruptBody);
     } else out.copy(bytes, s.start, s.end);
   }
   if (out.pos !== total) throw new Error(`fuel: output came out ${out.pos - total} bytes off`);
-  return { bytes: out.bytes, fuelGlobal, checks: plan.checks, deferredStart: start !== null };
+  return { bytes: out.bytes!, fuelGlobal, checks: plan.checks, deferredStart: start !== null };
 }
 
-/** fuel -= cost; if (fuel < 0) unreachable */
-function writeCharge(out: Out, fuel: number, cost: number): void {
-  out.byte(0x23);
-  out.u32(fuel);
+/** One function body as weighed: where it is in the input and which of the plan's checks are its. */
+interface Body {
+  start: number;
+  end: number;
+  shape: BodyShape;
+  /** Its checks: `plan` entries [first, last). */
+  first: number;
+  last: number;
+  params: number;
+  /** Bytes of the rewritten body (without its size prefix). */
+  size: number;
+}
+
+interface Emit {
+  bytes: Uint8Array;
+  plan: FuelPlan;
+  fuelGlobal: number;
+  interruptFunction: number;
+  shapes: BodyShape[];
+  census: boolean;
+}
+
+/**
+ * Writes one body with its checks. Locals added after the guest's own: an i64 for the fuel, and an
+ * i32 for the length of a bulk operation.
+ *
+ * A function with a loop keeps the fuel in its i64 local (`local` mode): it reads the global once
+ * at entry and its checks count down the local, so a loop iteration costs a subtract and a test on
+ * a register rather than a load and a store. The global is written back wherever anything else
+ * could read or write it: before every way out of the function (`return`, a branch to its label,
+ * its final `end`, a tail call), before a call of a function that touches the fuel (a checked one,
+ * one calling such, an import, a call through a table), and on the way to `unreachable` when a
+ * check fails; it is read back after such a call (the callee or the host charged it). Elsewhere
+ * the i64 only carries the new fuel from the subtraction to the test.
+ */
+function writeBody(out: Out, body: Body, emit: Emit): void {
+  const { bytes, plan, fuelGlobal: G, shapes } = emit;
+  const { shape } = body;
+  let checks = 0;
+  for (let k = body.first; k < body.last; k++) if (isCheck(plan.kind[k])) checks++;
+  const local = shape.loops;
+  const added = (checks > 0 || local ? 1 : 0) + (shape.scratch ? 1 : 0);
+  const L = body.params + shape.locals;
+  const scratch = L + 1;
+  let last = body.start;
+  if (added > 0) {
+    const afterCount = readU32(bytes, last)[1];
+    out.u32(shape.groups + added);
+    out.copy(bytes, afterCount, shape.codeStart);
+    out.all([1, 0x7e]);
+    if (shape.scratch) out.all([1, 0x7f]);
+    last = shape.codeStart;
+  }
+  for (let k = body.first; k < body.last; k++) {
+    const kind = plan.kind[k];
+    const at = plan.at[k];
+    const cost = emit.census ? 1 : plan.cost[k];
+    if (kind === CALL || kind === CALL_OUT) {
+      if (!local || (kind === CALL && !shapes[plan.callee[plan.aux[k]]].touches)) continue;
+      out.copy(bytes, last, at);
+      save(out, G, L);
+      out.copy(bytes, at, plan.cost[k]); // the call
+      out.byte(0x23); // global.get: what the callee left
+      out.u32(G);
+      out.byte(0x21); // local.set
+      out.u32(L);
+      last = plan.cost[k];
+      continue;
+    }
+    if (kind === EXIT) {
+      if (!local) continue;
+      out.copy(bytes, last, at);
+      last = at;
+      save(out, G, L);
+      continue;
+    }
+    out.copy(bytes, last, at);
+    last = at;
+    if (k === shape.entry) {
+      if (kind === DROPPED) {
+        if (local) {
+          out.byte(0x23);
+          out.u32(G);
+          out.byte(0x21);
+          out.u32(L);
+        }
+        continue;
+      }
+      out.byte(0x23); // the entry check reads the global in either mode
+      out.u32(G);
+      out.byte(0x42);
+      out.s32(cost);
+      out.byte(0x7d); // i64.sub
+      storeAndTest(out, G, L, local);
+    } else if (kind === CHARGE || emit.census) {
+      fuelNow(out, G, L, local);
+      out.byte(0x42);
+      out.s32(cost);
+      out.byte(0x7d); // i64.sub
+      storeAndTest(out, G, L, local);
+    } else if (kind !== DROPPED) writeBulk(out, G, L, local, scratch, kind, emit.interruptFunction);
+  }
+  out.copy(bytes, last, body.end);
+}
+
+/** Pushes the current fuel: the local in local mode, else the global. */
+function fuelNow(out: Out, G: number, L: number, local: boolean): void {
+  out.byte(local ? 0x20 : 0x23);
+  out.u32(local ? L : G);
+}
+
+/** global = local */
+function save(out: Out, G: number, L: number): void {
+  out.byte(0x20);
+  out.u32(L);
+  out.byte(0x24);
+  out.u32(G);
+}
+
+/**
+ * The new fuel (on the stack) kept, then tested: `if (fuel < 0) unreachable`. In local mode it
+ * goes to the local, and to the global only on the way to the trap (the host reads it there).
+ */
+function storeAndTest(out: Out, G: number, L: number, local: boolean): void {
+  out.byte(0x22); // local.tee
+  out.u32(L);
+  if (!local) {
+    out.byte(0x24);
+    out.u32(G);
+    out.byte(0x20);
+    out.u32(L);
+  }
   out.byte(0x42);
-  out.s32(cost);
-  out.byte(0x7d); // i64.sub
-  writeStoreAndTest(out, fuel);
+  out.byte(0x00);
+  out.byte(0x53); // i64.lt_s
+  out.byte(0x04);
+  out.byte(0x40);
+  if (local) save(out, G, L);
+  out.byte(0x00); // unreachable
+  out.byte(0x0b);
 }
 
 /** Before a bulk operation (its length on top of the stack): fuel -= length << shift; if (fuel < 0) unreachable; call the interrupt point */
-function writeBulk(out: Out, fuel: number, scratch: number, kind: number, interrupt: number): void {
+function writeBulk(out: Out, G: number, L: number, local: boolean, scratch: number, kind: number, interrupt: number): void {
   out.byte(0x22); // local.tee: the length stays on the stack for the operation
   out.u32(scratch);
-  out.byte(0x23);
-  out.u32(fuel);
+  fuelNow(out, G, L, local);
   out.byte(0x20);
   out.u32(scratch);
   out.byte(0xad); // i64.extend_i32_u
@@ -424,29 +570,7 @@ function writeBulk(out: Out, fuel: number, scratch: number, kind: number, interr
     out.byte(0x86); // i64.shl
   }
   out.byte(0x7d); // i64.sub
-  writeStoreAndTest(out, fuel);
+  storeAndTest(out, G, L, local);
   out.byte(0x10);
   out.u32(interrupt);
 }
-
-function writeStoreAndTest(out: Out, fuel: number): void {
-  out.byte(0x24);
-  out.u32(fuel);
-  out.byte(0x23);
-  out.u32(fuel);
-  out.byte(0x42);
-  out.byte(0x00);
-  out.byte(0x53); // i64.lt_s
-  out.byte(0x04);
-  out.byte(0x40);
-  out.byte(0x00); // unreachable
-  out.byte(0x0b);
-}
-
-function bulkSize(f: number, s: number, kind: number): number {
-  // tee, get fuel, get scratch, extend, [const shift, shl], sub, then store-and-test
-  const shift = kind === BULK_TABLE ? TABLE_ELEMENT_SHIFT : MEMORY_BYTE_SHIFT;
-  return 1 + s + 1 + f + 1 + s + 1 + (shift > 0 ? 1 + slebSize(shift) + 1 : 0) + 1 + storeAndTestSize(f);
-}
-
-const storeAndTestSize = (f: number) => 1 + f + 1 + f + 2 + 1 + 4;

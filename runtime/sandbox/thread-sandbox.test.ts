@@ -57,7 +57,7 @@ describe("ThreadSandbox", () => {
   });
 
   it("stops a guest that loops forever in receive with its fuel, reported as a timeout", async () => {
-    // Fuel for ~10 ms of work, long before the 2 s backstop.
+    // Fuel for ~8 ms of work (FUEL_PER_MS), long before the 2 s backstop.
     const s = await sandboxFor(await loopInReceive(), {}, { maxFuelPerDelivery: 50_000_000n });
     await s.started;
     const t = Date.now();
@@ -67,7 +67,7 @@ describe("ThreadSandbox", () => {
     expect(Date.now() - t).toBeLessThan(5_000);
     expect(s.failure()?.kind).toBe("timeout");
     expect(s.failure()?.message).toMatch(
-      /^receive used its fuel budget of 50000000 units on one message \(≈ 10 ms of work; it ran \d+ ms\)$/,
+      /^receive used its fuel budget of 50000000 units on one message \(≈ 8 ms of work; it ran \d+ ms\)$/,
     );
   });
 

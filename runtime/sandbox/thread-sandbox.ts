@@ -44,8 +44,16 @@ import { meterCached } from "./metered-cache.js";
 import { capModule } from "./module-caps.js";
 import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits, Tagged } from "./sandbox.js";
 
-/** Fuel units per millisecond of a limit (a tight wasm loop runs ~3–6 M/ms on the reference machine). */
-const FUEL_PER_MS = 5_000_000;
+/**
+ * Fuel units per millisecond of a limit. Measured as `bench/guest-fuel` does (a metered countdown
+ * loop run until its fuel is spent, CPU time, best of 12 runs; the previous pass's build run
+ * alternately with it, on the 2-core development machine): 34 M/ms before functions with a loop
+ * counted their fuel in a local, 41–42 M/ms since; a pass-through `receive` burns units at about
+ * the same rate (29 → 36 M/ms).
+ * Set at about 1/7 of that, the ratio it had before (5 M then), so fuel stops a guest well
+ * before the wall-clock backstop does.
+ */
+const FUEL_PER_MS = 6_000_000;
 /** Longest a drain runs before yielding to the event loop. */
 const SLICE_MS = 4;
 
