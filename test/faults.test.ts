@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { treeRssMiB } from "../bench/process-tree.js";
+import { FUEL_PER_MS } from "../runtime/sandbox/thread-sandbox.js";
 import { buildComponent, ECHO_BODY } from "./fixtures/wat-components.js";
 import { prompt, session, useConfigChains } from "./helpers/config-chain.js";
 import { CORDON, NODE, proxyWasm, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
@@ -80,7 +81,9 @@ describe("hostile proxies are contained", () => {
     const res = await prompt(client, s, "loop");
     // worker: the wall-clock watchdog; thread: the fuel the same limit stands for.
     expect(res.error.message).toMatch(
-      /proxy "saboteur" was stopped: receive (did not return within 400 ms|used its fuel budget of 2000000000 units on one message)/,
+      new RegExp(
+        `proxy "saboteur" was stopped: receive (did not return within 400 ms|used its fuel budget of ${400 * FUEL_PER_MS} units on one message)`,
+      ),
     );
     expect(Date.now() - t).toBeLessThan(10_000);
     await stillServes(client);
@@ -182,7 +185,9 @@ describe("hostile proxies are contained", () => {
     open.push(client);
     const res = await client.request("initialize", { protocolVersion: 1 });
     expect(res.error.message).toMatch(
-      /proxy "start-loop" .* failed to start: instantiation (did not finish within 1000 ms|used its fuel budget of 5000000000 units)/,
+      new RegExp(
+        `proxy "start-loop" .* failed to start: instantiation (did not finish within 1000 ms|used its fuel budget of ${1000 * FUEL_PER_MS} units)`,
+      ),
     );
     expect((await client.exited).code).toBe(1);
   });

@@ -53,7 +53,7 @@ import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHa
  * Set at about 1/7 of that, the ratio it had before (5 M then), so fuel stops a guest well
  * before the wall-clock backstop does.
  */
-const FUEL_PER_MS = 6_000_000;
+export const FUEL_PER_MS = 6_000_000;
 /** Longest a drain runs before yielding to the event loop. */
 const SLICE_MS = 4;
 
