@@ -32,9 +32,9 @@
  * the delivered message had top-level members besides these (only a client's or agent's can), the
  * routed message keeps them: a forward through a watching proxy then reads like one routed past it.
  *
- * Cost: a few literals compared at fixed offsets and one comparison of `X`, character by character
- * (no string or object made: this runs for every output of every watching proxy), or as one native
- * compare for a large message, against a decode, `JSON.parse`, the I-JSON scan and a raw-text field per crossing.
+ * Cost: a few literals compared at fixed offsets and one native comparison of `X` (no object made
+ * and no text copied: this runs for every output of every watching proxy), about 0.2 µs for a
+ * chunk, against a decode, `JSON.parse`, the I-JSON scan and a raw-text field per crossing.
  */
 import type { JsonRpcId, JsonRpcResponse } from "../protocol/json-rpc.js";
 import { withMember } from "../protocol/raw-json.js";
@@ -65,9 +65,15 @@ interface Shape {
 const SENT: Shape = { enveloped: false, body: 0, end: 0, id: undefined };
 const GOT: Shape = { enveloped: false, body: 0, end: 0, id: undefined };
 
-/** Whether `literal` is written at `pos`: a character loop, no string made (these are a few dozen characters at most). */
+/**
+ * Whether `literal` is written at `pos`. A slice of 13 characters or more is a view, not a copy, and
+ * `===` compares natively: ~8× faster than a character loop when the two strings differ in width (a
+ * guest's output is two-byte, Cordon's text one-byte; measured). Shorter slices would be copies,
+ * so those few characters are compared in a loop.
+ */
 function writtenAt(text: string, pos: number, literal: string): boolean {
   if (pos + literal.length > text.length) return false;
+  if (literal.length >= 13) return text.slice(pos, pos + literal.length) === literal;
   for (let i = 0; i < literal.length; i++) if (text.charCodeAt(pos + i) !== literal.charCodeAt(i)) return false;
   return true;
 }
@@ -120,16 +126,9 @@ function readShape(text: string, shape: Shape): boolean {
   return true;
 }
 
-/** Past this many characters bodies are compared as slices (one native compare) instead of character by character. */
-const LOOP_COMPARE_MAX = 512;
-
-/** Whether the two bodies are the same text. */
+/** Whether the two bodies are the same text: two views and one native compare (see `writtenAt`). */
 function sameBody(a: string, as: Shape, b: string, bs: Shape): boolean {
-  const length = as.end - as.body;
-  if (length !== bs.end - bs.body) return false;
-  if (length > LOOP_COMPARE_MAX) return a.slice(as.body, as.end) === b.slice(bs.body, bs.end);
-  for (let i = 0; i < length; i++) if (a.charCodeAt(as.body + i) !== b.charCodeAt(bs.body + i)) return false;
-  return true;
+  return as.end - as.body === bs.end - bs.body && a.slice(as.body, as.end) === b.slice(bs.body, bs.end);
 }
 
 const isCall = (text: string, shape: Shape): boolean => writtenAt(text, shape.body, '"method":');
