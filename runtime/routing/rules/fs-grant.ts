@@ -11,32 +11,22 @@
  */
 
 import { refusal, sender } from "../gates/gate.js";
-import { Forwardable, grantFor } from "../grants.js";
-import type { Hop } from "../hop.js";
+import { grantFor } from "../grants.js";
+import { Handed } from "./handed.js";
 import { PASS, type Rule } from "./rule.js";
 
 export function fsGrant(): Rule {
-  const credits = new Map<Hop, Forwardable>();
+  const credits = new Handed();
   return {
     name: "grant",
     call(_cx, call, from) {
       const needed = grantFor(call.method);
-      if (!needed || credits.get(from)?.take(call.method, call.params) || from.grants.has(needed)) return PASS;
+      if (!needed || credits.take(from, call.method, call.params) || from.grants.has(needed)) return PASS;
       return {
         kind: "refuse",
         refusal: refusal("grant", `${call.method} needs the "${needed}" grant, which ${sender(from)} does not have`),
       };
     },
-    forwarded(cx, { from, to, key, call }) {
-      if (to.position.role !== "proxy" || cx.indexOf(from) < cx.indexOf(to) || !grantFor(call.method)) return;
-      let forwardable = credits.get(to);
-      if (!forwardable) credits.set(to, (forwardable = new Forwardable()));
-      forwardable.add(key, call.method, call.params);
-    },
-    answer(_cx, _answer, { answerer, key }) {
-      credits.get(answerer)?.release(key);
-      return undefined;
-    },
-    closed: (_cx, hop) => void credits.delete(hop),
+    ...credits.hooks((cx, { from, to, call }) => cx.indexOf(from) > cx.indexOf(to) && grantFor(call.method) !== undefined),
   };
 }

@@ -20,8 +20,8 @@
 import { paramsObject } from "../../protocol/json-rpc.js";
 import type { Call } from "../envelope.js";
 import { refusal, sender } from "../gates/gate.js";
-import { Forwardable, GRANT_MEANINGS, type Grant, mcpClientGrantFor } from "../grants.js";
-import type { Hop } from "../hop.js";
+import { GRANT_MEANINGS, type Grant, mcpClientGrantFor } from "../grants.js";
+import { Handed } from "./handed.js";
 import { PASS, type Rule } from "./rule.js";
 
 /** `mcp/message`, and the older dialect's `_mcp/message`, which an agent of that generation acts on. */
@@ -47,13 +47,13 @@ function gated(call: Call): { inner: string; grant: Grant } | null {
 
 export function mcpClient(): Rule {
   /** Per proxy: the gated MCP requests its predecessor handed it, not yet passed on or answered. */
-  const handed = new Map<Hop, Forwardable>();
+  const handed = new Handed();
   return {
     name: "mcp-client",
     call(_cx, call, from) {
       const need = gated(call);
       if (!need || from.position.role !== "proxy" || from.grants.has(need.grant)) return PASS;
-      if (handed.get(from)?.take(call.method, call.params)) return PASS;
+      if (handed.take(from, call.method, call.params)) return PASS;
       return {
         kind: "refuse",
         refusal: refusal(
@@ -64,17 +64,6 @@ export function mcpClient(): Rule {
         ),
       };
     },
-    forwarded(cx, { from, to, key, call }) {
-      if (to.position.role !== "proxy" || cx.indexOf(from) > cx.indexOf(to) || !gated(call)) return;
-      let open = handed.get(to);
-      if (!open) handed.set(to, (open = new Forwardable()));
-      open.add(key, call.method, call.params);
-    },
-    answer(_cx, _answer, { answerer, key }) {
-      handed.get(answerer)?.release(key);
-      return undefined;
-    },
-    settled: (_cx, hop, key) => void handed.get(hop)?.release(key),
-    closed: (_cx, hop) => void handed.delete(hop),
+    ...handed.hooks((cx, { from, to, call }) => cx.indexOf(from) < cx.indexOf(to) && gated(call) !== null),
   };
 }

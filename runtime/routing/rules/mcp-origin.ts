@@ -15,20 +15,19 @@
  * it on, answers it, or fails) plus at most 256 handed notifications (`Forwardable`).
  */
 import { refusal, sender } from "../gates/gate.js";
-import { Forwardable } from "../grants.js";
-import type { Hop } from "../hop.js";
+import { Handed } from "./handed.js";
 import { PASS, type Rule } from "./rule.js";
 
 const MCP_CALLS = new Set(["mcp/connect", "mcp/message", "mcp/disconnect"]);
 
 export function mcpOrigin(): Rule {
   /** Per proxy: the MCP calls its successor handed it, not yet passed on or answered. */
-  const handed = new Map<Hop, Forwardable>();
+  const handed = new Handed();
   return {
     name: "mcp-origin",
     call(_cx, call, from) {
       if (!MCP_CALLS.has(call.method) || from.position.role !== "proxy" || from.grants.has("agent:mcp")) return PASS;
-      if (handed.get(from)?.take(call.method, call.params)) return PASS;
+      if (handed.take(from, call.method, call.params)) return PASS;
       return {
         kind: "refuse",
         refusal: refusal(
@@ -39,17 +38,6 @@ export function mcpOrigin(): Rule {
         ),
       };
     },
-    forwarded(cx, { from, to, key, call }) {
-      if (to.position.role !== "proxy" || cx.indexOf(from) < cx.indexOf(to) || !MCP_CALLS.has(call.method)) return;
-      let open = handed.get(to);
-      if (!open) handed.set(to, (open = new Forwardable()));
-      open.add(key, call.method, call.params);
-    },
-    answer(_cx, _answer, { answerer, key }) {
-      handed.get(answerer)?.release(key);
-      return undefined;
-    },
-    settled: (_cx, hop, key) => void handed.get(hop)?.release(key),
-    closed: (_cx, hop) => void handed.delete(hop),
+    ...handed.hooks((cx, { from, to, call }) => cx.indexOf(from) > cx.indexOf(to) && MCP_CALLS.has(call.method)),
   };
 }
