@@ -8,7 +8,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Delivered, unchangedForward } from "../runtime/components/unchanged-forward.js";
+import { unchangedForward } from "../runtime/components/unchanged-forward.js";
 import { iJsonViolation } from "../runtime/protocol/i-json.js";
 import { classify } from "../runtime/protocol/json-rpc.js";
 import { LineBuffer } from "../runtime/protocol/line-buffer.js";
@@ -17,7 +17,7 @@ import { attachRaw, serialize } from "../runtime/protocol/raw-json.js";
 import { type Call, unwrap, wrap } from "../runtime/routing/envelope.js";
 import { CanonicalHost } from "../runtime/sandbox/canonical-host.js";
 import { loadComponent } from "../runtime/sandbox/component-loader.js";
-import { DEFAULT_LIMITS } from "../runtime/sandbox/sandbox.js";
+import { DEFAULT_LIMITS, Delivery } from "../runtime/sandbox/sandbox.js";
 import { ThreadSandbox } from "../runtime/sandbox/thread-sandbox.js";
 
 const N = Number(process.argv[2] ?? 200_000);
@@ -107,7 +107,7 @@ time("guest output → routed (parse, classify, wrap, serialize)", N, () => {
 });
 // The same output recognised as handing on what the guest was delivered (unchanged-forward.ts):
 // no parse and no I-JSON scan; the envelope for the next proxy is the text built for this one.
-const delivered: Delivered = { message: wrapped[0], text: texts[0] };
+const delivered = new Delivery(texts[0], wrapped[0]);
 time("guest output → routed as an unchanged forward (recognise, wrap, serialize)", N, () => {
   const message = unchangedForward(delivered, out);
   return serialize(wrap(message as Call, "rfd"));

@@ -40,10 +40,10 @@ import type { JsonRpcId, JsonRpcResponse } from "../protocol/json-rpc.js";
 import { withMember } from "../protocol/raw-json.js";
 import { type Call, carriedBy, isRequest, withId, wrap } from "../routing/envelope.js";
 
-/** What a guest was delivered: the message the router sent it, and that message's text. */
-export interface Delivered {
-  message: object;
-  text: string;
+/** What a guest was delivered: the message the router sent it, and that message's text (a sandbox's `Delivery`). */
+interface Delivered {
+  readonly message: object;
+  readonly text: string;
 }
 
 const HEAD = '{"jsonrpc":"2.0"';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { proxyWasm } from "../../test/helpers/paths.js";
 import type { PeerSink } from "../routing/peer.js";
-import type { ProxySandbox, SandboxHandlers } from "../sandbox/sandbox.js";
+import type { Delivery, ProxySandbox, SandboxHandlers } from "../sandbox/sandbox.js";
 import { WasmProxyPeer } from "./wasm-proxy.js";
 
 const PASSTHROUGH = proxyWasm("passthrough");
@@ -18,8 +18,8 @@ class HandSandbox implements ProxySandbox {
   async start(handlers: SandboxHandlers): Promise<void> {
     this.handlers = handlers;
   }
-  deliver(message: string): void {
-    this.queue.push(message);
+  deliver(message: string | Delivery): void {
+    this.queue.push(typeof message === "string" ? message : message.text);
   }
   passThrough(message: object): void {
     this.queue.push(message);

@@ -13,10 +13,10 @@ import { attachRaw, serialize } from "../protocol/raw-json.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { type LoadOptions, loadComponent } from "../sandbox/component-loader.js";
 import { configProblems } from "../sandbox/manifest.js";
-import { DEFAULT_LIMITS, type ProxySandbox, type SandboxLimits } from "../sandbox/sandbox.js";
+import { DEFAULT_LIMITS, Delivery, type ProxySandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { type SandboxFactory, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { InterestFilter, interestOf } from "./interest-filter.js";
-import { type Delivered, unchangedForward } from "./unchanged-forward.js";
+import { unchangedForward } from "./unchanged-forward.js";
 
 export interface WasmProxySpec {
   /** Name in the chain (logs, errors, the configure notification). */
@@ -85,11 +85,11 @@ export class WasmProxyPeer implements Peer {
     };
     await sandbox
       .start({
-        output: (messages, tag) => {
+        output: (messages, delivery) => {
           for (const text of messages) {
             if (this.dead) return;
             // What the guest handed on unchanged is routed as the message it was given (unchanged-forward.ts).
-            const forwarded = tag === undefined ? null : unchangedForward(tag as Delivered, text);
+            const forwarded = delivery === undefined ? null : unchangedForward(delivery, text);
             if (forwarded !== null) {
               sink.message(forwarded, true);
               continue;
@@ -128,7 +128,7 @@ export class WasmProxyPeer implements Peer {
       method: Methods.cordonConfigure,
       params: { name: this.spec.name, config: this.spec.config ?? {}, debug },
     };
-    sandbox.deliver(JSON.stringify(configure)); // untagged: the host's own message is never handed on
+    sandbox.deliver(JSON.stringify(configure)); // a plain text: the host's own message is never handed on
   }
 
   send(message: JsonRpcMessage, chosen = false): void {
@@ -138,9 +138,7 @@ export class WasmProxyPeer implements Peer {
       const passed = this.filter.pass(message);
       if (passed !== null) return sandbox.passThrough!(passed);
     }
-    const text = serialize(message);
-    const delivered: Delivered = { message, text };
-    sandbox.deliver(text, delivered);
+    sandbox.deliver(new Delivery(serialize(message), message));
   }
 
   /**

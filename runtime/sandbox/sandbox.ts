@@ -21,9 +21,9 @@ export interface SandboxFailure {
 export interface SandboxHandlers {
   /**
    * Messages the guest sent, in order, as JSON texts; called once per delivery that produced
-   * output, with the `tag` that delivery was queued with.
+   * output, with that delivery when it was queued as a `Delivery`.
    */
-  output(messages: string[], tag?: object): void;
+  output(messages: string[], delivery?: Delivery): void;
   /**
    * A message queued with `passThrough`, handed back in its place in the queue: after the output
    * of every delivery queued before it, before the output of any queued after it.
@@ -39,11 +39,15 @@ export interface SandboxHandlers {
   congested?(congested: boolean): void;
 }
 
-/** A delivery queued with a tag (`ProxySandbox.deliver`) in a sandbox's queue; an untagged one is queued as its text. */
-export class Tagged {
+/**
+ * A delivery that carries the message its text was written from: its output comes back with it
+ * (`SandboxHandlers.output`), so the peer can tell an unchanged forward of that message. A plain
+ * string is a delivery without one (the host's own `_cordon/configure`).
+ */
+export class Delivery {
   constructor(
     readonly text: string,
-    readonly tag: object,
+    readonly message: object,
   ) {}
 }
 
@@ -76,11 +80,8 @@ export class QueueCongestion {
 export interface ProxySandbox {
   /** Instantiates the guest (runs its start function). Rejects with the failure if that traps or times out. */
   start(handlers: SandboxHandlers): Promise<void>;
-  /**
-   * Queues one message for the guest's `receive`. Deliveries run one at a time, in order. `tag`
-   * comes back with the delivery's output (the peer recognises unchanged forwards by it).
-   */
-  deliver(message: string, tag?: object): void;
+  /** Queues one message for the guest's `receive`. Deliveries run one at a time, in order. */
+  deliver(message: string | Delivery): void;
   /**
    * Queues a message that does not enter the guest (an interest filter let it pass, see
    * `components/interest-filter.ts`): it waits in the same ordered queue as deliveries, counts

@@ -42,7 +42,7 @@ import type { LoadedComponent } from "./component-loader.js";
 import { FUEL_EXPORT, FuelUnsupported, isOutOfFuel, START_EXPORT } from "./fuel.js";
 import { meterCached } from "./metered-cache.js";
 import { capModule } from "./module-caps.js";
-import { type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits, Tagged } from "./sandbox.js";
+import { Delivery, type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
 
 /**
  * Fuel units per millisecond of a limit. Measured as `bench/guest-fuel` does (a metered countdown
@@ -66,7 +66,7 @@ export interface ThreadSandboxOptions {
 
 /** What one slice of the queue produced, handed to the conductor in order after it. */
 interface Slice {
-  events: { output?: string[]; tag?: object; passed?: object }[];
+  events: { output?: string[]; delivery?: Delivery; passed?: object }[];
   failure: SandboxFailure | null;
   /** The slice ran out of time with deliveries left. */
   more: boolean;
@@ -95,7 +95,7 @@ export class ThreadSandbox implements ProxySandbox {
   /** The guest's fuel counter (`fuel.ts`): set here before each metered call, read after a trap. */
   private fuel: WebAssembly.Global | null = null;
   private handlers: SandboxHandlers | null = null;
-  /** Deliveries (texts for the guest, or `Tagged`) and pass-through messages (other objects), in order. */
+  /** Deliveries (texts, or `Delivery`s) and pass-through messages (other objects), in order. */
   private readonly queue: (string | object)[] = [];
   /** Backpressure from the conductor: no delivery starts while set. */
   private paused = false;
@@ -205,8 +205,8 @@ export class ThreadSandbox implements ProxySandbox {
     }
   }
 
-  deliver(message: string, tag?: object): void {
-    this.enqueue(tag === undefined ? message : new Tagged(message, tag));
+  deliver(message: string | Delivery): void {
+    this.enqueue(message);
   }
 
   passThrough(message: object): void {
@@ -278,7 +278,7 @@ export class ThreadSandbox implements ProxySandbox {
     for (const event of slice.events) {
       if (this.dead) return;
       if (event.passed) this.handlers?.passed?.(event.passed);
-      else if (event.output) this.handlers?.output(event.output, event.tag);
+      else if (event.output) this.handlers?.output(event.output, event.delivery);
     }
     if (slice.failure) return this.fail(slice.failure);
     this.congestion.update(this.queue.length - this.head);
@@ -297,8 +297,8 @@ export class ThreadSandbox implements ProxySandbox {
         this.queue.length = 0;
         this.head = 0;
       }
-      const tagged = message instanceof Tagged;
-      if (typeof message !== "string" && !tagged) {
+      const delivery = message instanceof Delivery ? message : undefined;
+      if (typeof message !== "string" && delivery === undefined) {
         slice.events.push({ passed: message }); // passes the guest by, in its turn
         continue;
       }
@@ -307,7 +307,7 @@ export class ThreadSandbox implements ProxySandbox {
       let output: string[];
       try {
         this.fuel!.value = this.deliveryFuel;
-        output = host.receive(tagged ? message.text : message);
+        output = host.receive(delivery?.text ?? (message as string));
       } catch (error) {
         const now = performance.now();
         this.cpuMs += now - t;
@@ -321,7 +321,7 @@ export class ThreadSandbox implements ProxySandbox {
         slice.failure = { kind: "budget", message: over.message };
         return;
       }
-      if (output.length > 0) slice.events.push(tagged ? { output, tag: message.tag } : { output });
+      if (output.length > 0) slice.events.push({ output, delivery });
       if (now >= until) {
         slice.more = true;
         return;

@@ -26,13 +26,13 @@ import { GuestBudget } from "./budget.js";
 import type { LoadedComponent } from "./component-loader.js";
 import { capModule } from "./module-caps.js";
 import {
+  Delivery,
   MAX_DELIVERED_UNITS,
   type ProxySandbox,
   QueueCongestion,
   type SandboxFailure,
   type SandboxHandlers,
   type SandboxLimits,
-  Tagged,
   workerHeapLimitMiB,
 } from "./sandbox.js";
 import type { WorkerReply, WorkerRequest } from "./worker-protocol.js";
@@ -62,8 +62,8 @@ export class WorkerSandbox implements ProxySandbox {
   private readonly waiting: (string | object)[] = [];
   private pumpScheduled = false;
   private waitingHead = 0;
-  /** The tags of the deliveries posted to the worker, in order (its `done` replies come in that order). */
-  private readonly postedTags: (object | undefined)[] = [];
+  /** The deliveries posted to the worker, in order (its `done` replies come in that order); undefined for a plain text. */
+  private readonly postedDeliveries: (Delivery | undefined)[] = [];
   private paused = false;
   private readonly congestion = new QueueCongestion((congested) => this.handlers?.congested?.(congested));
   private watchdog: NodeJS.Timeout | null = null;
@@ -129,14 +129,14 @@ export class WorkerSandbox implements ProxySandbox {
             resolve();
             break;
           case "done": {
-            const tag = this.postedTags.shift();
+            const delivery = this.postedDeliveries.shift();
             this.completed();
             const over = this.budget.charge({ guestMs: reply.guestMs, messages: reply.output.length, units: reply.units });
             if (over) {
               this.fail({ kind: "budget", message: over.message });
               break;
             }
-            if (reply.output.length > 0) handlers.output(reply.output, tag);
+            if (reply.output.length > 0) handlers.output(reply.output, delivery);
             // Only now: a pass-through message waiting behind this delivery follows its output.
             this.pump(false);
             break;
@@ -178,20 +178,21 @@ export class WorkerSandbox implements ProxySandbox {
     );
   }
 
-  deliver(message: string, tag?: object): void {
+  deliver(message: string | Delivery): void {
     if (this.dead || !this.worker) return;
     // Only a neighbour configured with a larger maxMessageUnits can send more than the heap is sized for.
     const most = Math.max(MAX_DELIVERED_UNITS, this.limits.maxMessageUnits);
-    if (message.length > most) {
+    const units = typeof message === "string" ? message.length : message.text.length;
+    if (units > most) {
       const failure = {
         kind: "fault" as const,
-        message: `was given a message of ${message.length} code units, more than its sandbox holds (${most}); raise its limits.maxMessageUnits`,
+        message: `was given a message of ${units} code units, more than its sandbox holds (${most}); raise its limits.maxMessageUnits`,
       };
       queueMicrotask(() => this.fail(failure)); // not from inside the router's send
       return;
     }
     this.congestion.update(++this.inFlight);
-    this.waiting.push(tag === undefined ? message : new Tagged(message, tag));
+    this.waiting.push(message);
     this.pump();
   }
 
@@ -226,8 +227,8 @@ export class WorkerSandbox implements ProxySandbox {
   private pump(fromRouter = true): void {
     while (!this.paused && !this.dead && this.waitingHead < this.waiting.length) {
       const item = this.waiting[this.waitingHead];
-      const tagged = item instanceof Tagged;
-      if (typeof item !== "string" && !tagged) {
+      const delivery = item instanceof Delivery ? item : undefined;
+      if (typeof item !== "string" && delivery === undefined) {
         if (this.posted > 0) return; // `done` of the last one pumps again
         if (fromRouter) return this.pumpSoon();
         this.take();
@@ -239,8 +240,8 @@ export class WorkerSandbox implements ProxySandbox {
       this.take();
       this.posted++;
       if (this.posted === 1) this.arm();
-      this.postedTags.push(tagged ? item.tag : undefined);
-      const request: WorkerRequest = { type: "deliver", message: tagged ? item.text : item };
+      this.postedDeliveries.push(delivery);
+      const request: WorkerRequest = { type: "deliver", message: delivery?.text ?? (item as string) };
       this.worker!.postMessage(request);
     }
   }
