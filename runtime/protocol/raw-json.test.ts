@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attachRaw, layoutOf, memberRange, objectMembers, rawMember, rawParams, serialize, setLayout, withMember } from "./raw-json.js";
+import { attachRaw, layoutOf, memberRange, objectMembers, rawParams, serialize, setLayout, withMember } from "./raw-json.js";
 
 const parsed = (text: string) => attachRaw(JSON.parse(text) as Record<string, unknown>, text);
 
@@ -48,7 +48,7 @@ describe("raw JSON members", () => {
     expect(serialize(withMember({ jsonrpc: "2.0", id: 1 }, "id", 2))).toBe('{"jsonrpc":"2.0","id":2}');
     const noId = parsed('{"jsonrpc":"2.0", "method":"x"}');
     expect(serialize(withMember(noId, "id", 3))).toBe('{"jsonrpc":"2.0","method":"x","id":3}');
-    expect(rawMember(parsed('{"params" : [1, 2.0]}'), "params")).toBe("[1, 2.0]");
+    expect(rawParams(parsed('{"params" : [1, 2.0]}'))).toBe("[1, 2.0]");
   });
 
   it("carries the text on the message itself, invisibly: copies never carry it stale", () => {

@@ -13,9 +13,10 @@
  * quarter of a watching proxy's crossing; then a non-enumerable symbol property, whose
  * `defineProperty` cost ~0.8 µs per message.)
  *
- * Finding a member is one pass over the text (a character loop for structure, `indexOf` to jump
+ * Finding a member is one pass over the text (a character loop for structure, `stringEnd` to jump
  * over string literals), no tokenising of numbers or literals; the input was already accepted by
- * `JSON.parse`, so the scanner need not validate.
+ * `JSON.parse`, so the scanner need not validate. Where members lie is found once per text and kept
+ * (`TextLayout`), or known without a walk.
  */
 
 import { hiddenField } from "./hidden-field.js";
@@ -24,7 +25,7 @@ import { hiddenField } from "./hidden-field.js";
  * A message's text with what is learnt about it: the text built on first read when it is lazy, and
  * room for what its message's owner keeps beside it without a second field on the message — the
  * message an envelope carries, the envelope's method and a notification's envelope text
- * (envelope.ts), the text of `params` once looked up (`rawParams`), where members lie (`layout`).
+ * (envelope.ts), and where members lie (`layout`).
  * A class with every field set in its constructor: one fixed shape, one allocation (a function
  * with properties added cost a second one, for its property store).
  */
@@ -33,7 +34,6 @@ export class TextHolder {
   build: (() => string) | undefined;
   carried: object | undefined = undefined;
   envelopeMethod: string | undefined = undefined;
-  params: string | null | undefined = undefined;
   layout: TextLayout | undefined = undefined;
   /** The text of a notification's envelope around this message, and that envelope's method (envelope.ts). */
   wrapped: string | undefined = undefined;
@@ -50,9 +50,17 @@ type Raw = string | TextHolder;
 const RAW = hiddenField<Raw>();
 const setRaw = RAW.set;
 
-/** Remembers `text` as the exact spelling of `value` (an object `JSON.parse(text)` returned). */
-export function attachRaw<T extends object>(value: T, text: string): T {
-  setRaw(value, text);
+/**
+ * Remembers `text` as the exact spelling of `value` (an object `JSON.parse(text)` returned, or one
+ * Cordon wrote its text for), with where its members lie when the writer knows (`TextLayout`).
+ */
+export function attachRaw<T extends object>(value: T, text: string, layout?: TextLayout): T {
+  if (layout === undefined) setRaw(value, text);
+  else {
+    const holder = new TextHolder(text, undefined);
+    holder.layout = layout;
+    setRaw(value, holder);
+  }
   return value;
 }
 
@@ -313,22 +321,10 @@ function layoutFor(value: object): TextLayout | undefined {
 }
 
 /**
- * The text of `message`'s `params` as it arrived (undefined without text or params), looked up once
- * per message: routing wraps the same message for every proxy it crosses.
+ * The text of `message`'s `params` as it arrived (undefined without text or params): its place is
+ * found once per message (`layoutFor`), though routing wraps the message for every proxy it crosses.
  */
 export function rawParams(message: object): string | undefined {
-  const lazy = holderOf(message);
-  if (lazy === undefined) return undefined;
-  if (lazy.params === undefined) {
-    const range = layoutFor(message)!.params;
-    lazy.params = range ? rawOf(message)!.slice(range[0], range[1]) : null;
-  }
-  return lazy.params ?? undefined;
-}
-
-/** The text of member `key` of `message` as it arrived, if the message has text and the member. */
-export function rawMember(message: object, key: string): string | undefined {
-  const text = rawOf(message);
-  const range = text === undefined ? undefined : memberRange(text, key);
-  return range && text!.slice(range[0], range[1]);
+  const range = layoutFor(message)?.params;
+  return range && rawOf(message)!.slice(range[0], range[1]);
 }

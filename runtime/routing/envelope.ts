@@ -19,7 +19,6 @@ import {
   type Range,
   rawOf,
   rawParams,
-  setLayout,
   withMember,
 } from "../protocol/raw-json.js";
 import type { Dialect } from "./hop.js";
@@ -118,10 +117,9 @@ export function unwrap(envelope: Call): Call | string {
   const range = known ?? (outer && memberRange(text, "params", outer[0]));
   if (range) {
     const head = `{"jsonrpc":"2.0",${idText(envelope)}"method":${JSON.stringify(p.method)},"params":`;
-    attachRaw(inner, `${head}${text.slice(range[0], range[1])}}`);
-    // Written here, so known: the next hop sets the id and wraps the params without a walk.
+    // Written here, so its layout is known: the next hop sets the id and wraps the params without a walk.
     const id: Range | undefined = isRequest(envelope) ? [ID_AT, ID_AT + JSON.stringify(envelope.id).length] : undefined;
-    setLayout(inner, { id, params: [head.length, head.length + range[1] - range[0]] });
+    attachRaw(inner, `${head}${text.slice(range[0], range[1])}}`, { id, params: [head.length, head.length + range[1] - range[0]] });
   }
   return inner;
 }
