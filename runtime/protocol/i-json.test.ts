@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { iJsonViolation, iJsonViolationOf } from "./i-json.js";
-import { attachRaw, type Range, serialize, type TextLayout } from "./raw-json.js";
+import { attachRaw, memberRange, type Range, serialize, type TextLayout } from "./raw-json.js";
 
 /** The violation's rule and detail, after checking that JSON.parse accepts the text (the scanner's precondition). */
 function verdict(text: string, options?: { maxDepth?: number }): { rule: string; detail: string } | null {
@@ -213,5 +213,49 @@ describe("iJsonViolation: the layout recorded in the same pass", () => {
     const last: TextLayout = {};
     iJsonViolation('{"jsonrpc":"2.0","params":[1],"id":"x"}', { layout: last });
     expect(last).toMatchObject({ id: [35, 38], params: [26, 29] });
+  });
+});
+
+describe("iJsonViolation: the recorded layout is where a walk of the text finds the same members", () => {
+  // Splices trust the layout (raw-json.ts): were it ever off, the next peer would read other text
+  // than the rules judged. Every spelling JSON allows around the members, compared with a walk.
+  const pad = ["", " ", "\n\t ", "  \r\n"];
+  const values = [
+    '"a\\"},{\\"id\\":1"',
+    '[1,{"id":2,"params":[]}]',
+    "12.5e-3",
+    "null",
+    '{"method":"x","params":{"params":1}}',
+    '"\\u0069d"',
+  ];
+  it("for every arrangement of id, method, params and extra members, with any whitespace", () => {
+    let n = 0;
+    for (let seed = 0; seed < 400; seed++) {
+      const ws = () => pad[(seed * 7 + n++) % pad.length];
+      const value = () => values[(seed * 13 + n++) % values.length];
+      const inner = [`"method":${ws()}"fs/read_text_file"`, `"params":${ws()}{"path":${ws()}${value()}}`, `"_meta":${value()}`];
+      const innerText = `{${ws()}${inner
+        .slice(seed % 3)
+        .concat(inner.slice(0, seed % 3))
+        .join(`${ws()},${ws()}`)}${ws()}}`;
+      const top = [
+        `"jsonrpc":"2.0"`,
+        `"id":${ws()}${seed % 2 ? seed : `"s${seed}"`}`,
+        `"method":"proxy/successor"`,
+        `"params":${ws()}${innerText}`,
+      ];
+      const text = `${ws()}{${ws()}${top
+        .slice(seed % 4)
+        .concat(top.slice(0, seed % 4))
+        .join(`${ws()},${ws()}`)}${ws()}}${ws()}`;
+      JSON.parse(text);
+      const layout: TextLayout = {};
+      expect(iJsonViolation(text, { layout }), text).toBeNull();
+      const outer = memberRange(text, "params")!;
+      expect(layout.id, text).toEqual(memberRange(text, "id"));
+      expect(layout.params, text).toEqual(outer);
+      expect(layout.innerMethod, text).toEqual(memberRange(text, "method", outer[0]));
+      expect(layout.innerParams, text).toEqual(memberRange(text, "params", outer[0]));
+    }
   });
 });
