@@ -27,6 +27,6 @@ export function fsGrant(): Rule {
         refusal: refusal("grant", `${call.method} needs the "${needed}" grant, which ${sender(from)} does not have`),
       };
     },
-    ...credits.hooks((cx, { from, to, call }) => cx.indexOf(from) > cx.indexOf(to) && grantFor(call.method) !== undefined),
+    ...credits.hooks((cx, { from, to, call }) => cx.indexOf(from) > cx.indexOf(to) && grantFor(call.method) !== null),
   };
 }
