@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
 import { watchSandbox } from "../../test/helpers/watched-sandbox.js";
 import { loadComponentBytes } from "./component-loader.js";
-import { DEFAULT_LIMITS, QUEUE_HIGH_WATER } from "./sandbox.js";
+import { DEFAULT_LIMITS, THREAD_QUEUE_HIGH_WATER } from "./sandbox.js";
 import { sandboxFactory } from "./sandbox-factory.js";
 import { ThreadSandbox, type ThreadSandboxOptions } from "./thread-sandbox.js";
 import { WorkerSandbox } from "./worker-sandbox.js";
@@ -173,9 +173,9 @@ describe("ThreadSandbox", () => {
   it("signals congestion past the high-water mark and clears it as the queue drains", async () => {
     const s = await sandboxFor(await echoComponent("utf8"));
     await s.started;
-    for (let i = 0; i < QUEUE_HIGH_WATER + 10; i++) s.sandbox.deliver(`${i}`);
+    for (let i = 0; i < THREAD_QUEUE_HIGH_WATER + 10; i++) s.sandbox.deliver(`${i}`);
     expect(s.congestion).toEqual([true]);
-    await expect.poll(() => s.outputs.length).toBe(QUEUE_HIGH_WATER + 10);
+    await expect.poll(() => s.outputs.length).toBe(THREAD_QUEUE_HIGH_WATER + 10);
     expect(s.congestion).toEqual([true, false]);
   });
 

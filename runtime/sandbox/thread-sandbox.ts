@@ -101,7 +101,7 @@ export class ThreadSandbox implements ProxySandbox {
   private paused = false;
   private head = 0;
   private scheduled = false;
-  private readonly congestion = new QueueCongestion((congested) => this.handlers?.congested?.(congested));
+  private readonly congestion = QueueCongestion.inThread((congested) => this.handlers?.congested?.(congested));
   private dead = false;
   /** Milliseconds the guest has run in this thread (start and deliveries). */
   cpuMs = 0;
