@@ -26,4 +26,39 @@ describe("LineBuffer", () => {
     expect(texts(b.push(Buffer.from("789abc")))).toEqual([]);
     expect(texts(b.push(Buffer.from("def\nok\n")))).toEqual(["<16>", "ok"]);
   });
+
+  it("cuts the lines of one chunk from one decode: \r stripped, blank lines kept, the tail buffered", () => {
+    const b = new LineBuffer();
+    expect(texts(b.push(Buffer.from('{"a":"é"}\r\n\n{"b":2}\n😀 x\r\n{"c"')))).toEqual(['{"a":"é"}', "", '{"b":2}', "😀 x"]);
+    expect(texts(b.push(Buffer.from(":3}\n")))).toEqual(['{"c":3}']);
+  });
+
+  it("measures each line of a chunk against the limit when one could be over it", () => {
+    const b = new LineBuffer(8);
+    expect(texts(b.push(Buffer.from("ok\n0123456789\n01234567\nyes\n")))).toEqual(["ok", "<10>", "01234567", "yes"]);
+  });
+
+  it("gives the lines a naive split gives, however the bytes are chunked", () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const pieces = ["a", "é", "😀", "\n", "\r\n", '{"x":1}', "\\n", " "];
+    for (let round = 0; round < 200; round++) {
+      const text = Array.from({ length: 1 + random(40) }, () => pieces[random(pieces.length)]).join("");
+      const bytes = Buffer.from(text);
+      const b = new LineBuffer();
+      const got: string[] = [];
+      for (let at = 0; at < bytes.length; ) {
+        const next = Math.min(bytes.length, at + 1 + random(12));
+        got.push(...texts(b.push(bytes.subarray(at, next))));
+        at = next;
+      }
+      got.push(...texts(b.end()));
+      const expected = text.split("\n").map((l) => l.replace(/\r$/, ""));
+      if (expected[expected.length - 1] === "") expected.pop();
+      expect(got, JSON.stringify(text)).toEqual(expected);
+    }
+  });
 });
