@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 
-.PHONY: lint format all install build tsc proxies run embed-example test bench interop clean
+.PHONY: lint format all install build tsc proxies run embed-example test test-matrix bench interop clean
 
 all: build
 
@@ -51,6 +51,21 @@ test: build lint
 	@mkdir -p .cache
 	npx vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest.json
 	@node -e 'const r=require("./.cache/vitest.json"); console.log(`$${r.numPassedTests} passed, $${r.numFailedTests} failed, $${r.numPendingTests + r.numTodoTests} skipped`)'
+	@echo "==> the chain suites again, in the other isolation (worker) and with interest filters off" >&2
+	CORDON_ISOLATION=worker npx vitest run $(CHAIN_SUITES)
+	CORDON_INTEREST_FILTERS=off npx vitest run $(CHAIN_SUITES)
+
+# What routing changes must leave as it was — forwarding, byte fidelity, ordering, topologies, the
+# rules against hostile proxies, the example proxies' chains — run once more in each configuration
+# the default run does not use (~1 min each). `make test-matrix` runs the whole suite in each.
+CHAIN_SUITES := test/forwarding.test.ts test/byte-fidelity.test.ts test/chain.test.ts test/topologies.test.ts \
+	test/stress.test.ts test/schema-conformance.test.ts test/hostile-routing.test.ts test/hostile-authority.test.ts \
+	test/lifecycle-chain.test.ts $(wildcard proxies/*/*.chain.test.ts)
+
+test-matrix: build
+	@echo "==> the whole suite with CORDON_ISOLATION=worker, then with CORDON_INTEREST_FILTERS=off" >&2
+	CORDON_ISOLATION=worker npx vitest run
+	CORDON_INTEREST_FILTERS=off npx vitest run
 
 run: build
 	@node bin/cordon.js demo
