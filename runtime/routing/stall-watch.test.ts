@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type Stalled, StallWatch } from "./stall-watch.js";
 
 function watch(afterMs = 1000) {
@@ -49,5 +49,23 @@ describe("StallWatch", () => {
     off.advance(5000);
     off.w.sweep();
     expect(off.reports).toEqual([]);
+  });
+
+  it("keeps one sweep timer across a conversation's requests, and stops it at a sweep that finds none inside", () => {
+    const { w } = watch();
+    const started = vi.spyOn(globalThis, "setInterval");
+    expect(w.sweeping).toBe(false);
+    w.delivered("p", "n1", "1", "session/prompt");
+    w.passedOn("p", "session/prompt");
+    w.delivered("q", "n2", "2", "session/prompt");
+    w.settled("q", "n2");
+    w.delivered("p", "n3", "3", "session/prompt");
+    expect(started).toHaveBeenCalledTimes(1);
+    started.mockRestore();
+    w.sweep();
+    expect(w.sweeping).toBe(true); // n3 is still inside
+    w.settled("p", "n3");
+    w.sweep();
+    expect(w.sweeping).toBe(false);
   });
 });

@@ -7,7 +7,10 @@
  * (toward either side), its oldest unreported request of method M counts as forwarded. A proxy
  * that turns one method into another is not tracked through that; the watch only ever warns.
  *
- * Cost: a map entry per request in a proxy, and one timer (unref'd) while any exist.
+ * Cost: a map entry per request in a proxy, and one timer (unref'd) from the first request until a
+ * sweep finds none inside any proxy. The timer is not stopped the moment the last request leaves:
+ * in a conversation every prompt empties the proxies, and a timer started and cleared per crossing
+ * cost more than the rest of the watch (three of each per prompt through three proxies).
  */
 export interface Stalled {
   proxy: string;
@@ -52,34 +55,37 @@ export class StallWatch {
         break;
       }
     }
-    this.tidy(proxy, entries);
   }
 
   /** The request `key` inside `proxy` was answered (or the proxy is gone: omit `key`). */
   settled(proxy: string, key?: string): void {
     const entries = this.inside.get(proxy);
     if (!entries) return;
-    if (key === undefined) entries.clear();
+    if (key === undefined) this.inside.delete(proxy);
     else entries.delete(key);
-    this.tidy(proxy, entries);
   }
 
-  /** Reports every request older than the limit, once. Called by the timer; public for tests. */
+  /** Whether the sweep timer runs (tests). */
+  get sweeping(): boolean {
+    return this.timer !== null;
+  }
+
+  /**
+   * Reports every request older than the limit, once, and stops the timer when no proxy holds any.
+   * Called by the timer; public for tests.
+   */
   sweep(): void {
     const now = this.now();
+    let held = 0;
     for (const [proxy, entries] of this.inside) {
       for (const [key, entry] of entries) {
         if (now - entry.at < this.afterMs) break; // entries are in delivery order
         entries.delete(key);
         this.report({ proxy, method: entry.method, id: entry.id, ms: now - entry.at });
       }
-      this.tidy(proxy, entries);
+      held += entries.size;
     }
-  }
-
-  private tidy(proxy: string, entries: Map<string, Entry>): void {
-    if (entries.size === 0) this.inside.delete(proxy);
-    if (this.inside.size === 0 && this.timer) {
+    if (held === 0 && this.timer) {
       clearInterval(this.timer);
       this.timer = null;
     }
