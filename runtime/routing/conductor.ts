@@ -309,14 +309,14 @@ export class Conductor {
   /** The router answered `hop`'s request `key` on its behalf: its late answer is dropped, and the rules forget it. */
   private settleFor(hop: Hop, key: string): boolean {
     if (!hop.settle(key)) return false;
-    for (const rule of this.rules.all) rule.settled?.(this.cx, hop, key);
+    for (const rule of this.rules.hearing.settled) rule.settled!(this.cx, hop, key);
     return true;
   }
 
   /** See `RouteContext.forwardAgain`. */
   private forwardAgain({ from, fromId, to, key, call }: Forwarded): void {
     to.settle(key);
-    for (const rule of this.rules.all) rule.settled?.(this.cx, to, key);
+    for (const rule of this.rules.hearing.settled) rule.settled!(this.cx, to, key);
     from.forget(idKey(fromId));
     this.deliver(from, call, to, this.spelled(call, to), false);
   }
@@ -364,7 +364,7 @@ export class Conductor {
       this.emit({ kind: "notified", from, to, call: original });
       if (!to.alive) return;
       const record = { from, to, key: null, call: original };
-      for (const rule of this.rules.all) rule.forwarded?.(this.cx, record);
+      for (const rule of this.rules.hearing.forwarded) rule.forwarded!(this.cx, record);
       return to.peer.send(stripId(outgoing), chosen);
     }
     const refused = undeliverable(from, original, to);
@@ -380,7 +380,7 @@ export class Conductor {
     });
     from.asked(idKey(original.id), { id: original.id, to, toId: id, enveloped });
     const record = { from, fromId: original.id, to, toId: id, key: idKey(id), call: original };
-    for (const rule of this.rules.all) rule.forwarded?.(this.cx, record);
+    for (const rule of this.rules.hearing.forwarded) rule.forwarded!(this.cx, record);
     to.peer.send(withId(outgoing, id) as JsonRpcRequest, chosen);
   }
 
@@ -400,8 +400,8 @@ export class Conductor {
     hop.answered(key);
     if (pending.kind === "own") return pending.answer(message);
     const answered = { answerer: hop, key, asker: pending.from, askerGeneration: pending.fromGeneration, method: pending.method };
-    for (const rule of this.rules.all) {
-      const judged = rule.answer?.(this.cx, message, answered);
+    for (const rule of this.rules.hearing.answer) {
+      const judged = rule.answer!(this.cx, message, answered);
       if (isHandled(judged)) return; // the rule took the answer over (rules/rule.ts)
       if (judged) message = judged;
     }

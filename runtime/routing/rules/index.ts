@@ -50,6 +50,8 @@ export interface RuleTable {
   startFailure: StartFailure;
   /** Every rule once: they hear of forwarded requests, answers and failures. */
   all: readonly Rule[];
+  /** The rules of `all` with each hook, in the same order: looked up once, not per message. */
+  hearing: { readonly [H in "forwarded" | "answer" | "settled"]: readonly Rule[] };
 }
 
 export function ruleTable(mode: "agent" | "proxy" = "agent"): RuleTable {
@@ -84,7 +86,12 @@ export function ruleTable(mode: "agent" | "proxy" = "agent"): RuleTable {
       init,
     ]),
   ];
-  return { ...table, handshake: init, startFailure: failed, all };
+  const hearing = {
+    forwarded: all.filter((rule) => rule.forwarded),
+    answer: all.filter((rule) => rule.answer),
+    settled: all.filter((rule) => rule.settled),
+  };
+  return { ...table, handshake: init, startFailure: failed, all, hearing };
 }
 
 export { decide, type Forwarded, isHandled, type RouteContext, type Rule, type Verdict } from "./rule.js";
