@@ -209,7 +209,9 @@ describe("cordon check", () => {
       /2\. workspace-tools {2}\[wasm\] ok[\s\S]*?grants\s+fs:read \(asks for fs:read\)[\s\S]*?isolation\s+worker\n\s+onFailure\s+restart/,
     );
     // arrow chooses none: it gets the default (thread, or CORDON_ISOLATION's when the suite runs under the other).
-    expect(r.stdout).toMatch(new RegExp(`3\\. arrow {2}\\[wasm\\] ok[\\s\\S]*?isolation\\s+${defaultIsolation()}\\n\\s+onFailure\\s+bypass`));
+    expect(r.stdout).toMatch(
+      new RegExp(`3\\. arrow {2}\\[wasm\\] ok[\\s\\S]*?isolation\\s+${defaultIsolation()}\\n\\s+onFailure\\s+bypass`),
+    );
     expect(r.stdout).toMatch(/4\. native {2}\[native\] ok\n\s+command\s+.*proxy \(/);
     expect(r.stdout).toMatch(/agent {2}.*agent\.sh {2}found: .*agent\.sh \(not started by check\)/);
     expect(r.stdout).toMatch(/OK: every proxy loads and starts; the agent was not started\./);
