@@ -3,10 +3,11 @@
  * watch may be routed past it only while it owes nothing, and an answer waiting behind it goes on
  * in its turn — or at once when the guest dies, never left waiting.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { proxyWasm } from "../../test/helpers/paths.js";
 import type { PeerSink } from "../routing/peer.js";
 import type { Delivery, ProxySandbox, SandboxHandlers } from "../sandbox/sandbox.js";
+import { INTEREST_FILTERS_ENV } from "./interest-filter.js";
 import { WasmProxyPeer } from "./wasm-proxy.js";
 
 const PASSTHROUGH = proxyWasm("passthrough");
@@ -48,6 +49,17 @@ async function peer() {
 const update = { jsonrpc: "2.0" as const, method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "plan" } } };
 
 describe("a WASM proxy the conductor may route past", () => {
+  // These are the filter's own tests: they hold it on even when the suite runs with filters off.
+  let filters: string | undefined;
+  beforeEach(() => {
+    filters = process.env[INTEREST_FILTERS_ENV];
+    delete process.env[INTEREST_FILTERS_ENV];
+  });
+  afterEach(() => {
+    if (filters === undefined) delete process.env[INTEREST_FILTERS_ENV];
+    else process.env[INTEREST_FILTERS_ENV] = filters;
+  });
+
   it("passes what it does not watch only while its sandbox owes nothing", async () => {
     const { proxy, sandbox } = await peer();
     expect(proxy.passes(update)).toBe(true); // passthrough.wasm declares it watches nothing
