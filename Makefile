@@ -15,13 +15,16 @@ $(NPM_STAMP): package-lock.json package.json sdk-as/package.json
 install: $(NPM_STAMP)
 
 # tsc only when a TypeScript source or the compiler settings changed since the last compile (the
-# stamp lives in dist/, so removing dist/ recompiles); an unchanged tree skips it.
+# stamp lives in dist/, so removing dist/ recompiles); an unchanged tree skips it. Then the start
+# bundle (build/bundle.mjs: what bin/cordon.js loads, one file graph instead of ~80 modules).
 TSC_STAMP := dist/.tsc-stamp
 TS_SOURCES := $(shell find runtime bench sdk-as/tools sdk-as/testing examples -name '*.ts' ! -name '*.test.ts' 2>/dev/null)
 
-$(TSC_STAMP): $(TS_SOURCES) tsconfig.json tsconfig.build.json $(NPM_STAMP)
+$(TSC_STAMP): $(TS_SOURCES) tsconfig.json tsconfig.build.json build/bundle.mjs $(NPM_STAMP)
 	@echo "==> compiling the runtime (tsc)" >&2
 	npx tsc -p tsconfig.build.json
+	@rm -rf dist/bundle
+	node build/bundle.mjs
 	@touch $(TSC_STAMP)
 
 tsc: install $(TSC_STAMP)

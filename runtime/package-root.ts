@@ -29,3 +29,16 @@ export function findPackageRoot(from: string = import.meta.url): { dir: string; 
     dir = parent;
   }
 }
+
+let root: string | undefined;
+
+/**
+ * A path inside Cordon's own package (`packagePath("bin", "cordon.js")`). Modules find their
+ * package's files through this, not relative to their own location: `make build` also bundles the
+ * start path into `dist/bundle/` (build/bundle.mjs), where `import.meta.url` is the bundle's.
+ */
+export function packagePath(...parts: string[]): string {
+  root ??= findPackageRoot()?.dir;
+  if (root === undefined) throw new Error(`cannot find the ${PACKAGE_NAME} package around ${import.meta.url}`);
+  return join(root, ...parts);
+}

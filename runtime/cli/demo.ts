@@ -3,10 +3,10 @@
  * editor would use it — through `cordon run` with the example chain in front of the reference
  * agent, printed as a transcript that says what each proxy did.
  */
-import { fileURLToPath } from "node:url";
 import { type ClientEvent, SpawnedAgent } from "../client/spawned-agent.js";
+import { packagePath } from "../package-root.js";
 
-const root = fileURLToPath(new URL("../../../", import.meta.url));
+const root = packagePath();
 const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 const dim = (s: string) => (process.stdout.isTTY ? `\x1b[2m${s}\x1b[0m` : s);
 
@@ -61,8 +61,8 @@ function describeEvent(event: ClientEvent): string | null {
 }
 
 export async function demo(): Promise<number> {
-  const config = `${root}examples/demo-chain.json`;
-  const cordon = `${root}bin/cordon.js`;
+  const config = packagePath("examples", "demo-chain.json");
+  const cordon = packagePath("bin", "cordon.js");
   const args = [cordon, "run", "--config", config, "--", process.execPath, cordon, "reference-agent"];
   console.log(bold("Cordon demo: an ACP session through five WebAssembly proxies"));
   console.log(

@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { packagePath } from "../package-root.js";
 import type { ProxyEntry } from "./chain-config.js";
 import { parseCommandLine } from "./command-line.js";
 import type { EarlyStart } from "./early-agent.js";
@@ -69,7 +70,7 @@ Logs go to stderr (level: CORDON_LOG=error|warn|info|debug); stdout carries only
 `;
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
+  const pkg = JSON.parse(readFileSync(packagePath("package.json"), "utf8")) as { version: string };
   return pkg.version;
 }
 

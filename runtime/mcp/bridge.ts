@@ -35,8 +35,8 @@
  * `roots/list_changed`) are dropped, and server→client requests (`ping`, sampling, elicitation,
  * `roots/list`) and notifications outside a request in flight (`list_changed`) do not exist.
  */
-import { fileURLToPath } from "node:url";
 import type { Logger } from "../log.js";
+import { packagePath } from "../package-root.js";
 import {
   classify,
   ErrorCodes,
@@ -75,7 +75,7 @@ export const BRIDGE_GRANTS: readonly Grant[] = ["agent:mcp"];
 
 /** The command line of `cordon mcp-bridge` as this installation runs it. */
 function defaultBridgeCommand(): { command: string; args: string[] } {
-  return { command: process.execPath, args: [fileURLToPath(new URL("../../../bin/cordon.js", import.meta.url)), "mcp-bridge"] };
+  return { command: process.execPath, args: [packagePath("bin", "cordon.js"), "mcp-bridge"] };
 }
 
 export interface McpBridgeOptions {

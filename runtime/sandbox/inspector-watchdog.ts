@@ -56,8 +56,10 @@ interface WatchdogData {
  * "Waiting for the debugger to disconnect...", for any session still connected to the main thread).
  */
 function watch(data: WatchdogData): void {
-  const { Session } = require("node:inspector") as typeof import("node:inspector");
-  const { parentPort } = require("node:worker_threads") as typeof import("node:worker_threads");
+  // `getBuiltinModule`, not `require`: a bundler rewrites `require` in this body to a helper of its
+  // own, which the worker's copy of the source does not have (build/bundle.mjs).
+  const { Session } = process.getBuiltinModule("node:inspector");
+  const { parentPort } = process.getBuiltinModule("node:worker_threads");
   const session = new Session();
   session.connectToMainThread();
   const word = new Int32Array(data.shared);
@@ -202,7 +204,7 @@ export class InspectorWatchdog implements Backstop {
   private startWorker(): void {
     const data: WatchdogData = { shared: this.shared, pollMs: POLL_MS, sleepAfterMs: SLEEP_AFTER_MS };
     // `__name`: the helper a TypeScript transform with keepNames (tsx, some test runners) may call in the source.
-    const source = `const __name = (f) => f; (${watch.toString()})(require("node:worker_threads").workerData)`;
+    const source = `const __name = (f) => f; (${watch.toString()})(process.getBuiltinModule("node:worker_threads").workerData)`;
     const worker = new Worker(source, { eval: true, workerData: data });
     worker.on("message", (gen: number) => {
       if (Atomics.load(this.word, 0) !== ((gen << 2) | KILLING)) return;

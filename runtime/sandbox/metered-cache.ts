@@ -20,18 +20,28 @@
  * has no API to serialise one.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
-import { extname, join } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeFileAtomicSync } from "../atomic-write.js";
+import { packagePath } from "../package-root.js";
 import { instrumentFuel } from "./fuel.js";
 
 /** Version of the entry layout; part of the key (2: the tag is an HMAC, not a plain digest). */
 const FORMAT = 2;
 const TAG_BYTES = 32;
 
-/** The modules whose code decides the fuel pass's output (beside this file, as built or as source). */
+/**
+ * The modules whose code decides the fuel pass's output: beside this file (as built, or as source
+ * under the tests), or, from the start bundle (`dist/bundle/`), the built ones in `dist/runtime/`.
+ */
 const PASS_FILES = ["fuel", "fuel-decode", "fuel-weigh", "wasm-binary"];
+
+function passFile(name: string): string {
+  const here = fileURLToPath(import.meta.url);
+  const beside = join(dirname(here), `${name}${extname(here)}`);
+  return existsSync(beside) ? beside : packagePath("dist", "runtime", "sandbox", `${name}.js`);
+}
 
 let fingerprint: string | null | undefined;
 
@@ -39,9 +49,8 @@ let fingerprint: string | null | undefined;
 export function passFingerprint(): string | null {
   if (fingerprint === undefined) {
     try {
-      const ext = extname(fileURLToPath(import.meta.url));
       const hash = createHash("sha256");
-      for (const name of PASS_FILES) hash.update(readFileSync(new URL(`./${name}${ext}`, import.meta.url)));
+      for (const name of PASS_FILES) hash.update(readFileSync(passFile(name)));
       fingerprint = hash.digest("hex");
     } catch {
       fingerprint = null;

@@ -55,7 +55,7 @@ export class Delivery {
  * Deliveries queued for one guest above which its inputs are paused, and below which they resume:
  * a worker's, where depth keeps the pipeline between the threads busy.
  */
-export const QUEUE_HIGH_WATER = 1024;
+const QUEUE_HIGH_WATER = 1024;
 const QUEUE_LOW_WATER = 256;
 
 /**

@@ -20,8 +20,9 @@
  * which V8 answers by aborting the whole process.
  */
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import { packagePath } from "../package-root.js";
 import { GuestBudget } from "./budget.js";
 import type { LoadedComponent } from "./component-loader.js";
 import { capModule } from "./module-caps.js";
@@ -37,12 +38,15 @@ import {
 } from "./sandbox.js";
 import type { WorkerReply, WorkerRequest } from "./worker-protocol.js";
 
-/** The compiled worker script; when running from TypeScript sources (tests), the built copy in dist/. */
+/**
+ * The compiled worker script: beside this module, or (from TypeScript sources under the tests, or
+ * from the start bundle) the built copy in the package's dist/.
+ */
 function workerScript(): URL {
   const beside = new URL("./sandbox-worker.js", import.meta.url);
   if (existsSync(fileURLToPath(beside))) return beside;
-  const built = new URL("../../dist/runtime/sandbox/sandbox-worker.js", import.meta.url);
-  if (existsSync(fileURLToPath(built))) return built;
+  const built = packagePath("dist", "runtime", "sandbox", "sandbox-worker.js");
+  if (existsSync(built)) return pathToFileURL(built);
   throw new Error("sandbox worker script not found; run `make build` first");
 }
 

@@ -1,0 +1,53 @@
+/**
+ * The start bundle (`dist/bundle/`, build/bundle.mjs) is what `bin/cordon.js` runs: everything
+ * that finds a file of Cordon's own must find it from there too. Checked through real starts:
+ * the fuel pass's output is cached (its fingerprint reads the pass's modules), the backstop's
+ * watchdog worker starts (its source runs outside the bundle), a worker-isolation proxy finds its
+ * worker script, and `--version` reads the package — each also with `CORDON_BUNDLE=off`.
+ */
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { CORDON, NODE, proxyWasm, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
+import { RawClient } from "./helpers/raw-client.js";
+
+const exec = promisify(execFile);
+const open: RawClient[] = [];
+afterEach(async () => {
+  for (const c of open.splice(0)) await c.close();
+});
+
+async function start(env: Record<string, string>, isolation: string): Promise<string> {
+  const client = new RawClient(
+    NODE,
+    [CORDON, "run", "--isolation", isolation, "--proxy", proxyWasm("passthrough"), "--", ...SCRIPTED_AGENT],
+    env,
+  );
+  open.push(client);
+  const answer = await client.request("initialize", { protocolVersion: 1 });
+  expect(answer.result?.protocolVersion, JSON.stringify(answer)).toBe(1);
+  await client.close();
+  return client.stderr;
+}
+
+describe("the start bundle", () => {
+  it("is built, and bin/cordon.js runs from it", () => {
+    expect(existsSync(join(ROOT, "dist", "bundle", "main.js"))).toBe(true);
+  });
+
+  for (const bundle of ["on", "off"]) {
+    it(`with CORDON_BUNDLE=${bundle}: caches the metered module, starts the watchdog, finds the worker script and the version`, async () => {
+      const cache = mkdtempSync(join(tmpdir(), "cordon-bundle-cache-"));
+      const env = { CORDON_BUNDLE: bundle, CORDON_CACHE_DIR: cache };
+      const stderr = await start(env, "thread");
+      expect(stderr).not.toMatch(/watchdog failed/);
+      expect(readdirSync(cache).filter((f) => f.startsWith("metered-"))).toHaveLength(1);
+      expect(await start(env, "worker")).not.toMatch(/error/);
+      const { stdout } = await exec(NODE, [CORDON, "--version"], { env: { ...process.env, CORDON_BUNDLE: bundle } });
+      expect(stdout.trim()).toMatch(/^cordon \d+\.\d+\.\d+$/);
+    });
+  }
+});
