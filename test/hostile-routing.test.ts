@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { treeRssMiB } from "../bench/process-tree.js";
+import { defaultIsolation } from "../runtime/sandbox/sandbox-factory.js";
 import { prompt, session, useConfigChains } from "./helpers/config-chain.js";
 import { NODE, proxyWasm, ROOT } from "./helpers/paths.js";
 import type { Json, RawClient } from "./helpers/raw-client.js";
@@ -162,7 +163,10 @@ describe("nothing a proxy or the client sends crashes Cordon", () => {
       await new Promise((r) => setTimeout(r, 100));
       peak = Math.max(peak, treeRssMiB(client.child.pid!));
     }
-    expect(peak - before, `RSS before ${before} MiB, peak ${peak} MiB`).toBeLessThan(150);
+    // 400 MB unbounded. In a worker the guest's outputs already posted to the main thread (up to 16
+    // deliveries in flight) and the worker's own heap come on top of the conductor's buffers.
+    const bound = defaultIsolation() === "worker" ? 200 : 150;
+    expect(peak - before, `RSS before ${before} MiB, peak ${peak} MiB`).toBeLessThan(bound);
     expect(client.stderr).toMatch(/client is congested: pausing input/);
     client.child.stdout!.resume();
     for (const answer of await Promise.all(answers)) expect(answer.result, JSON.stringify(answer)).toEqual({ stopReason: "end_turn" });
