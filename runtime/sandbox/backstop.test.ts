@@ -1,6 +1,7 @@
 import { parse } from "@bytecodealliance/jco-transpile/wasm-tools";
 import { describe, expect, it } from "vitest";
 import { type Backstop, backstop, vmTimeoutBackstop } from "./backstop.js";
+import { InspectorWatchdog } from "./inspector-watchdog.js";
 
 const spinner = async () => {
   const bytes = (await parse(`(module (func (export "spin") (loop $l (br $l))))`)) as Uint8Array<ArrayBuffer>;
@@ -104,5 +105,32 @@ describe.each([
     );
     console.log(`${b.mechanism} backstop: ${per.toFixed(0)} ns per guarded call`);
     expect(per).toBeGreaterThan(0);
+  });
+});
+
+describe("the watchdog's idle exit", () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("ends the watchdog after it idled, and the next guarded call starts another, which still interrupts", async () => {
+    const dog = new InspectorWatchdog({ exitAfterMs: 50 });
+    const spin = await spinner();
+    expect(dog.watching).toBe(false); // none before the first guarded call
+    expect(await run(dog, () => 1, 1000)).toEqual({ value: 1, after: true });
+    expect(dog.watching).toBe(true);
+    for (let waited = 0; dog.watching && waited < 5000; waited += 10) await sleep(10);
+    expect(dog.watching).toBe(false);
+    expect(await run(dog, spin, 100)).toEqual({ interrupted: true });
+    expect(dog.started).toBe(2);
+    expect(await run(dog, () => "next", 1000)).toEqual({ value: "next", after: true });
+  });
+
+  it("a call that begins just as the watchdog ends is watched all the same (one of the two swaps wins)", async () => {
+    const dog = new InspectorWatchdog({ exitAfterMs: 20 });
+    const spin = await spinner();
+    for (let i = 0; i < 12; i++) {
+      await sleep(5 + ((i * 7) % 40)); // before, around and after the exit (20 ms, polled every 10)
+      expect(await run(dog, spin, 60)).toEqual({ interrupted: true });
+    }
+    expect(dog.started).toBeGreaterThan(1);
   });
 });

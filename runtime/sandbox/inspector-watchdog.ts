@@ -20,11 +20,18 @@
  *
  * Cost on the main thread: three atomic operations per guarded call and no clock read (~50 ns; ~0.6 µs on a loaded 2-core machine),
  * and a `postMessage` to schedule a batch of posted tasks (tasks posted meanwhile, or by the batch's
- * own tasks, share it). The
- * watchdog polls the word every `POLL_MS` while calls happen, and sleeps on it (woken by the next
- * call, one `Atomics.notify`) after `SLEEP_AFTER_MS` without one. Interrupt latency past the
- * limit: at most `POLL_MS` (the watchdog starts a call's clock when it first sees it), plus the
- * time V8 takes to reach a stack check.
+ * own tasks, share it). The watchdog polls the word every `POLL_MS` while calls happen. Interrupt
+ * latency past the limit: at most `POLL_MS` (the watchdog starts a call's clock when it first sees
+ * it), plus the time V8 takes to reach a stack check.
+ *
+ * Idle exit: a watchdog is a worker, an isolate and a Node environment of its own, ~10 MiB of the
+ * process's memory (7 of it returned when it ends; measured). After `EXIT_AFTER_MS` without a
+ * guarded call it swaps `IDLE → GONE` and ends; the next guarded call, finding `GONE` where it
+ * swaps `IDLE → RUNNING`, starts a new watchdog with that call already in flight. Exactly one of
+ * the two swaps wins, so no call ever runs with nobody watching it. A new watchdog takes ~30 ms to
+ * start watching (~1 ms of it on the main thread, ~35 ms of CPU in all), which only delays an
+ * interruption by that much, as the first one's start always did; restarts cost at most that per
+ * `EXIT_AFTER_MS` of a chain's activity.
  */
 import { MessageChannel, Worker } from "node:worker_threads";
 import type { Backstop } from "./backstop.js";
@@ -33,27 +40,32 @@ import { INTERRUPTED, vmTimeoutBackstop } from "./wall-clock.js";
 const IDLE = 0;
 const RUNNING = 1;
 const KILLING = 2;
+/** The watchdog has ended (idle): the next guarded call starts another. */
+const GONE = 3;
 /** How often the watchdog looks at the word while calls happen (its overshoot past a deadline). */
 const POLL_MS = 10;
-/** Idle time after which the watchdog sleeps until the next guarded call wakes it. */
-const SLEEP_AFTER_MS = 1_000;
+/**
+ * Idle time after which the watchdog ends. Restarting costs ~35 ms of CPU, so chains busy with
+ * gaps just over this pay at most a few percent of a core; one idle for longer holds ~7 MiB less.
+ */
+const EXIT_AFTER_MS = 1_000;
 /** Longest a batch of posted tasks runs before the rest go to the next task (I/O runs between). */
 const BATCH_MS = 4;
-/** How long the process's exit waits for the watchdog to disconnect from the main thread's inspector. */
+/** How long the process's exit waits for a watchdog to disconnect from the main thread's inspector. */
 const EXIT_WAIT_MS = 200;
 
 interface WatchdogData {
   shared: SharedArrayBuffer;
   pollMs: number;
-  sleepAfterMs: number;
+  exitAfterMs: number;
 }
 
 /**
  * The watchdog worker's body, run from its source text (`eval`): it must not use anything from
- * this module's scope. Words: [0] = gen << 2 | phase, [1] = 1 while it sleeps without a timeout,
- * [2] = the limit of the call in flight, in ms (the main thread reads no clock), [3] = 1 once the
- * process exits (the watchdog disconnects its session, then sets [4]: Node waits at exit, saying
- * "Waiting for the debugger to disconnect...", for any session still connected to the main thread).
+ * this module's scope. Words: [0] = gen << 2 | phase, [2] = the limit of the call in flight, in ms
+ * (the main thread reads no clock), [3] = 1 once the process exits, [4] = 1 once this watchdog's
+ * session is disconnected (Node waits at exit, saying "Waiting for the debugger to
+ * disconnect...", for any session still connected to the main thread).
  */
 function watch(data: WatchdogData): void {
   // `getBuiltinModule`, not `require`: a bundler rewrites `require` in this body to a helper of its
@@ -64,18 +76,18 @@ function watch(data: WatchdogData): void {
   session.connectToMainThread();
   const word = new Int32Array(data.shared);
   const now = () => performance.now();
+  const leave = () => {
+    session.disconnect();
+    Atomics.store(word, 4, 1);
+    Atomics.notify(word, 4);
+  };
   const loop = (): void => {
     let seen = -1;
     let idleSince = now();
     let watched = -1;
     let deadline = 0;
     for (;;) {
-      if (Atomics.load(word, 3) === 1) {
-        session.disconnect();
-        Atomics.store(word, 4, 1);
-        Atomics.notify(word, 4);
-        return;
-      }
+      if (Atomics.load(word, 3) === 1) return leave();
       const state = Atomics.load(word, 0);
       if ((state & 3) === 1) {
         const t = now();
@@ -102,37 +114,63 @@ function watch(data: WatchdogData): void {
         seen = state;
         idleSince = t;
       }
-      if (t - idleSince < data.sleepAfterMs) {
+      if (t - idleSince < data.exitAfterMs || (state & 3) !== 0) {
         Atomics.wait(word, 0, state, data.pollMs);
         continue;
       }
-      Atomics.store(word, 1, 1);
-      Atomics.wait(word, 0, state);
-      Atomics.store(word, 1, 0);
-      idleSince = now();
+      // Idle long enough: gone, unless a call began meanwhile (then the swap fails and it is watched).
+      if (Atomics.compareExchange(word, 0, state, (state & ~3) | 3) === state) return leave();
     }
   };
   loop();
 }
 
+/** One watchdog worker and the words it shares with the main thread. */
+interface Dog {
+  word: Int32Array;
+}
+
+export interface InspectorWatchdogOptions {
+  /** Idle time after which the watchdog ends (tests); default `EXIT_AFTER_MS`. */
+  exitAfterMs?: number;
+}
+
 export class InspectorWatchdog implements Backstop {
   readonly mechanism = "watchdog";
-  private readonly shared = new SharedArrayBuffer(20);
-  private readonly word = new Int32Array(this.shared);
+  /** The current watchdog; none until the first guarded call (its word reads `GONE`). */
+  private current: Dog = { word: new Int32Array(new SharedArrayBuffer(20)).fill(GONE, 0, 1) };
+  /** Watchdogs not yet ended, the process's exit waits for each to disconnect. */
+  private readonly live = new Set<Dog>();
   private gen = 0;
+  /** Watchdogs started so far (tests read it). */
+  started = 0;
   /** The guarded call in flight (or interrupted, until the watchdog's reply). */
   private interrupted: (() => void) | null = null;
   private readonly channel = new MessageChannel();
   private readonly tasks: (() => void)[] = [];
   private head = 0;
   private posted = false;
-  /** The watchdog worker died (it should not): guarded calls fall back to the vm timeout. */
+  /** A watchdog died (it should not): guarded calls fall back to the vm timeout. */
   private lost = false;
+  private readonly exitAfterMs: number;
 
-  constructor() {
+  constructor(options: InspectorWatchdogOptions = {}) {
+    this.exitAfterMs = options.exitAfterMs ?? EXIT_AFTER_MS;
     this.channel.port1.on("message", this.runTasks);
     this.channel.port1.unref();
-    this.startWorker();
+    // Synchronous, as an exit handler must be: each watchdog still connected is told, disconnects, and says so.
+    process.once("exit", () => {
+      for (const { word } of this.live) {
+        Atomics.store(word, 3, 1);
+        Atomics.notify(word, 0);
+      }
+      for (const { word } of this.live) Atomics.wait(word, 4, 0, EXIT_WAIT_MS);
+    });
+  }
+
+  /** Whether a watchdog worker is up (started and not yet ended). */
+  get watching(): boolean {
+    return this.live.size > 0;
   }
 
   post(task: () => void): void {
@@ -146,19 +184,24 @@ export class InspectorWatchdog implements Backstop {
 
   guard<T>(fn: () => T, limitMs: number, interrupted: () => void): T {
     if (this.lost) return vmTimeoutBackstop.guard(fn, limitMs, interrupted);
+    const idle = (this.gen << 2) | IDLE;
     this.gen = (this.gen + 1) & 0x1fffffff;
     const running = (this.gen << 2) | RUNNING;
-    this.word[2] = Math.ceil(limitMs); // published by the store of the state below
+    let word = this.current.word;
+    word[2] = Math.ceil(limitMs); // published by the swap below
     this.interrupted = interrupted;
-    Atomics.store(this.word, 0, running);
-    if (Atomics.load(this.word, 1) === 1) Atomics.notify(this.word, 0);
+    const was = Atomics.compareExchange(word, 0, idle, running);
+    if (was !== idle) {
+      if ((was & 3) === GONE) word = this.startWatchdog(running, limitMs);
+      else Atomics.store(word, 0, running); // not reached: guarded calls do not nest
+    }
     try {
       return fn();
     } finally {
       // Not reached when interrupted: V8 runs no finally under termination.
-      if (Atomics.compareExchange(this.word, 0, running, (this.gen << 2) | IDLE) !== running) {
+      if (Atomics.compareExchange(word, 0, running, (this.gen << 2) | IDLE) !== running) {
         // The watchdog won the swap: its termination is on the way and must land here.
-        while (Atomics.load(this.word, 0) === ((this.gen << 2) | KILLING));
+        while (Atomics.load(word, 0) === ((this.gen << 2) | KILLING));
       }
       this.interrupted = null;
     }
@@ -168,7 +211,7 @@ export class InspectorWatchdog implements Backstop {
    * Runs the posted tasks in order, for up to BATCH_MS; the rest get a task of their own. `posted`
    * stays set while they run, so a task posted meanwhile (a guest's output delivered to the next
    * proxy) joins this batch without a message of its own, which would only wake an empty batch.
-   * An interrupted batch runs no `finally`: the watchdog's reply resets it (`startWorker`).
+   * An interrupted batch runs no `finally`: the watchdog's reply resets it (`startWatchdog`).
    */
   private readonly runTasks = (): void => {
     const until = performance.now() + BATCH_MS;
@@ -201,14 +244,26 @@ export class InspectorWatchdog implements Backstop {
     } else if (!this.posted) this.channel.port1.unref();
   }
 
-  private startWorker(): void {
-    const data: WatchdogData = { shared: this.shared, pollMs: POLL_MS, sleepAfterMs: SLEEP_AFTER_MS };
+  /**
+   * Starts a watchdog with the call `running` already in flight (the last one ended, or there was
+   * none yet): it starts that call's clock when it first sees it, as for any call. Returns its word.
+   */
+  private startWatchdog(running: number, limitMs: number): Int32Array {
+    const shared = new SharedArrayBuffer(20);
+    const dog: Dog = { word: new Int32Array(shared) };
+    const { word } = dog;
+    word[0] = running;
+    word[2] = Math.ceil(limitMs);
+    const data: WatchdogData = { shared, pollMs: POLL_MS, exitAfterMs: this.exitAfterMs };
     // `__name`: the helper a TypeScript transform with keepNames (tsx, some test runners) may call in the source.
     const source = `const __name = (f) => f; (${watch.toString()})(process.getBuiltinModule("node:worker_threads").workerData)`;
     const worker = new Worker(source, { eval: true, workerData: data });
+    this.current = dog;
+    this.live.add(dog);
+    this.started++;
     worker.on("message", (gen: number) => {
-      if (Atomics.load(this.word, 0) !== ((gen << 2) | KILLING)) return;
-      Atomics.store(this.word, 0, (gen << 2) | IDLE);
+      if (Atomics.load(word, 0) !== ((gen << 2) | KILLING)) return;
+      Atomics.store(word, 0, (gen << 2) | IDLE);
       const interrupted = this.interrupted;
       this.interrupted = null;
       this.posted = false; // the interrupted batch did not get to reset it
@@ -219,15 +274,11 @@ export class InspectorWatchdog implements Backstop {
       process.stderr.write(`[cordon] error: the backstop's watchdog failed (${error.message}); using vm timeouts instead\n`),
     );
     worker.on("exit", () => {
-      this.lost = true;
+      this.live.delete(dog);
+      // Ending idle is the watchdog's to do (it swapped in GONE first); anything else is a loss.
+      if ((Atomics.load(word, 0) & 3) !== GONE) this.lost = true;
     });
     worker.unref();
-    // Synchronous, as an exit handler must be: the watchdog is woken, disconnects, and says so.
-    process.once("exit", () => {
-      if (this.lost) return;
-      Atomics.store(this.word, 3, 1);
-      Atomics.notify(this.word, 0);
-      Atomics.wait(this.word, 4, 0, EXIT_WAIT_MS);
-    });
+    return word;
   }
 }
