@@ -1,13 +1,13 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
 import { watchSandbox } from "../../test/helpers/watched-sandbox.js";
 import { loadComponentBytes } from "./component-loader.js";
 import { DEFAULT_LIMITS, THREAD_QUEUE_HIGH_WATER } from "./sandbox.js";
 import { sandboxFactory } from "./sandbox-factory.js";
-import { ThreadSandbox, type ThreadSandboxOptions } from "./thread-sandbox.js";
+import { forgetPreparedModules, ThreadSandbox, type ThreadSandboxOptions } from "./thread-sandbox.js";
 import { WorkerSandbox } from "./worker-sandbox.js";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-thread-"));
@@ -37,6 +37,23 @@ describe("ThreadSandbox", () => {
     await expect.poll(() => s.outputs.length).toBe(200);
     expect(s.outputs).toEqual(Array.from({ length: 200 }, (_, i) => `{"n":${i}}`));
     await s.sandbox.stop();
+  });
+
+  it("sandboxes of one component share one metered, compiled module: each further one costs an instance, not a compile", async () => {
+    const component = await loadComponentBytes("shared.wasm", await echoComponent("utf8"), { cacheDir });
+    forgetPreparedModules();
+    const compile = vi.spyOn(WebAssembly, "compile");
+    try {
+      const sandboxes = [0, 1, 2].map(() => watchSandbox(new ThreadSandbox(component, DEFAULT_LIMITS)));
+      expect(compile).toHaveBeenCalledTimes(1);
+      expect(sandboxes.map((s) => s.sandbox.meteredFrom.replace("disk", "rewrite"))).toEqual(["rewrite", "memory", "memory"]);
+      for (const s of sandboxes) await s.started;
+      for (const [i, s] of sandboxes.entries()) s.sandbox.deliver(`{"n":${i}}`);
+      for (const [i, s] of sandboxes.entries()) await expect.poll(() => s.outputs).toEqual([`{"n":${i}}`]);
+      for (const s of sandboxes) await s.sandbox.stop();
+    } finally {
+      compile.mockRestore();
+    }
   });
 
   it("a delivery made from an output handler runs after the current one, in order", async () => {
