@@ -16,7 +16,7 @@
  *   P3  BENCH_P3 100 KB prompts through `context.wasm`, end to end through the conductor (its CPU per
  *       prompt over Cordon+0's) vs the same edit in plain JS; and the sandbox alone, in this process.
  *   P4  cold start to the first `initialize` answer with 3 proxies (warm compile cache) vs direct.
- *   P5  RSS per added proxy: idle (up, one session) and after the P1 prompts.
+ *   P5  RSS per added proxy: just up (one session), idle (2 s with nothing asked) and after the P1 prompts.
  *
  * Env: BENCH_PROMPTS (2000), BENCH_WARMUP (3000), BENCH_CHUNKS (100000), BENCH_STARTS (5), BENCH_P3 (300), BENCH_ABI=1
  * adds the canonical-host vs jco-glue table, BENCH_ONLY=P2,P4 runs only those parts (the goals of
@@ -43,6 +43,8 @@ const P3_ROUNDS = Number(process.env.BENCH_P3 ?? 300);
  */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
 const FIRST = Math.min(200, WARMUP);
+/** How long after the session opened P5's idle figure is read (nothing asked meanwhile). */
+const IDLE_MS = 2_000;
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map((s) => s.trim().toUpperCase())) : null;
 const runs = (part: string) => ONLY === null || ONLY.has(part);
 
@@ -95,7 +97,11 @@ const configs: Config[] = [
 async function roundTrips(config: Config): Promise<RoundTrip> {
   const { chain, startMs, session } = await open(config.argv, config.env);
   const rss = () => (config.kind === "direct" ? treeRssMiB(chain.child.pid!) : treeRssMiB(chain.child.pid!, isAgent));
-  await new Promise((r) => setTimeout(r, 300)); // start-up work (compiles on other threads) settles
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  await sleep(300); // start-up work (compiles on other threads) settles
+  const upRssMiB = rss();
+  // Idle as an editor's session mostly is: nothing asked for a while (the backstop's watchdog ends after 1 s of it).
+  await sleep(IDLE_MS - 300);
   const idleRssMiB = rss();
   let firstMs = 0;
   for (let i = 0; i < WARMUP; i++) {
@@ -121,6 +127,7 @@ async function roundTrips(config: Config): Promise<RoundTrip> {
     p50: quantile(samples, 0.5),
     p95: quantile(samples, 0.95),
     rssMiB,
+    upRssMiB,
     idleRssMiB,
   };
 }
@@ -432,16 +439,20 @@ async function main() {
   }
 
   if (results.p1.size > 0) {
+    const at = ["upRssMiB", "idleRssMiB", "rssMiB"] as const;
     const per = (three: string, zero: string) => {
       const a = results.p1.get(three)!;
       const b = results.p1.get(zero)!;
-      return [fixed((a.idleRssMiB - b.idleRssMiB) / 3, 1), fixed((a.rssMiB - b.rssMiB) / 3, 1)];
+      return at.map((k) => fixed((a[k] - b[k]) / 3, 1));
     };
     out.push(
       table(
-        "P5 — conductor RSS per added proxy (3 proxies vs 0, from P1): idle (up, one session) and after the P1 prompts",
-        ["(after load the figure includes garbage not yet collected: V8 grows its young generation with the allocation rate)"],
-        ["path", "MiB per proxy, idle", "MiB per proxy, after load"],
+        "P5 — conductor RSS per added proxy (3 proxies vs 0, from P1)",
+        [
+          `just up: 0.3 s after the session opened; idle: ${IDLE_MS / 1000} s after, nothing asked meanwhile; after load: right after the P1 prompts`,
+          "(after load the figure includes garbage not yet collected: V8 grows its young generation with the allocation rate)",
+        ],
+        ["path", "MiB per proxy, just up", "idle", "after load"],
         [
           ...ISOLATIONS.map((isolation) => [`cordon (${isolation})`, ...per(`${isolation}3`, "cordon0")]),
           ["thinkwell 0.5.7 (process proxies)", ...per("thinkwell3", "thinkwell0")],

@@ -8,6 +8,7 @@ const trip = (mean: number, idleRssMiB = 50, rssMiB = 60): RoundTrip => ({
   p50: mean,
   p95: mean,
   rssMiB,
+  upRssMiB: idleRssMiB,
   idleRssMiB,
 });
 

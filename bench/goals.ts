@@ -15,7 +15,9 @@ export interface RoundTrip {
   p95: number;
   /** After the prompts. */
   rssMiB: number;
-  /** Up and with a session, before any prompt. */
+  /** Up and with a session, 0.3 s after it opened. */
+  upRssMiB: number;
+  /** Up and with a session, after `IDLE_MS` with nothing asked. */
   idleRssMiB: number;
 }
 
