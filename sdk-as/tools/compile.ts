@@ -11,6 +11,7 @@ import path from "node:path";
 import { checkCore } from "./check.js";
 import { ABI_MODULE, ENTRY_SUFFIX, entrySource, findSdkRoot, findWasiWit, findWit, SDK_PACKAGE, type World } from "./compose.js";
 import { BuildError } from "./errors.js";
+import { memoryArgs } from "./memory-options.js";
 import { bindingsHint, functionCollector, refusalText, refusedFunctions } from "./refused-apis.js";
 import { RenameExports } from "./rename-exports.js";
 
@@ -79,6 +80,7 @@ export async function compileCore(entry: string, { world = null }: { world?: Wor
     "incremental",
     "--use",
     `abort=~lib/${ABI_MODULE}/abort`,
+    ...memoryArgs(),
     "--transform",
     require.resolve("json-as"),
     "--disableWarning",

@@ -17,6 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { findSdkRoot, type World } from "./compose.js";
 import { manifestCandidates } from "./manifest.js";
+import { jsonCacheSetting } from "./memory-options.js";
 
 const require = createRequire(import.meta.url);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -32,7 +33,7 @@ export interface BuildRecord {
   files: Record<string, string>;
   /** SHA-256 of the tool: its own files and the compilers' package manifests. */
   tool: string;
-  /** The build options the output depends on (the requested world), as compact JSON. */
+  /** The build options the output depends on (the requested world, json-as's cache), as compact JSON. */
   options: string;
   /** SHA-256 of the component written. */
   output: string;
@@ -106,7 +107,7 @@ export function toolFingerprint(): string {
 }
 
 export function optionsKey(world: World | null): string {
-  return JSON.stringify({ world: world ?? null });
+  return JSON.stringify({ world: world ?? null, jsonCache: jsonCacheSetting() });
 }
 
 /** The record to write after a build of `entry` from `files` that produced `component`. */
