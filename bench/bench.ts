@@ -16,12 +16,14 @@
  *   P3  BENCH_P3 100 KB prompts through `context.wasm`, end to end through the conductor (its CPU per
  *       prompt over Cordon+0's) vs the same edit in plain JS; and the sandbox alone, in this process.
  *   P4  cold start to the first `initialize` answer with 3 proxies (warm compile cache) vs direct.
- *   P5  RSS per added proxy: just up (one session), idle (2 s with nothing asked) and after the P1 prompts.
+ *   P5  RSS per added proxy: just up (one session), idle (2 s with nothing asked) and after the P1 prompts;
+ *       then, in one process (sandbox-memory.ts), what is paid once per process and what per proxy.
  *
  * Env: BENCH_PROMPTS (2000), BENCH_WARMUP (3000), BENCH_CHUNKS (100000), BENCH_STARTS (5), BENCH_P3 (300), BENCH_ABI=1
  * adds the canonical-host vs jco-glue table, BENCH_ONLY=P2,P4 runs only those parts (the goals of
  * the others then read "not measured").
  */
+import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadComponent } from "../runtime/sandbox/component-loader.js";
@@ -30,6 +32,7 @@ import { DEFAULT_ISOLATION, ISOLATIONS, sandboxFactory } from "../runtime/sandbo
 import { Chain, cacheDir, cordonArgs, isAgent, open, rawAgent, root, thinkwellArgs, WATCH_ALL } from "./chain.js";
 import { goals, judge, type LargePrompt, type Results, type RoundTrip, type Stream } from "./goals.js";
 import { treeCpuMs, treeRssMiB } from "./process-tree.js";
+import type { SandboxMemory } from "./sandbox-memory.js";
 import { fixed, goalsTable, table, times } from "./table.js";
 
 const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 2000);
@@ -457,6 +460,35 @@ async function main() {
           ...ISOLATIONS.map((isolation) => [`cordon (${isolation})`, ...per(`${isolation}3`, "cordon0")]),
           ["thinkwell 0.5.7 (process proxies)", ...per("thinkwell3", "thinkwell0")],
         ],
+      ),
+    );
+  }
+
+  if (results.p1.size > 0) {
+    progress("P5 in one process");
+    const inProcess = (backstop: string): SandboxMemory =>
+      JSON.parse(
+        execFileSync(
+          process.execPath,
+          ["--expose-gc", join(root, "dist/bench/sandbox-memory.js"), `${root}proxies/dist/passthrough.wasm`],
+          {
+            env: { ...process.env, CORDON_CACHE_DIR: cacheDir, CORDON_BACKSTOP: backstop },
+            encoding: "utf8",
+          },
+        ),
+      );
+    const rows = [
+      ["as the conductor runs (watchdog backstop)", inProcess("watchdog")],
+      ["without the watchdog worker (CORDON_BACKSTOP=vm-timeout)", inProcess("vm-timeout")],
+    ] as const;
+    out.push(
+      table(
+        "P5 in one process — RSS added (MiB) by thread sandboxes of passthrough.wasm, each read after forced collections",
+        [
+          "(once per process: the component's load, the first sandbox with its watchdog up, and what stays after the watchdog's idle exit; then each further proxy)",
+        ],
+        ["backstop", "load", "first sandbox", "first, watchdog ended", "each further sandbox"],
+        rows.map(([name, m]) => [name, fixed(m.loadMiB, 2), fixed(m.firstMiB, 2), fixed(m.firstIdleMiB, 2), fixed(m.furtherMiB, 2)]),
       ),
     );
   }
