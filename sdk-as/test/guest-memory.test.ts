@@ -9,30 +9,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { jsonCacheSetting, memoryArgs } from "../tools/memory-options.js";
-import { loadExampleProxy, loadProxy, ProxyUnderTest, ROOT } from "./harness.js";
+import { agentUpdate, answer, clientPrompt, loadExampleProxy, loadProxy, ProxyUnderTest, ROOT, textChunk } from "./harness.js";
 
 const KiB = 1024;
 const EXAMPLES = ["passthrough", "redact", "context", "tool-guard", "skills", "workspace-tools", "persona", "arrow", "subagent"];
 
-const update = (text: string) =>
-  JSON.stringify({
-    jsonrpc: "2.0",
-    method: "proxy/successor",
-    params: {
-      method: "session/update",
-      params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } },
-    },
-  });
-
 /** `rounds` prompt turns: the prompt, three streamed chunks, the agent's answer. */
 function converse(p: ProxyUnderTest, rounds: number): void {
   for (let i = 0; i < rounds; i++) {
-    const out = p.deliver(
-      `{"jsonrpc":"2.0","id":${i + 100},"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"question ${i}"}]}}`,
-    );
-    const forwarded = out.find((m) => m.method === "proxy/successor" && m.id !== undefined);
-    for (let k = 0; k < 3; k++) p.deliverRaw(update(`chunk ${i}.${k}`));
-    if (forwarded) p.deliverRaw(`{"jsonrpc":"2.0","id":${JSON.stringify(forwarded.id)},"result":{"stopReason":"end_turn"}}`);
+    const forwarded = p
+      .deliver(clientPrompt(`question ${i}`, "s1", i + 100))
+      .find((m) => m.method === "proxy/successor" && m.id !== undefined);
+    for (let k = 0; k < 3; k++) p.deliver(agentUpdate(textChunk(`chunk ${i}.${k}`), "s1"));
+    if (forwarded) p.deliver(answer(forwarded, { stopReason: "end_turn" }));
   }
 }
 
