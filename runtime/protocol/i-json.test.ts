@@ -185,6 +185,61 @@ describe("iJsonViolation: lone surrogates", () => {
     expect(verdict(`{"a":"\\\\ud800"}`)).toBeNull();
     expect(verdict(`{"a":"\\\\\\ud800"}`)?.rule).toBe("lone-surrogate");
   });
+
+  it("finds an escaped surrogate after strings with other escapes, wherever the text's first \\u escape is", () => {
+    expect(verdict(`{"a":"x\\ny","b":"\\\\u0041 \\"q\\"","c":"z\\ud800"}`)?.detail).toBe(
+      "an escaped high surrogate \\uD800 without its low half in the value at c",
+    );
+    expect(verdict(`{"a":"\\u00e9\\t","b":"\\n","c":["\\udc00"]}`)?.detail).toBe(
+      "an escaped low surrogate \\uDC00 without its high half in the value at c[0]",
+    );
+    expect(verdict(`{"a":"\\\\\\\\ud800\\n","b":"\\\\u"}`)).toBeNull(); // escaped backslashes, then text
+    expect(verdict(`{"a\\n":1,"p\\u0061th":2,"path":3}`)?.rule).toBe("duplicate-name");
+  });
+
+  it("agrees with the strings JSON.parse decodes, on random texts of escapes (a string is refused exactly when one decodes ill-formed)", () => {
+    const pieces = [
+      "a",
+      "é",
+      "😀",
+      "\\n",
+      "\\\\",
+      '\\"',
+      "\\/",
+      "\\u0041",
+      "\\u00E9",
+      "\\ud83d\\ude00",
+      "\\ud800",
+      "\\uDC00",
+      "\\\\ud800",
+      "\\\\u",
+    ];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const literal = () => `"${Array.from({ length: random(6) }, () => pieces[random(pieces.length)]).join("")}"`;
+    let refused = 0;
+    for (let round = 0; round < 2000; round++) {
+      const members = Array.from(
+        { length: 1 + random(4) },
+        (_, k) => `"k${k}":${random(3) === 0 ? `[${literal()},${literal()}]` : literal()}`,
+      );
+      const text = `{${members.join(",")}}`;
+      const strings: string[] = [];
+      const walk = (v: unknown): void => {
+        if (typeof v === "string") strings.push(v);
+        else if (Array.isArray(v)) v.forEach(walk);
+        else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) strings.push(k), walk(x);
+      };
+      walk(JSON.parse(text));
+      const illFormed = strings.some((x) => !(x as unknown as { isWellFormed(): boolean }).isWellFormed());
+      expect(iJsonViolation(text)?.rule ?? null, text).toBe(illFormed ? "lone-surrogate" : null);
+      if (illFormed) refused++;
+    }
+    expect(refused).toBeGreaterThan(200); // both outcomes are exercised
+  });
 });
 
 describe("iJsonViolation: the nesting bound in the same pass", () => {
