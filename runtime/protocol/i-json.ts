@@ -205,7 +205,8 @@ function scan(text: string, maxDepth: number, layout: TextLayout | null): IJsonV
       const start = i;
       if (nextBackslash !== -1 && nextBackslash < start) nextBackslash = text.indexOf("\\", start);
       const quote = text.indexOf('"', start + 1);
-      if (nextBackslash === -1 || nextBackslash > quote) i = quote; // no escape in it: the first quote ends it
+      // No escape in it: its first quote ends it.
+      if (nextBackslash === -1 || nextBackslash > quote) i = quote;
       else if (uEscapes) i = stringEnd(text, start) - 1;
       else {
         NO_U_ESCAPE.lastIndex = start + 1;
