@@ -157,7 +157,8 @@ describe("nothing a proxy or the client sends crashes Cordon", () => {
     const before = treeRssMiB(client.child.pid!);
     // The client stops reading; each prompt makes the proxy send 4 MB to it: 400 MB unbounded.
     client.child.stdout!.pause();
-    const answers = sessions.map((s) => prompt(client, s, "spray"));
+    // Answered once the client reads again: 400 MB to drain, which takes more than the default wait on a loaded machine.
+    const answers = sessions.map((s) => prompt(client, s, "spray", 90_000));
     let peak = before;
     for (let i = 0; i < 30; i++) {
       await new Promise((r) => setTimeout(r, 100));

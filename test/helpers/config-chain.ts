@@ -34,6 +34,6 @@ export async function session(client: RawClient): Promise<string> {
   return (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
 }
 
-/** A one-text-block prompt, answered (result or error). */
-export const prompt = (client: RawClient, sessionId: string, text: string) =>
-  client.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+/** A one-text-block prompt, answered (result or error); `timeoutMs` as `RawClient.waitFor`'s. */
+export const prompt = (client: RawClient, sessionId: string, text: string, timeoutMs?: number) =>
+  client.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] }, undefined, timeoutMs);

@@ -54,7 +54,10 @@ export class RawClient {
       const timer = setTimeout(
         () =>
           reject(
-            new Error(`timed out waiting; received: ${JSON.stringify(this.received).slice(-2000)}\nstderr: ${this.stderr.slice(-2000)}`),
+            // the last few only: a flood test may have received hundreds of MB
+            new Error(
+              `timed out waiting; received: ${JSON.stringify(this.received.slice(-5)).slice(-2000)}\nstderr: ${this.stderr.slice(-2000)}`,
+            ),
           ),
         timeoutMs,
       );
@@ -63,9 +66,9 @@ export class RawClient {
   }
 
   /** Sends a request and resolves with its response message (result or error). */
-  request(method: string, params?: unknown, id: string | number = this.nextId++): Promise<Json> {
+  request(method: string, params?: unknown, id: string | number = this.nextId++, timeoutMs?: number): Promise<Json> {
     this.send(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
-    return this.waitFor((m) => m.id === id && !("method" in m));
+    return this.waitFor((m) => m.id === id && !("method" in m), timeoutMs);
   }
 
   notify(method: string, params?: unknown): void {
