@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { proxyWasm } from "../../test/helpers/paths.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
-import { attachRaw, serialize } from "../protocol/raw-json.js";
+import { attachRaw, piecesOf, serialize } from "../protocol/raw-json.js";
 import { type Call, unwrap, withId, wrap } from "../routing/envelope.js";
 import { type Isolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { INTEREST_FILTERS_ENV } from "./interest-filter.js";
@@ -29,6 +29,15 @@ const AGENT_UPDATE =
 const PARAMS = '{ "sessionId" : "s1", "update": {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"caf\\u00e9"}}}';
 
 describe("unchangedForward", () => {
+  it("leaves a delivery of a long text built from pieces to the ordinary path, which never makes that text whole", () => {
+    const text = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"${"y".repeat(20_000)}"}}}}`;
+    const envelope = wrap(parsed<Call>(text), "rfd");
+    expect(piecesOf(envelope)).toBeDefined();
+    expect(unchangedForward({ ...delivered(envelope), pieces: piecesOf(envelope) }, text)).toBeNull();
+    // The same delivery given whole is recognised: only the pieces decide.
+    expect(unchangedForward(delivered(envelope), text)).not.toBeNull();
+  });
+
   it("an envelope handed on to the predecessor is the very message it carries", () => {
     const original = parsed<Call>(AGENT_UPDATE);
     const envelope = wrap(original, "rfd");

@@ -44,6 +44,7 @@ import { type Call, carriedBy, isRequest, withId, wrap } from "../routing/envelo
 interface Delivered {
   readonly message: object;
   readonly text: string;
+  readonly pieces?: readonly string[];
 }
 
 const HEAD = '{"jsonrpc":"2.0"';
@@ -140,6 +141,9 @@ const isAnswer = (text: string, shape: Shape): boolean =>
  * comment), or null when it does not — or may not: the ordinary path then parses it.
  */
 export function unchangedForward(delivered: Delivered, output: string): object | null {
+  // A long text built from pieces is not read here: reading it whole would have V8 flatten it (raw-json.ts
+  // `piecesOf`), which costs about what the ordinary path's parse of the output does.
+  if (delivered.pieces !== undefined) return null;
   const sent = SENT;
   const got = GOT;
   if (!readShape(output, sent) || !readShape(delivered.text, got) || (got.id === undefined) !== (sent.id === undefined)) return null;

@@ -9,7 +9,7 @@
 import { parseLevel } from "../log.js";
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
-import { attachRaw, serialize } from "../protocol/raw-json.js";
+import { attachRaw, piecesOf, serialize } from "../protocol/raw-json.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { type LoadOptions, loadComponent } from "../sandbox/component-loader.js";
 import { configProblems } from "../sandbox/manifest.js";
@@ -138,7 +138,7 @@ export class WasmProxyPeer implements Peer {
       const passed = this.filter.pass(message);
       if (passed !== null) return sandbox.passThrough!(passed);
     }
-    sandbox.deliver(new Delivery(serialize(message), message));
+    sandbox.deliver(new Delivery(serialize(message), message, piecesOf(message)));
   }
 
   /**

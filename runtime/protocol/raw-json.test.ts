@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { attachRaw, layoutOf, memberRange, objectMembers, rawParams, serialize, setLayout, withMember } from "./raw-json.js";
+import {
+  attachPieces,
+  attachRaw,
+  layoutOf,
+  memberRange,
+  objectMembers,
+  piecesOf,
+  rawParams,
+  serialize,
+  setLayout,
+  slicePieces,
+  withMember,
+} from "./raw-json.js";
 
 const parsed = (text: string) => attachRaw(JSON.parse(text) as Record<string, unknown>, text);
 
@@ -101,5 +113,44 @@ describe("raw JSON members", () => {
     const lying = parsed(text);
     setLayout(lying, { id: [46, 53] });
     expect(serialize(withMember(lying, "id", 9))).toBe('{"jsonrpc":"2.0","id":5,"method":"m","params":9}');
+  });
+});
+
+describe("long texts kept as the pieces they were built from", () => {
+  const long = (n: number) =>
+    `{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":${JSON.stringify('x"ü\n'.repeat(n))}}]}}`;
+
+  it("slicePieces takes the same characters as slicing their concatenation, wherever the cuts fall", () => {
+    const pieces = ["ab", "", "cdefg", "h", "ijklmnop"];
+    const whole = pieces.join("");
+    for (let start = 0; start <= whole.length; start++) {
+      for (let end = start; end <= whole.length; end++) expect(slicePieces(pieces, start, end).join("")).toBe(whole.slice(start, end));
+    }
+  });
+
+  it("a new id spliced into a long text is kept as pieces whose concatenation is the text; a short one is one string", () => {
+    const text = long(10_000);
+    const message = attachRaw(JSON.parse(text), text);
+    const copy = withMember(message, "id", 42);
+    const pieces = piecesOf(copy);
+    expect(pieces).toBeDefined();
+    expect(pieces!.join("")).toBe(text.replace('"id":7', '"id":42'));
+    expect(serialize(copy)).toBe(pieces!.join(""));
+    // Spliced again (the next hop's id): the pieces of the pieces, never the text made whole.
+    const again = withMember(copy, "id", "x-9");
+    expect(piecesOf(again)!.join("")).toBe(text.replace('"id":7', '"id":"x-9"'));
+    expect(piecesOf(again)!.length).toBe(pieces!.length);
+    const short = long(10);
+    expect(piecesOf(withMember(attachRaw(JSON.parse(short), short), "id", 1))).toBeUndefined();
+  });
+
+  it("attachPieces keeps a long text as pieces and a short one as one flat text, with its layout", () => {
+    const head = '{"jsonrpc":"2.0","id":1,"method":"m","params":';
+    const params = JSON.stringify({ text: "y".repeat(20_000) });
+    const m = attachPieces({}, [head, params, "}"], { params: [head.length, head.length + params.length] });
+    expect(piecesOf(m)).toEqual([head, params, "}"]);
+    expect(serialize(m)).toBe(`${head}${params}}`);
+    expect(layoutOf(m)?.params).toEqual([head.length, head.length + params.length]);
+    expect(piecesOf(attachPieces({}, [head, "{}", "}"]))).toBeUndefined();
   });
 });

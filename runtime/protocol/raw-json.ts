@@ -38,6 +38,12 @@ export class TextHolder {
   /** The text of a notification's envelope around this message, and that envelope's method (envelope.ts). */
   wrapped: string | undefined = undefined;
   wrappedIn: string | undefined = undefined;
+  wrappedPieces: readonly string[] | undefined = undefined;
+  /**
+   * A long text built from pieces (a splice of a long text, an envelope put on or taken off): the
+   * pieces, each flat or a slice of a flat text, whose concatenation is `text` (see `piecesOf`).
+   */
+  pieces: readonly string[] | undefined = undefined;
 
   constructor(text: string | undefined, build: (() => string) | undefined) {
     this.text = text;
@@ -61,6 +67,18 @@ export function attachRaw<T extends object>(value: T, text: string, layout?: Tex
     holder.layout = layout;
     setRaw(value, holder);
   }
+  return value;
+}
+
+/**
+ * Like `attachRaw`, for a text made of `pieces` (the text is their concatenation, built here
+ * without being flattened): kept as pieces when long (see `piecesOf`), flattened when short.
+ */
+export function attachPieces<T extends object>(value: T, pieces: readonly string[], layout?: TextLayout): T {
+  const holder = new TextHolder(undefined, undefined);
+  holder.layout = layout;
+  holder.text = textOf(holder, pieces);
+  setRaw(value, holder);
   return value;
 }
 
@@ -94,9 +112,8 @@ export function rawOf(value: object): string | undefined {
  * string first; the result is thrown away.
  *
  * A long text is left as built: it is mostly only written (a 100 KB prompt on its way to the
- * agent), and the socket's UTF-8 encoder walks the pieces without flattening, while the copy
- * costs 110 µs per 175 KB (measured); whatever scans it later with a regular expression or
- * `indexOf` has V8 flatten it then, once.
+ * agent), and its writers take it as pieces (`piecesOf`); whatever scans it later with a regular
+ * expression or `indexOf` has V8 flatten it then, once.
  */
 function flat(text: string): string {
   if (text.length <= FLATTEN_UP_TO) Number(text);
@@ -105,6 +122,52 @@ function flat(text: string): string {
 
 /** Texts up to this many UTF-16 units are flattened when built (`flat`); every streamed update is. */
 const FLATTEN_UP_TO = 16 * 1024;
+
+/**
+ * The pieces of `value`'s text when it is a long text built from pieces, else undefined (a text
+ * read from a line or a guest is one flat string already).
+ *
+ * Why pieces: anything that reads a concatenation whole has V8 flatten it first — a new string as
+ * long as the text, which for a 100 KB prompt (150 K UTF-16 units) is a 300 KB allocation in the
+ * large-object space, ~530 µs here, mostly page faults. Writing that text to a pipe flattened it
+ * (and then its concatenation with the newline again: 1.4 ms of CPU per write), and so did copying
+ * it into a guest (570 µs against 4 µs for its pieces one by one). Writers that take pieces — the
+ * socket's `writev` (ndjson-channel.ts), the copy into a guest's memory (canonical-host.ts) — read
+ * each piece where it lies; pieces are sliced, never the concatenation (`slicePieces`).
+ */
+export function piecesOf(value: object): readonly string[] | undefined {
+  const raw = RAW.get(value);
+  if (raw === undefined || typeof raw === "string") return undefined;
+  if (raw.text === undefined) rawOf(value);
+  return raw.pieces;
+}
+
+/** `value`'s text as pieces: its pieces, or the text itself as the one piece. */
+function piecesOrText(value: object, text: string): readonly string[] {
+  return piecesOf(value) ?? [text];
+}
+
+/** The pieces of the concatenation of `pieces` from `start` to `end`: the pieces it covers, and slices of the two it cuts. */
+export function slicePieces(pieces: readonly string[], start: number, end: number): string[] {
+  const out: string[] = [];
+  let at = 0;
+  for (const piece of pieces) {
+    const next = at + piece.length;
+    if (next > start && at < end)
+      out.push(start <= at && next <= end ? piece : piece.slice(Math.max(0, start - at), Math.min(piece.length, end - at)));
+    at = next;
+    if (at >= end) break;
+  }
+  return out;
+}
+
+/** The text of `pieces`, for the text `holder` holds (a lazy text's builder returns it): kept as pieces when long, else one flat string. */
+export function textOf(holder: TextHolder, pieces: readonly string[]): string {
+  let text = "";
+  for (const piece of pieces) text += piece;
+  if (text.length > FLATTEN_UP_TO) holder.pieces = pieces;
+  return flat(text);
+}
 
 /**
  * Where the members routing splices or takes apart lie in a message's text, when that is known
@@ -297,7 +360,9 @@ export function withMember<T extends object>(message: T, key: string, value: unk
     if (range === undefined) return JSON.stringify(copy);
     const replacement = JSON.stringify(value);
     if (layout !== undefined) holder.layout = shifted(layout, range, replacement.length);
-    return text.slice(0, range[0]) + replacement + text.slice(range[1]);
+    if (text.length <= FLATTEN_UP_TO) return text.slice(0, range[0]) + replacement + text.slice(range[1]);
+    const pieces = piecesOrText(message, text);
+    return textOf(holder, [...slicePieces(pieces, 0, range[0]), replacement, ...slicePieces(pieces, range[1], text.length)]);
   });
   return copy;
 }
@@ -335,4 +400,15 @@ function layoutFor(value: object): TextLayout | undefined {
 export function rawParams(message: object): string | undefined {
   const range = layoutFor(message)?.params;
   return range && rawOf(message)!.slice(range[0], range[1]);
+}
+
+/** `rawParams` as pieces (see `piecesOf`): slices of the message's pieces, the params' text never made whole. */
+export function rawParamsPieces(message: object): string[] | undefined {
+  const range = layoutFor(message)?.params;
+  return range && slicePieces(piecesOrText(message, rawOf(message)!), range[0], range[1]);
+}
+
+/** The pieces of `value`'s text from `start` to `end` (see `piecesOf`). */
+export function rawSlicePieces(value: object, start: number, end: number): string[] {
+  return slicePieces(piecesOrText(value, rawOf(value)!), start, end);
 }

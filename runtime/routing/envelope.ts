@@ -10,7 +10,7 @@ import { paramsObject } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
 import {
   attachLazyRaw,
-  attachRaw,
+  attachPieces,
   hasRaw,
   holderOf,
   layoutOf,
@@ -18,7 +18,9 @@ import {
   memberRange,
   type Range,
   rawOf,
-  rawParams,
+  rawParamsPieces,
+  rawSlicePieces,
+  textOf,
   withMember,
 } from "../protocol/raw-json.js";
 import type { Dialect } from "./hop.js";
@@ -65,14 +67,18 @@ function envelope(message: Call, method: string, id: JsonRpcId | undefined): Cal
     const holder = attachLazyRaw(wrapped, () => {
       // A notification's envelope is the same text at every proxy it crosses: built once per message.
       const memo = id === undefined ? holderOf(message) : undefined;
-      if (memo?.wrapped !== undefined && memo.wrappedIn === method) return memo.wrapped;
-      const params = rawParams(message);
+      if (memo?.wrapped !== undefined && memo.wrappedIn === method) {
+        holder.pieces = memo.wrappedPieces;
+        return memo.wrapped;
+      }
+      const params = rawParamsPieces(message);
       if (params === undefined) return JSON.stringify(wrapped);
-      const inner = `{"method":${JSON.stringify(message.method)},"params":${params}}`;
-      const text = `{"jsonrpc":"2.0",${id !== undefined ? `"id":${JSON.stringify(id)},` : ""}"method":"${method}","params":${inner}}`;
+      const head = `{"jsonrpc":"2.0",${id !== undefined ? `"id":${JSON.stringify(id)},` : ""}"method":"${method}","params":{"method":${JSON.stringify(message.method)},"params":`;
+      const text = textOf(holder, [head, ...params, "}}"]);
       if (memo !== undefined) {
         memo.wrapped = text;
         memo.wrappedIn = method;
+        memo.wrappedPieces = holder.pieces;
       }
       return text;
     });
@@ -119,7 +125,10 @@ export function unwrap(envelope: Call): Call | string {
     const head = `{"jsonrpc":"2.0",${idText(envelope)}"method":${JSON.stringify(p.method)},"params":`;
     // Written here, so its layout is known: the next hop sets the id and wraps the params without a walk.
     const id: Range | undefined = isRequest(envelope) ? [ID_AT, ID_AT + JSON.stringify(envelope.id).length] : undefined;
-    attachRaw(inner, `${head}${text.slice(range[0], range[1])}}`, { id, params: [head.length, head.length + range[1] - range[0]] });
+    attachPieces(inner, [head, ...rawSlicePieces(envelope, range[0], range[1]), "}"], {
+      id,
+      params: [head.length, head.length + range[1] - range[0]],
+    });
   }
   return inner;
 }

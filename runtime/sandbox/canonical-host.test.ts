@@ -24,6 +24,14 @@ describe("CanonicalHost", () => {
       const big = "ü😀".repeat(40_000);
       expect(h.receive(big)).toEqual([big]);
     });
+
+    it(`copies a message given as pieces exactly as the whole with ${encoding} components`, async () => {
+      const h = await host(await echoComponent(encoding));
+      const pieces = ['{"text":"', "ü😀".repeat(20_000), '","n":', "1.5e3", "", "}"];
+      const whole = pieces.join("");
+      expect(h.receive(whole, pieces)).toEqual([whole]);
+      expect(h.receive(tricky, [tricky.slice(0, 9), tricky.slice(9)])).toEqual([tricky]);
+    });
   }
 
   it("reads and writes guest memory after the guest grew it (the old view is detached)", async () => {

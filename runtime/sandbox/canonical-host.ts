@@ -199,14 +199,18 @@ export class CanonicalHost {
     return this.guest.memory.buffer.byteLength;
   }
 
-  /** Delivers one message; returns everything the guest sent meanwhile, in order. Throws on trap. */
-  receive(message: string): string[] {
+  /**
+   * Delivers one message; returns everything the guest sent meanwhile, in order. Throws on trap.
+   * `pieces`: the message as the pieces it was built from (their concatenation is `message`),
+   * copied one by one so a long built text is never flattened (raw-json.ts `piecesOf`).
+   */
+  receive(message: string, pieces?: readonly string[]): string[] {
     if (this.poisoned !== null) throw new InstancePoisoned(this.poisoned);
     if (this.outbox !== null) throw new GuestFault("re-entrant receive: the guest is already running");
     const outbox: string[] = (this.outbox = []);
     this.deliveryUnits = 0;
     try {
-      this.lower(message);
+      this.lower(message, pieces ?? [message]);
       // An abort notification that did not end in a trap means nothing: it is never routed.
       for (let i = outbox.length - 1; i >= 0; i--) if (outbox[i].startsWith(ABORT_PREFIX)) outbox.splice(i, 1);
       return outbox;
@@ -240,8 +244,8 @@ export class CanonicalHost {
     return view;
   }
 
-  /** Copies `message` into a buffer from `cabi_realloc` and calls `receive` with it. */
-  private lower(message: string): void {
+  /** Copies `message` (as `pieces`) into a buffer from `cabi_realloc` and calls `receive` with it. */
+  private lower(message: string, pieces: readonly string[]): void {
     const { cabi_realloc } = this.guest;
     switch (this.encodings.receive) {
       case "utf16": {
@@ -249,7 +253,8 @@ export class CanonicalHost {
         const ptr = cabi_realloc(0, 0, 2, units * 2) >>> 0;
         const view = this.bytes();
         this.checkRange(view, ptr, units * 2, 2);
-        ucs2Write(view, message, ptr, units * 2);
+        let at = ptr;
+        for (const piece of pieces) at += ucs2Write(view, piece, at, piece.length * 2);
         return this.guest.receive(ptr, units);
       }
       case "utf8": {
@@ -257,7 +262,8 @@ export class CanonicalHost {
         let ptr = cabi_realloc(0, 0, 1, max) >>> 0;
         let view = this.bytes();
         this.checkRange(view, ptr, max, 1);
-        const written = view.write(message, ptr, max, "utf8");
+        let written = 0;
+        for (const piece of pieces) written += view.write(piece, ptr + written, max - written, "utf8");
         if (written < max) {
           ptr = cabi_realloc(ptr, max, 1, written) >>> 0;
           view = this.bytes();

@@ -48,6 +48,8 @@ export class Delivery {
   constructor(
     readonly text: string,
     readonly message: object,
+    /** `text` as the pieces it was built from, when long (raw-json.ts `piecesOf`): copied into the guest one by one. */
+    readonly pieces?: readonly string[],
   ) {}
 }
 

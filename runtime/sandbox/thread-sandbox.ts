@@ -307,7 +307,7 @@ export class ThreadSandbox implements ProxySandbox {
       let output: string[];
       try {
         this.fuel!.value = this.deliveryFuel;
-        output = host.receive(delivery?.text ?? (message as string));
+        output = host.receive(delivery?.text ?? (message as string), delivery?.pieces);
       } catch (error) {
         const now = performance.now();
         this.cpuMs += now - t;
