@@ -6,7 +6,7 @@ import {
   memberRange,
   objectMembers,
   piecesOf,
-  rawParams,
+  rawParamsPieces,
   serialize,
   setLayout,
   slicePieces,
@@ -14,6 +14,7 @@ import {
 } from "./raw-json.js";
 
 const parsed = (text: string) => attachRaw(JSON.parse(text) as Record<string, unknown>, text);
+const rawParams = (message: object) => rawParamsPieces(message)?.join("");
 
 describe("raw JSON members", () => {
   it("finds each top-level member's value, skipping strings with brackets, quotes and escapes", () => {

@@ -394,18 +394,13 @@ function layoutFor(value: object): TextLayout | undefined {
 }
 
 /**
- * The text of `message`'s `params` as it arrived (undefined without text or params): its place is
- * found once per message (`layoutFor`), though routing wraps the message for every proxy it crosses.
+ * The text of `message`'s `params` as it arrived (undefined without text or params), as pieces of
+ * its text (see `piecesOf`: never made whole): its place is found once per message (`layoutFor`),
+ * though routing wraps the message for every proxy it crosses.
  */
-export function rawParams(message: object): string | undefined {
-  const range = layoutFor(message)?.params;
-  return range && rawOf(message)!.slice(range[0], range[1]);
-}
-
-/** `rawParams` as pieces (see `piecesOf`): slices of the message's pieces, the params' text never made whole. */
 export function rawParamsPieces(message: object): string[] | undefined {
   const range = layoutFor(message)?.params;
-  return range && slicePieces(piecesOrText(message, rawOf(message)!), range[0], range[1]);
+  return range && rawSlicePieces(message, range[0], range[1]);
 }
 
 /** The pieces of `value`'s text from `start` to `end` (see `piecesOf`). */
