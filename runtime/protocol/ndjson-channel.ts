@@ -96,8 +96,9 @@ export class NdjsonChannel {
     // A long text built from pieces (raw-json.ts `piecesOf`) is written as them, never made whole.
     const pieces = piecesOf(message);
     if (pieces !== undefined && !pieces.some((piece) => piece.includes("\n"))) return this.writeLong(pieces);
-    let text = pieces === undefined ? serialize(message) : JSON.stringify(message);
-    if (text.includes("\n")) text = JSON.stringify(message);
+    // A text with a raw newline (pretty-printed by a guest) would break the framing: re-serialized.
+    let text = pieces === undefined ? serialize(message) : undefined;
+    if (text === undefined || text.includes("\n")) text = JSON.stringify(message);
     if (text.length > LONG_LINE) return this.writeLong([text]);
     this.batch += text + "\n";
     if (this.batch.length >= BATCH_BYTES) this.writeBatch();
