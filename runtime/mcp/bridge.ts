@@ -56,7 +56,7 @@ import { type Call, cancelRequest, unwrap, withId, wrap } from "../routing/envel
 import type { Grant } from "../routing/grants.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { type Endpoint, type EndpointHost, guarded, newEndpointId, newSecret } from "./endpoints.js";
-import { HttpEndpoint } from "./http-endpoint.js";
+import type { HttpEndpoint } from "./http-endpoint.js";
 import { type FormMemory, type McpForm, McpLink, McpMethods, REQUEST_ID_PREFIX, type Upstream } from "./link.js";
 import { TcpEndpoint } from "./tcp-endpoint.js";
 
@@ -396,6 +396,9 @@ export class McpBridgePeer implements Peer, EndpointHost {
     this.held ??= [];
     try {
       if (this.mode === "http") {
+        // Loaded here, not with the bridge: node:http is ~4 ms of every start, and only an agent
+        // that takes MCP over HTTP, in a chain with MCP-over-ACP servers, ever needs it.
+        const { HttpEndpoint } = await import("./http-endpoint.js");
         this.http = new HttpEndpoint(this);
         await this.http.listen();
         this.log.debug(`MCP bridge: the agent lacks mcpCapabilities.acp; bridging MCP servers over http://127.0.0.1:${this.http.port}`);

@@ -26,14 +26,17 @@ export class WallClockExceeded extends Error {
 
 /** The call in flight, read by the script when it starts (saved and restored, so runs may nest). */
 let current: () => unknown = () => undefined;
-const context = vm.createContext({ call: () => current() });
-const script = new vm.Script("call()", { filename: "cordon:wall-clock" });
+/** Made on first use: a chain whose watchdog runs never needs them, and a context is ~1 ms of a start. */
+let context: vm.Context | undefined;
+let script: vm.Script | undefined;
 
 /** Runs `fn`, interrupting it after `limitMs` of wall time with `WallClockExceeded`. */
 export function withinWallClock<T>(fn: () => T, limitMs: number): T {
   const previous = current;
   current = fn;
   try {
+    context ??= vm.createContext({ call: () => current() });
+    script ??= new vm.Script("call()", { filename: "cordon:wall-clock" });
     return script.runInContext(context, { timeout: Math.max(1, Math.ceil(limitMs)) }) as T;
   } catch (error) {
     if ((error as NodeJS.ErrnoException)?.code === "ERR_SCRIPT_EXECUTION_TIMEOUT") throw new WallClockExceeded(limitMs);
