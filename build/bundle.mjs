@@ -33,7 +33,8 @@ const BANNER_LINE = `${BANNER}\n`;
 for (const file of Object.keys(result.metafile.outputs)) {
   if (!file.endsWith(".js")) continue;
   const text = readFileSync(file, "utf8");
-  if (text.startsWith(BANNER_LINE) && !/\brequire\b/.test(text.slice(BANNER_LINE.length))) writeFileSync(file, text.slice(BANNER_LINE.length));
+  if (text.startsWith(BANNER_LINE) && !/\brequire\b/.test(text.slice(BANNER_LINE.length)))
+    writeFileSync(file, text.slice(BANNER_LINE.length));
 }
 const inputs = Object.keys(result.metafile.inputs).length;
 const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
