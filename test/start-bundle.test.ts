@@ -6,7 +6,7 @@
  * worker script, and `--version` reads the package — each also with `CORDON_BUNDLE=off`.
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -36,6 +36,20 @@ async function start(env: Record<string, string>, isolation: string): Promise<st
 describe("the start bundle", () => {
   it("is built, and bin/cordon.js runs from it", () => {
     expect(existsSync(join(ROOT, "dist", "bundle", "main.js"))).toBe(true);
+  });
+
+  it("defines require in each file that calls it, and only there (build/bundle.mjs drops the banner elsewhere)", () => {
+    const dir = join(ROOT, "dist", "bundle");
+    const files = readdirSync(dir).filter((f) => f.endsWith(".js"));
+    const banner = /^import \{ createRequire as __cordonRequire \} from "node:module"; const require = __cordonRequire\(import\.meta\.url\);\n/;
+    const withBanner = files.filter((f) => banner.test(readFileSync(join(dir, f), "utf8")));
+    for (const file of files) {
+      const body = readFileSync(join(dir, file), "utf8").replace(banner, "");
+      expect(/\brequire\b/.test(body), file).toBe(withBanner.includes(file));
+    }
+    // esbuild's helpers (its `__require`) call it: at least that file keeps the banner.
+    expect(withBanner.length).toBeGreaterThan(0);
+    expect(withBanner.length).toBeLessThan(files.length);
   });
 
   for (const bundle of ["on", "off"]) {
