@@ -1,19 +1,44 @@
 // The start bundle: what `bin/cordon.js` loads (dist/bundle/), made from the compiled runtime by
 // esbuild after tsc. Node 20's ESM loader resolves, reads and compiles each file on its own; the
 // ~80 modules `cordon run` needs before it can route `initialize` took ~65 ms that way, and one
-// bundle (the command entry and the early agent start, sharing chunks) takes a fraction of it.
+// bundle takes a fraction of it: the early agent start (one file) and the command entry (with
+// chunks, importing the early start's modules from that file).
 // Commands other than `run` stay lazy chunks. Packages are bundled too, except those that read
 // files of their own at run time. Everything process-wide (process groups, the component cache,
 // the watchdog) exists once: `bin/cordon.js` loads either the bundle or dist/runtime, never both.
 import { readFileSync, writeFileSync } from "node:fs";
+import { resolve as resolvePath } from "node:path";
 import { build } from "esbuild";
 
 const BANNER = 'import { createRequire as __cordonRequire } from "node:module"; const require = __cordonRequire(import.meta.url);';
 
+/**
+ * The early start (bin/cordon.js loads it before anything else): one file, so the agent is spawned
+ * after one module load instead of four. Its modules hold process-wide state (the process groups),
+ * so the main bundle does not copy them: it imports them from this same file.
+ */
+const EARLY = ["cli/early-agent.js", "components/early-process.js", "components/process-group.js", "cli/run-options.js"];
+const earlyFiles = new Set(EARLY.map((f) => resolvePath(`dist/runtime/${f}`)));
+const fromEarly = {
+  name: "from-early-start",
+  setup(b) {
+    b.onResolve({ filter: /^\./ }, (args) =>
+      args.importer && earlyFiles.has(resolvePath(args.resolveDir, args.path)) ? { path: "./early-agent.js", external: true } : undefined,
+    );
+  },
+};
+
 const started = performance.now();
 process.stderr.write("==> bundling the start path (esbuild) into dist/bundle/\n");
+const common = { bundle: true, format: "esm", platform: "node", target: "node20", logLevel: "warning" };
+await build({
+  ...common,
+  stdin: { contents: EARLY.map((f) => `export * from "./dist/runtime/${f}";`).join("\n"), resolveDir: ".", sourcefile: "early-start.js" },
+  outfile: "dist/bundle/early-agent.js",
+});
 const result = await build({
-  entryPoints: { main: "dist/runtime/cli/main.js", "early-agent": "dist/runtime/cli/early-agent.js" },
+  entryPoints: { main: "dist/runtime/cli/main.js" },
+  plugins: [fromEarly],
   outdir: "dist/bundle",
   bundle: true,
   splitting: true,

@@ -52,6 +52,14 @@ describe("the start bundle", () => {
     expect(withBanner.length).toBeLessThan(files.length);
   });
 
+  it("starts the agent from one file, whose modules (the process groups' state) the rest imports instead of copying", () => {
+    const dir = join(ROOT, "dist", "bundle");
+    const early = readFileSync(join(dir, "early-agent.js"), "utf8");
+    expect(early.match(/^import .* from "(?!node:)[^"]*";$/gm) ?? []).toEqual([]);
+    const defining = readdirSync(dir).filter((f) => f.endsWith(".js") && /^var live = /m.test(readFileSync(join(dir, f), "utf8")));
+    expect(defining).toEqual(["early-agent.js"]);
+  });
+
   for (const bundle of ["on", "off"]) {
     it(`with CORDON_BUNDLE=${bundle}: caches the metered module, starts the watchdog, finds the worker script and the version`, async () => {
       const cache = mkdtempSync(join(tmpdir(), "cordon-bundle-cache-"));
