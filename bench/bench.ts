@@ -15,7 +15,8 @@
  *       direct, and conductor CPU per chunk (the steady figure on a loaded machine).
  *   P3  BENCH_P3 100 KB prompts through `context.wasm`, end to end through the conductor (its CPU per
  *       prompt over Cordon+0's) vs the same edit in plain JS; and the sandbox alone, in this process.
- *   P4  cold start to the first `initialize` answer with 3 proxies (warm compile cache) vs direct.
+ *   P4  cold start to the first `initialize` answer with 3 proxies (warm compile cache) vs direct;
+ *       where NODE_EXTRA_CA_CERTS is set, direct and the default isolation again without it.
  *   P5  RSS per added proxy: just up (one session), idle (2 s with nothing asked) and after the P1 prompts;
  *       then, in one process (sandbox-memory.ts), what is paid once per process and what per proxy.
  *
