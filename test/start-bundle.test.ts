@@ -41,7 +41,8 @@ describe("the start bundle", () => {
   it("defines require in each file that calls it, and only there (build/bundle.mjs drops the banner elsewhere)", () => {
     const dir = join(ROOT, "dist", "bundle");
     const files = readdirSync(dir).filter((f) => f.endsWith(".js"));
-    const banner = /^import \{ createRequire as __cordonRequire \} from "node:module"; const require = __cordonRequire\(import\.meta\.url\);\n/;
+    const banner =
+      /^import \{ createRequire as __cordonRequire \} from "node:module"; const require = __cordonRequire\(import\.meta\.url\);\n/;
     const withBanner = files.filter((f) => banner.test(readFileSync(join(dir, f), "utf8")));
     for (const file of files) {
       const body = readFileSync(join(dir, file), "utf8").replace(banner, "");
