@@ -51,6 +51,15 @@ const POLL_MS = 10;
 const EXIT_AFTER_MS = 1_000;
 /** Longest a batch of posted tasks runs before the rest go to the next task (I/O runs between). */
 const BATCH_MS = 4;
+/**
+ * The watchdog's old-space limit. Its loop allocates next to nothing: Node's own bootstrap and the
+ * inspector session hold ~4.2 MiB of old space (measured). A worker otherwise inherits the main
+ * thread's limit (4 GiB here), and V8 sizes the heap it starts with by it: with a limit, the
+ * process holds ~0.8 MiB less while the watchdog is up (10.7 → 9.9 MiB for the first sandbox,
+ * `bench/sandbox-memory.ts`, 5 interleaved runs; 16, 32 and 64 MiB all save the same). A
+ * watchdog that ran out anyway would end, and calls fall back to the vm timeout (`lost`).
+ */
+const WATCHDOG_OLD_SPACE_MB = 16;
 /** How long the process's exit waits for a watchdog to disconnect from the main thread's inspector. */
 const EXIT_WAIT_MS = 200;
 
@@ -257,7 +266,7 @@ export class InspectorWatchdog implements Backstop {
     const data: WatchdogData = { shared, pollMs: POLL_MS, exitAfterMs: this.exitAfterMs };
     // `__name`: the helper a TypeScript transform with keepNames (tsx, some test runners) may call in the source.
     const source = `const __name = (f) => f; (${watch.toString()})(process.getBuiltinModule("node:worker_threads").workerData)`;
-    const worker = new Worker(source, { eval: true, workerData: data });
+    const worker = new Worker(source, { eval: true, workerData: data, resourceLimits: { maxOldGenerationSizeMb: WATCHDOG_OLD_SPACE_MB } });
     this.current = dog;
     this.live.add(dog);
     this.started++;
