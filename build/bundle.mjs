@@ -37,20 +37,16 @@ await build({
   outfile: "dist/bundle/early-agent.js",
 });
 const result = await build({
+  ...common,
   entryPoints: { main: "dist/runtime/cli/main.js" },
   plugins: [fromEarly],
   outdir: "dist/bundle",
-  bundle: true,
   splitting: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
   // Read their own files through import.meta.url or require.resolve at run time: loaded from node_modules.
   external: ["@bytecodealliance/preview2-shim", "@bytecodealliance/jco-transpile", "assemblyscript", "binaryen"],
   // Bundled CommonJS packages call require(); ESM output has none unless given one.
   banner: { js: BANNER },
   metafile: true,
-  logLevel: "warning",
 });
 // Each file gets the banner, but making a `require` costs ~0.2 ms per file (measured over a start
 // that loads ~20 of them): files that never call one lose it.
