@@ -31,10 +31,11 @@ const fromEarly = {
 const started = performance.now();
 process.stderr.write("==> bundling the start path (esbuild) into dist/bundle/\n");
 const common = { bundle: true, format: "esm", platform: "node", target: "node20", logLevel: "warning" };
-await build({
+const early = await build({
   ...common,
   stdin: { contents: EARLY.map((f) => `export * from "./dist/runtime/${f}";`).join("\n"), resolveDir: ".", sourcefile: "early-start.js" },
   outfile: "dist/bundle/early-agent.js",
+  metafile: true,
 });
 const result = await build({
   ...common,
@@ -48,6 +49,9 @@ const result = await build({
   banner: { js: BANNER },
   metafile: true,
 });
+// A module in both bundles would exist twice at run time, its state too: it must be in EARLY.
+const twice = Object.keys(early.metafile.inputs).filter((input) => input in result.metafile.inputs);
+if (twice.length > 0) throw new Error(`bundled into both the early start and the command bundle (add them to EARLY): ${twice.join(", ")}`);
 // Each file gets the banner, but making a `require` costs ~0.2 ms per file (measured over a start
 // that loads ~20 of them): files that never call one lose it.
 const BANNER_LINE = `${BANNER}\n`;
