@@ -1,7 +1,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { Worker } from "node:worker_threads";
+import { describe, expect, it, vi } from "vitest";
 import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
 import { watchSandbox } from "../../test/helpers/watched-sandbox.js";
 import { loadComponentBytes } from "./component-loader.js";
@@ -25,6 +26,50 @@ describe("WorkerSandbox", () => {
     for (let i = 0; i < 200; i++) s.sandbox.deliver(`{"n":${i}}`);
     await expect.poll(() => s.outputs.length).toBe(200);
     expect(s.outputs).toEqual(Array.from({ length: 200 }, (_, i) => `{"n":${i}}`));
+    await s.sandbox.stop();
+  });
+
+  it("posts what one routing step delivers to a busy worker as one batch, in order", async () => {
+    const s = await sandboxFor(await echoComponent("utf16"));
+    await s.started;
+    const posts = vi.spyOn(Worker.prototype, "postMessage");
+    try {
+      // The first goes at once (no worker is busy); the other 199 wait for the step's end and go together.
+      for (let i = 0; i < 200; i++) s.sandbox.deliver(`{"n":${i}}`);
+      await expect.poll(() => s.outputs.length).toBe(200);
+      const batches = posts.mock.calls.map(([request]) => (request as { messages: string[] }).messages.length);
+      expect(batches.reduce((a, b) => a + b, 0)).toBe(200);
+      expect(batches.length).toBeLessThanOrEqual(2); // [1, 199] when no other worker of this process is busy
+    } finally {
+      posts.mockRestore();
+    }
+    expect(s.outputs).toEqual(Array.from({ length: 200 }, (_, i) => `{"n":${i}}`));
+    await s.sandbox.stop();
+  });
+
+  it("a pause holds a busy worker between two deliveries of a batch; resume sends the rest, in order", async () => {
+    // An echo that spins a few ms per message, so the pause lands while the batch is running.
+    const reset = "(global.set $next (i32.const 1024))";
+    const spin =
+      "(global.set $spin (i32.const 3000000)) (loop $l (global.set $spin (i32.sub (global.get $spin) (i32.const 1))) (br_if $l (global.get $spin)))";
+    const slow = await buildComponent({
+      wat: `(module ${IMPORT} (global $spin (mut i32) (i32.const 0)) ${ECHO_BODY.replace(reset, reset + spin)})`,
+      wit: WORLD,
+      encoding: "utf16",
+    });
+    const s = await sandboxFor(slow);
+    await s.started;
+    for (let i = 0; i < 50; i++) s.sandbox.deliver(`{"n":${i}}`);
+    await expect.poll(() => s.outputs.length).toBeGreaterThan(0);
+    s.sandbox.pause();
+    const atPause = s.outputs.length;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The delivery running when the pause came, and one result on its way: not the rest of the batch.
+    expect(s.outputs.length - atPause).toBeLessThanOrEqual(2);
+    expect(s.outputs.length).toBeLessThan(50);
+    s.sandbox.resume();
+    await expect.poll(() => s.outputs.length, { timeout: 5_000 }).toBe(50);
+    expect(s.outputs).toEqual(Array.from({ length: 50 }, (_, i) => `{"n":${i}}`));
     await s.sandbox.stop();
   });
 

@@ -2,8 +2,9 @@
  * Runs a proxy guest in its own worker thread, so a guest that never returns can be stopped:
  * a synchronous wasm call cannot be interrupted in-thread, but `worker.terminate()` can end it.
  *
- * Cost: one `postMessage` hop each way per delivered message (tens of µs ping-pong on two
- * cores, a few µs when pipelined; `make bench` measures it) and one V8 isolate (~10 MB) per proxy.
+ * Cost: one `postMessage` hop each way per batch of deliveries (tens of µs ping-pong on two
+ * cores; deliveries that queue while the worker is busy go together, up to `BATCH_UNITS`, so a
+ * stream pays the hop once per batch; `make bench` measures it) and one V8 isolate (~10 MB) per proxy.
  *
  * The watchdog: while deliveries are in flight, a timer measures the time since the guest last
  * finished one; every completed delivery re-arms it (`refresh`). A guest that runs past
@@ -36,7 +37,7 @@ import {
   type SandboxLimits,
   workerHeapLimitMiB,
 } from "./sandbox.js";
-import type { WorkerReply, WorkerRequest } from "./worker-protocol.js";
+import type { DeliveryResult, WorkerReply, WorkerRequest } from "./worker-protocol.js";
 
 /**
  * The compiled worker script: beside this module, or (from TypeScript sources under the tests, or
@@ -50,8 +51,30 @@ function workerScript(): URL {
   throw new Error("sandbox worker script not found; run `make build` first");
 }
 
-/** Deliveries handed to the worker at once (the rest wait in this thread, where a pause can hold them). */
-const POSTED_WINDOW = 16;
+/**
+ * Deliveries handed to the worker and not yet back, at most (the rest wait in this thread): by
+ * count, and by code units (one longer delivery goes alone). Enough that a stream's deliveries go
+ * in large batches — each batch costs a wake-up of the worker's thread, ~30 µs here (P2 with 3
+ * watching proxies, CPU per chunk: a window of 16 deliveries 38–41 µs, 64: 31–33, 256: 24–27).
+ * A pause takes effect in the worker between two deliveries (the hold word), so what it cannot
+ * take back is the delivery running, not the window.
+ */
+const POSTED_WINDOW = 256;
+const POSTED_UNITS = 256 * 1024;
+/**
+ * Most code units of deliveries posted together (a longer one goes alone): the worker's heap is
+ * sized for one delivered message (`workerHeapLimitMiB`), and a batch of small ones stays far below.
+ */
+const BATCH_UNITS = 64 * 1024;
+
+/**
+ * Worker sandboxes with deliveries posted and not yet back. While any is busy, the router's
+ * deliveries are many (a stream crossing the chain): each waits for the rest of its routing step
+ * and they go together. With every worker idle (a prompt's round trip, one hop at a time), a
+ * delivery is posted at once: deferred, such a round trip through three workers took ~10 % longer
+ * (what else its routing step did came first; ~7 µs per hop).
+ */
+let busyWorkers = 0;
 
 /** How long a terminated worker may take to stop before the process-level fallback. */
 const UNKILLABLE_AFTER_MS = 5_000;
@@ -62,13 +85,19 @@ export class WorkerSandbox implements ProxySandbox {
   /** Deliveries accepted and not yet completed: posted to the worker, or waiting to be. */
   private inFlight = 0;
   private posted = 0;
+  /** Code units of the posted deliveries. */
+  private postedUnits = 0;
   /** Deliveries (texts) and pass-through messages (objects) not yet handed on, in order. */
   private readonly waiting: (string | object)[] = [];
   private pumpScheduled = false;
   private waitingHead = 0;
   /** The deliveries posted to the worker, in order (its `done` replies come in that order); undefined for a plain text. */
   private readonly postedDeliveries: (Delivery | undefined)[] = [];
+  /** Their lengths in code units, in the same order. */
+  private readonly postedLengths: number[] = [];
   private paused = false;
+  /** Shared with the worker: [0] 1 while paused, so it stops between two deliveries, [1] the pause's number (`sandbox-worker.ts`). */
+  private readonly hold = new Int32Array(new SharedArrayBuffer(8));
   private readonly congestion = new QueueCongestion((congested) => this.handlers?.congested?.(congested));
   private watchdog: NodeJS.Timeout | null = null;
   private dead = false;
@@ -132,16 +161,13 @@ export class WorkerSandbox implements ProxySandbox {
             this.onEarlyFailure = null;
             resolve();
             break;
+          case "held":
+            // Waiting for this pause's end, not running the guest: its watchdog waits too (re-armed by `resume`).
+            if (this.paused && reply.hold === Atomics.load(this.hold, 1)) this.disarm();
+            break;
           case "done": {
-            const delivery = this.postedDeliveries.shift();
-            this.completed();
-            const over = this.budget.charge({ guestMs: reply.guestMs, messages: reply.output.length, units: reply.units });
-            if (over) {
-              this.fail({ kind: "budget", message: over.message });
-              break;
-            }
-            if (reply.output.length > 0) handlers.output(reply.output, delivery);
-            // Only now: a pass-through message waiting behind this delivery follows its output.
+            this.handOn(reply.results, handlers);
+            // Only now: a pass-through message waiting behind these deliveries follows their output.
             this.pump(false);
             break;
           }
@@ -159,12 +185,26 @@ export class WorkerSandbox implements ProxySandbox {
         encodings: this.component.encodings,
         limits: this.limits,
         grants: [...this.grants],
+        hold: this.hold.buffer as SharedArrayBuffer,
       };
       worker.postMessage(request);
     });
   }
 
   private onEarlyFailure: ((failure: SandboxFailure) => void) | null = null;
+
+  /** Completes posted deliveries with the worker's results, in order: charged to the budget, outputs handed on. */
+  private handOn(results: readonly DeliveryResult[], handlers: SandboxHandlers): void {
+    for (const result of results) {
+      if (this.dead) return;
+      const delivery = this.postedDeliveries.shift();
+      this.postedUnits -= this.postedLengths.shift()!;
+      this.completed();
+      const over = this.budget.charge({ guestMs: result.guestMs, messages: result.output.length, units: result.units });
+      if (over) return this.fail({ kind: "budget", message: over.message });
+      if (result.output.length > 0) handlers.output(result.output, delivery);
+    }
+  }
 
   /**
    * Ends the worker. V8 interrupts running wasm for `terminate()`, but should a worker ever refuse
@@ -214,40 +254,72 @@ export class WorkerSandbox implements ProxySandbox {
 
   pause(): void {
     this.paused = true;
+    Atomics.add(this.hold, 1, 1);
+    Atomics.store(this.hold, 0, 1);
+    Atomics.notify(this.hold, 0); // a worker held by an earlier pause says it is held by this one
   }
 
   resume(): void {
     this.paused = false;
+    Atomics.store(this.hold, 0, 0);
+    Atomics.notify(this.hold, 0);
+    // A delivery still running kept its clock; one held gets a fresh one.
+    if (this.posted > 0 && !this.dead && !this.watchdog) this.arm();
     this.pump();
   }
 
   /**
-   * Hands waiting deliveries to the worker, at most `POSTED_WINDOW` at a time: enough to keep the
-   * worker busy, few enough that a pause takes effect within a few deliveries instead of after
-   * everything already queued (a worker's queue cannot be taken back). A pass-through message
-   * waits until every delivery before it has come back (its output first), and is handed back
-   * from an event or a microtask, never from inside the router's call (`fromRouter`).
+   * Hands waiting deliveries to the worker, within the window (`POSTED_WINDOW`, `POSTED_UNITS`):
+   * enough to keep the worker busy, little enough that a pause takes effect soon instead of after
+   * everything already queued (a worker's queue cannot be taken back). The deliveries waiting
+   * together go in one message (up to `BATCH_UNITS`): a stream then pays the thread hop per batch,
+   * not per delivery. A pass-through message waits until every delivery before it has come back
+   * (its output first), and is handed back from an event or a microtask, never from inside the
+   * router's call (`fromRouter`). A delivery from the router while any worker is busy
+   * (`busyWorkers`) is posted from a microtask too, so the deliveries of one routing step go
+   * together; otherwise it goes at once.
    */
   private pump(fromRouter = true): void {
+    const batch: string[] = [];
+    let units = 0;
     while (!this.paused && !this.dead && this.waitingHead < this.waiting.length) {
       const item = this.waiting[this.waitingHead];
       const delivery = item instanceof Delivery ? item : undefined;
       if (typeof item !== "string" && delivery === undefined) {
-        if (this.posted > 0) return; // `done` of the last one pumps again
+        if (batch.length > 0 || this.posted > 0) break; // the `done` of what is posted pumps again
         if (fromRouter) return this.pumpSoon();
         this.take();
         this.congestion.update(--this.inFlight);
         this.handlers?.passed?.(item);
         continue;
       }
-      if (this.posted >= POSTED_WINDOW) return;
+      if (fromRouter && busyWorkers > 0) return this.pumpSoon();
+      const text = delivery?.text ?? (item as string);
+      if (this.posted >= POSTED_WINDOW || (this.posted > 0 && this.postedUnits + text.length > POSTED_UNITS)) break;
+      if (batch.length > 0 && units + text.length > BATCH_UNITS) {
+        this.post(batch);
+        batch.length = 0;
+        units = 0;
+      }
       this.take();
       this.posted++;
-      if (this.posted === 1) this.arm();
+      if (this.posted === 1) {
+        this.arm();
+        this.counted(true);
+      }
       this.postedDeliveries.push(delivery);
-      const request: WorkerRequest = { type: "deliver", message: delivery?.text ?? (item as string) };
-      this.worker!.postMessage(request);
+      this.postedLengths.push(text.length);
+      this.postedUnits += text.length;
+      batch.push(text);
+      units += text.length;
     }
+    if (batch.length > 0) this.post(batch);
+  }
+
+  private post(messages: string[]): void {
+    // Cloned by postMessage now: the caller may reuse the array.
+    const request: WorkerRequest = { type: "deliver", messages };
+    this.worker!.postMessage(request);
   }
 
   private take(): void {
@@ -271,6 +343,7 @@ export class WorkerSandbox implements ProxySandbox {
     if (this.dead) return;
     this.dead = true;
     this.disarm();
+    this.counted(false);
     await this.terminate();
   }
 
@@ -278,7 +351,18 @@ export class WorkerSandbox implements ProxySandbox {
     this.posted--;
     this.congestion.update(--this.inFlight);
     if (this.posted > 0) this.watchdog?.refresh();
-    else this.disarm();
+    else {
+      this.disarm();
+      this.counted(false);
+    }
+  }
+
+  /** Whether this sandbox counts in `busyWorkers`. */
+  private busy = false;
+  private counted(busy: boolean): void {
+    if (this.busy === busy) return;
+    this.busy = busy;
+    busyWorkers += busy ? 1 : -1;
   }
 
   private arm(): void {
@@ -301,6 +385,7 @@ export class WorkerSandbox implements ProxySandbox {
     if (this.dead) return;
     this.dead = true;
     this.disarm();
+    this.counted(false);
     this.terminate();
     if (this.onEarlyFailure) this.onEarlyFailure(failure);
     else this.handlers?.failed(failure);
