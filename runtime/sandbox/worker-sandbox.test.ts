@@ -47,6 +47,17 @@ describe("WorkerSandbox", () => {
     await s.sandbox.stop();
   });
 
+  it("resumed with deliveries waiting and every worker idle, sends them all, in order", async () => {
+    const s = await sandboxFor(await echoComponent("utf16"));
+    await s.started;
+    s.sandbox.pause();
+    for (let i = 0; i < 5; i++) s.sandbox.deliver(`{"n":${i}}`);
+    s.sandbox.resume();
+    await expect.poll(() => s.outputs.length).toBe(5);
+    expect(s.outputs).toEqual(Array.from({ length: 5 }, (_, i) => `{"n":${i}}`));
+    await s.sandbox.stop();
+  });
+
   it("a pause holds a busy worker between two deliveries of a batch; resume sends the rest, in order", async () => {
     // An echo that spins a few ms per message, so the pause lands while the batch is running.
     const reset = "(global.set $next (i32.const 1024))";

@@ -293,7 +293,11 @@ export class WorkerSandbox implements ProxySandbox {
         this.handlers?.passed?.(item);
         continue;
       }
-      if (fromRouter && busyWorkers > 0) return this.pumpSoon();
+      if (fromRouter && busyWorkers > 0) {
+        // Busy now (perhaps by this very batch): the rest go from the microtask, after what is batched.
+        this.pumpSoon();
+        break;
+      }
       const text = delivery?.text ?? (item as string);
       if (this.posted >= POSTED_WINDOW || (this.posted > 0 && this.postedUnits + text.length > POSTED_UNITS)) break;
       if (batch.length > 0 && units + text.length > BATCH_UNITS) {
