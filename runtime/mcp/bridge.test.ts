@@ -82,7 +82,8 @@ describe("MCP bridge peer", () => {
     const init = await h.initialize({ http: true, sse: false });
     expect(init.result.agentCapabilities.mcpCapabilities).toEqual({ http: true, sse: false, acp: true });
     await h.send({ id: "c2", method: "session/new", params: { cwd: "/w", mcpServers: [STDIO, { ...ACP, _meta: { x: 1 } }] } });
-    const [forwarded] = await h.take();
+    // Held until the HTTP listener is up (its module loads on this first use): waited for, not taken.
+    const forwarded = await h.next();
     const servers = forwarded.params.params.mcpServers;
     expect(servers[0]).toEqual(STDIO);
     expect(servers[1]).toEqual({
@@ -140,7 +141,7 @@ describe("MCP bridge peer", () => {
     const h = await harness();
     await h.initialize({ http: true });
     await h.send({ id: "c2", method: "session/new", params: { cwd: "/w", mcpServers: [ACP] } });
-    const [failed] = await h.take();
+    const failed = await h.next(); // held until the HTTP listener is up
     await h.send({ id: failed.id, error: { code: -32602, message: "no" } });
     expect((await h.next((m) => m.id === "c2")).error.message).toBe("no");
     const dead = failed.params.params.mcpServers[0];
@@ -176,7 +177,7 @@ describe("MCP bridge peer", () => {
     const h = await harness();
     await h.initialize({ http: true });
     await h.send({ id: "c2", method: "session/new", params: { cwd: "/w", mcpServers: [ACP] } });
-    const [setup] = await h.take();
+    const setup = await h.next(); // held until the HTTP listener is up
     await h.send({ id: setup.id, result: { sessionId: "s1" } });
     const server = setup.params.params.mcpServers[0];
     const reply = fetch(server.url, {
