@@ -22,11 +22,12 @@ const FLUSH_MS = 2;
 /** Output held beyond this many units is sent before the next delivery runs. */
 const FLUSH_UNITS = 64 * 1024;
 
+/** How often a held worker looks at the word again (it is also woken when the hold ends). */
+const HELD_POLL_MS = 100;
+
 const port = parentPort!;
 let host: CanonicalHost | null = null;
 let hold: Int32Array | null = null;
-/** How often a held worker looks at the word again (it is also woken when the hold ends). */
-const HELD_POLL_MS = 100;
 
 const reply = (message: WorkerReply) => port.postMessage(message);
 const failure = (error: unknown): WorkerReply => ({
@@ -53,14 +54,19 @@ port.on("message", (request: WorkerRequest) => {
     return;
   }
   let results: DeliveryResult[] = [];
-  let held = 0;
+  let heldUnits = 0;
   let since = performance.now();
+  /** Sends the results held so far (if any). */
+  const flush = (now: number) => {
+    if (results.length > 0) reply({ type: "done", results });
+    results = [];
+    heldUnits = 0;
+    since = now;
+  };
   for (const message of request.messages) {
     if (!host) return;
     if (Atomics.load(hold!, 0) === 1) {
-      if (results.length > 0) reply({ type: "done", results });
-      results = [];
-      held = 0;
+      flush(since);
       // Said again for a new hold begun before this one's end was seen: the parent counts by number.
       for (let said = -1; Atomics.load(hold!, 0) === 1; Atomics.wait(hold!, 0, 1, HELD_POLL_MS)) {
         const number = Atomics.load(hold!, 1);
@@ -74,19 +80,14 @@ port.on("message", (request: WorkerRequest) => {
       output = host.receive(message);
     } catch (error) {
       host = null;
-      if (results.length > 0) reply({ type: "done", results }); // what came before it, first
+      flush(since); // what came before it, first
       reply(failure(error));
       return;
     }
     const now = performance.now();
     results.push({ output, guestMs: now - t, units: host.lastOutputUnits });
-    held += host.lastOutputUnits;
-    if (held > FLUSH_UNITS || now - since > FLUSH_MS) {
-      reply({ type: "done", results });
-      results = [];
-      held = 0;
-      since = now;
-    }
+    heldUnits += host.lastOutputUnits;
+    if (heldUnits > FLUSH_UNITS || now - since > FLUSH_MS) flush(now);
   }
-  if (results.length > 0) reply({ type: "done", results });
+  flush(since);
 });

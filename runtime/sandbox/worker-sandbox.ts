@@ -91,10 +91,8 @@ export class WorkerSandbox implements ProxySandbox {
   private readonly waiting: (string | object)[] = [];
   private pumpScheduled = false;
   private waitingHead = 0;
-  /** The deliveries posted to the worker, in order (its `done` replies come in that order); undefined for a plain text. */
-  private readonly postedDeliveries: (Delivery | undefined)[] = [];
-  /** Their lengths in code units, in the same order. */
-  private readonly postedLengths: number[] = [];
+  /** The deliveries posted to the worker, in order (its `done` replies come in that order). */
+  private readonly postedItems: (string | Delivery)[] = [];
   private paused = false;
   /** Shared with the worker: [0] 1 while paused, so it stops between two deliveries, [1] the pause's number (`sandbox-worker.ts`). */
   private readonly hold = new Int32Array(new SharedArrayBuffer(8));
@@ -197,8 +195,9 @@ export class WorkerSandbox implements ProxySandbox {
   private handOn(results: readonly DeliveryResult[], handlers: SandboxHandlers): void {
     for (const result of results) {
       if (this.dead) return;
-      const delivery = this.postedDeliveries.shift();
-      this.postedUnits -= this.postedLengths.shift()!;
+      const item = this.postedItems.shift()!;
+      const delivery = item instanceof Delivery ? item : undefined;
+      this.postedUnits -= (delivery?.text ?? (item as string)).length;
       this.completed();
       const over = this.budget.charge({ guestMs: result.guestMs, messages: result.output.length, units: result.units });
       if (over) return this.fail({ kind: "budget", message: over.message });
@@ -311,8 +310,7 @@ export class WorkerSandbox implements ProxySandbox {
         this.arm();
         this.counted(true);
       }
-      this.postedDeliveries.push(delivery);
-      this.postedLengths.push(text.length);
+      this.postedItems.push(delivery ?? (item as string));
       this.postedUnits += text.length;
       batch.push(text);
       units += text.length;
