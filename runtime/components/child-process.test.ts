@@ -47,3 +47,16 @@ describe("ChildProcessPeer.close", () => {
     await closing;
   });
 });
+
+describe("ChildProcessPeer's report of a death", () => {
+  it("holds the stderr written after the exit (a grandchild's, 100 ms later)", async () => {
+    // stdout ends with the shell; stderr stays open in the grandchild until it has written.
+    const script = '(sleep 0.1; echo "late words" >&2) >/dev/null </dev/null & exit 3';
+    const peer = new ChildProcessPeer({ command: "sh", args: ["-c", script] }, "agent", () => {});
+    const s = sink();
+    await peer.open(s);
+    for (let i = 0; i < 200 && s.reasons.length === 0; i++) await realSleep(10);
+    expect(s.reasons).toEqual(["exited with code 3; stderr: late words"]);
+    await peer.close();
+  });
+});

@@ -35,7 +35,7 @@ import { unregisterGroup } from "./process-group.js";
 export { EarlyProcess, type ProcessSpec } from "./early-process.js";
 
 const STDERR_TAIL_BYTES = 4096;
-/** After the process exits, how long its stdout may stay open (held by a grandchild) before the death is reported anyway. */
+/** After the process exits, how long its stdout and stderr may stay open (held by a grandchild) before the death is reported anyway. */
 const DRAIN_AFTER_EXIT_MS = 1000;
 /** The grace after EOF before SIGTERM, and after SIGTERM before SIGKILL. */
 const END_GRACE_MS = 1500;
@@ -91,12 +91,14 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
       this.current = instance;
       let spawned = false;
       let stdoutDone = false;
+      let stderrDone = false;
       let reported = false;
       let exitInfo: string | null = null;
-      // Report the death only once its stdout is drained, so its last messages are routed first
-      // and the last lines it wrote are in the report.
+      // Report the death only once its stdout and stderr are drained, so its last messages are
+      // routed first and the last lines it wrote to either are in the report (a pipe's last data
+      // may come after the exit).
       const report = () => {
-        if (reported || !stdoutDone || exitInfo === null) return;
+        if (reported || !stdoutDone || !stderrDone || exitInfo === null) return;
         reported = true;
         const { said, detail } = this.output();
         sink.closed(exitInfo + said, detail);
@@ -115,13 +117,17 @@ export class ChildProcessPeer extends ChannelPeer implements Peer {
         this.passStderr(chunk);
         this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
       });
+      child.stderr!.once("close", () => {
+        stderrDone = true;
+        report();
+      });
       once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
         instance.exited = true;
         exitInfo = signal ? `was killed by ${signal}` : `exited with code ${code}`;
         // Whatever it left behind in its group goes too; a grandchild holding stdout does not delay the report for long.
         void this.end(instance);
         setTimeout(() => {
-          stdoutDone = true;
+          stdoutDone = stderrDone = true;
           report();
         }, DRAIN_AFTER_EXIT_MS).unref();
         report();
