@@ -24,14 +24,43 @@ export function skipSpace(p: usize, end: usize): usize {
   return p;
 }
 
-/** Pointer just past the closing quote of the string token starting at `p`, or 0. */
+/** Four UTF-16 code units: one in each lane, and each lane's top bit. */
+const LANES: u64 = 0x0001000100010001;
+const LANE_TOPS: u64 = 0x8000800080008000;
+const QUOTES: u64 = 0x0022002200220022;
+const BACKSLASHES: u64 = 0x005c005c005c005c;
+
+/**
+ * Whether any of the four units in `w` is `"` or `\`. Exact for the lowest such unit (a borrow
+ * can only flag a unit above a real one), so a caller that sees true finds one in this word.
+ */
+// @ts-ignore: decorator
+@inline function quoteOrBackslashIn(w: u64): bool {
+  const q = w ^ QUOTES;
+  const b = w ^ BACKSLASHES;
+  return ((((q - LANES) & ~q) | ((b - LANES) & ~b)) & LANE_TOPS) != 0;
+}
+
+/**
+ * Pointer just past the closing quote of the string token starting at `p`, or 0. Four code units
+ * at a time up to each quote or backslash, and again after each escape: a big text with an
+ * escape every line (code, a file's contents) is walked a word at a time, not a unit at a time
+ * from its first escape on.
+ */
 export function stringEnd(p: usize, end: usize): usize {
   p += 2;
   while (p < end) {
-    const c = load<u16>(p);
-    if (c == QUOTE) return p + 2;
-    if (c == BACKSLASH) p += 2;
-    p += 2;
+    while (p + 8 <= end && !quoteOrBackslashIn(load<u64>(p))) p += 8;
+    // A quote or a backslash in the next four units (or fewer than four are left).
+    while (p < end) {
+      const c = load<u16>(p);
+      if (c == QUOTE) return p + 2;
+      if (c == BACKSLASH) {
+        p += 4; // the escape and the unit it escapes
+        break;
+      }
+      p += 2;
+    }
   }
   return 0;
 }
@@ -87,10 +116,53 @@ let namesMayBeEscaped = false;
   return 0;
 }
 
+const BRACKET_RIGHT: u16 = 0x5d;
+
+/**
+ * Pointer just past the object or array starting at `p`, or 0; notes a backslash in any member
+ * name inside it (`namesMayBeEscaped`), and only there: an escape in a string value (a newline in
+ * a file's text) does not make the dispatcher bring every name to one spelling (names.ts), a pass
+ * over the whole message. One pass: strings are skipped by `stringEnd`, the few units between
+ * tokens one at a time (Cordon and agents write compact JSON).
+ */
+function compositeEnd(p: usize, end: usize): usize {
+  let depth = 0;
+  while (p < end) {
+    const c = load<u16>(p);
+    if (c == QUOTE) {
+      const s = p;
+      p = stringEnd(p, end);
+      if (p == 0) return 0;
+      if (!namesMayBeEscaped) {
+        const q = skipSpace(p, end);
+        if (q < end && load<u16>(q) == COLON && nextBackslash(s, p) < p) namesMayBeEscaped = true;
+      }
+      continue;
+    }
+    if (c == BRACE_LEFT || c == BRACKET_LEFT) depth++;
+    else if ((c == BRACE_RIGHT || c == BRACKET_RIGHT) && --depth == 0) return p + 2;
+    p += 2;
+  }
+  return 0;
+}
+
+/** Pointer just past the JSON value starting at `p` (a scalar ends at its terminator), or 0. */
+function skipValue(p: usize, end: usize): usize {
+  const c = load<u16>(p);
+  if (c == QUOTE) return stringEnd(p, end);
+  if (c == BRACE_LEFT || c == BRACKET_LEFT) return compositeEnd(p, end);
+  while (p < end) {
+    const d = load<u16>(p);
+    if (d == COMMA || d == BRACE_RIGHT || d == BRACKET_RIGHT || isSpace(d)) return p;
+    p += 2;
+  }
+  return 0;
+}
+
 /**
  * The members of one JSON object as raw ranges of its source string: keys without their quotes,
- * values exactly as written. Nothing is decoded; values are skipped with json-as' word-at-a-time
- * scanner. Keys are compared as written: the dispatcher hands it text whose names were first
+ * values exactly as written. Nothing is decoded; values are skipped in one pass (`skipValue`,
+ * strings four code units at a time). Keys are compared as written: the dispatcher hands it text whose names were first
  * brought to one spelling (names.ts), so `"\u006dethod"` is found as `method`.
  */
 export class RawObject {
@@ -171,10 +243,10 @@ export class RawObject {
   }
 
   /**
-   * Whether the last `reused` scan may have passed a member name written with an escape: one of
-   * the names it read had a backslash, or an array or object it skipped holds one. False means the
-   * text has none (a name in a string value it skipped is no name), so bringing names to one
-   * spelling (names.ts) would change nothing and its pass over the whole text can be skipped.
+   * Whether the last `reused` scan passed a member name written with an escape, among the names
+   * it read or inside an array or object it skipped (`compositeEnd`). False means the text has
+   * none (an escape in a string value is no name's), so bringing names to one spelling (names.ts)
+   * would change nothing and its pass over the whole text can be skipped.
    */
   static get escapesSeen(): bool {
     return namesMayBeEscaped;
@@ -281,12 +353,8 @@ export class RawObject {
         out.nestedIndex = out.count;
         valueEnd = child.end;
       } else {
-        valueEnd = JSON.Util.scanValueEnd<JSON.Value>(p, end);
+        valueEnd = skipValue(p, end);
         if (valueEnd == 0 || valueEnd > end) return null;
-        if (reuse && !namesMayBeEscaped) {
-          const c = load<u16>(p);
-          if ((c == BRACE_LEFT || c == BRACKET_LEFT) && nextBackslash(p, valueEnd) < valueEnd) namesMayBeEscaped = true;
-        }
       }
       out.push(keyStart, keyEnd - 2, p, valueEnd);
       p = skipSpace(valueEnd, end);

@@ -15,7 +15,8 @@
 // backslashes four code units at a time; only a string holding one is walked, to its closing quote,
 // to see whether a `:` follows (a name) — no nesting stack, and a message without a backslash (most
 // streamed chunks) costs one word-at-a-time pass. The dispatcher skips even that when its own scan
-// saw no backslash in a name nor in a skipped array or object (`RawObject.escapesSeen`).
+// met no member name with a backslash, read or skipped (`RawObject.escapesSeen`): escapes in
+// string values (every line of a file's text) do not make it run.
 import { Builder, decodeString, nextBackslash, quote, skipSpace, stringEnd } from "./json";
 
 const QUOTE: u16 = 0x22;

@@ -66,6 +66,21 @@ describe("member names are compared after decoding escapes", () => {
     ]);
   });
 
+  it("finds an escaped name inside an array among values that hold escapes, spacing and all", async () => {
+    const p = await proxyUnderTest(hooks);
+    // The prompt array is skipped whole by the dispatcher's scan; escapes in its string values
+    // alone no longer start the names pass, so the one in a block's names must, wherever it sits:
+    // after a value ending in an escaped backslash, and before a colon written after spaces.
+    // (Ģ and Ŝ are U+0122 and U+015C: a quote's and a backslash's low byte, never taken for them.)
+    const blocks =
+      '[{"type":"text","text":"a\\\\"},{"type":"text","text":"\\"x\\"\\n"},{"t\\u0079pe" :"text","t\\u0065xt"\t: "b ĢŜĢŜ"}]';
+    const prompt = `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":${blocks}}}`;
+    const texts = JSON.parse(prompt).params.prompt.map((b: { text: string }) => b.text);
+    expect(texts).toEqual(["a\\", '"x"\n', "b ĢŜĢŜ"]);
+    p.deliverRaw(prompt);
+    expect(p.logs.at(-1)!.message).toBe(`prompt in s: 3 blocks, text=${texts.join("\n")}`);
+  });
+
   it("decodes every JSON escape in values as JSON.parse does (\\/ included)", async () => {
     const p = await proxyUnderTest(hooks);
     // The hook logs the prompt's text; `\/` must arrive as `/`, `\u00e9` as é, `\t` as a tab.
