@@ -72,8 +72,7 @@ describe("member names are compared after decoding escapes", () => {
     // alone no longer start the names pass, so the one in a block's names must, wherever it sits:
     // after a value ending in an escaped backslash, and before a colon written after spaces.
     // (Ģ and Ŝ are U+0122 and U+015C: a quote's and a backslash's low byte, never taken for them.)
-    const blocks =
-      '[{"type":"text","text":"a\\\\"},{"type":"text","text":"\\"x\\"\\n"},{"t\\u0079pe" :"text","t\\u0065xt"\t: "b ĢŜĢŜ"}]';
+    const blocks = '[{"type":"text","text":"a\\\\"},{"type":"text","text":"\\"x\\"\\n"},{"t\\u0079pe" :"text","t\\u0065xt"\t: "b ĢŜĢŜ"}]';
     const prompt = `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":${blocks}}}`;
     const texts = JSON.parse(prompt).params.prompt.map((b: { text: string }) => b.text);
     expect(texts).toEqual(["a\\", '"x"\n', "b ĢŜĢŜ"]);
