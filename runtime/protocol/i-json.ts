@@ -56,7 +56,7 @@
  * whole text for `\u`). So checking a proxy's output costs about what parsing it does or less
  * (0.6–1.7×), once per message.
  */
-import { rawOf, stringEnd, type TextLayout } from "./raw-json.js";
+import { closingQuote, rawOf, stringEnd, type TextLayout } from "./raw-json.js";
 
 export interface IJsonViolation {
   rule: "duplicate-name" | "protocol-key-spelling" | "mixed-message" | "lone-surrogate" | "nesting";
@@ -198,6 +198,7 @@ function scan(text: string, maxDepth: number, layout: TextLayout | null): IJsonV
   const seen = SEEN;
   seen.count = 0;
   const n = text.length;
+  let closing = -1;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
@@ -208,7 +209,9 @@ function scan(text: string, maxDepth: number, layout: TextLayout | null): IJsonV
       // No escape in it: its first quote ends it.
       if (nextBackslash === -1 || nextBackslash > quote) i = quote;
       else if (uEscapes) i = stringEnd(text, start) - 1;
+      else if ((closing = closingQuote(text, quote)) !== -1 && !text.slice(start + 1, closing).includes("\\u")) i = closing;
       else {
+        // Many escaped quotes, or a `\u` in it: one pattern takes the string whole.
         NO_U_ESCAPE.lastIndex = start + 1;
         if (NO_U_ESCAPE.test(text)) i = NO_U_ESCAPE.lastIndex - 1;
         else {

@@ -10,11 +10,25 @@ import {
   serialize,
   setLayout,
   slicePieces,
+  stringEnd,
   withMember,
 } from "./raw-json.js";
 
 const parsed = (text: string) => attachRaw(JSON.parse(text) as Record<string, unknown>, text);
 const rawParams = (message: object) => rawParamsPieces(message)?.join("");
+
+describe("stringEnd", () => {
+  it("ends a string at its closing quote, before and past the escaped quotes it hops over, after any run of backslashes", () => {
+    for (let quotes = 0; quotes <= 9; quotes++) {
+      for (const tail of ["", "\\\\", "\\n", "\\\\\\\"x", "\\u0041"]) {
+        const literal = `"${'a\\"b'.repeat(quotes)}${tail}"`;
+        const text = `{"k":${literal},"after":"\\""}`;
+        expect(JSON.parse(text).k).toBe(JSON.parse(literal));
+        expect(stringEnd(text, 5), literal).toBe(5 + literal.length);
+      }
+    }
+  });
+});
 
 describe("raw JSON members", () => {
   it("finds each top-level member's value, skipping strings with brackets, quotes and escapes", () => {
