@@ -20,7 +20,7 @@ const rawParams = (message: object) => rawParamsPieces(message)?.join("");
 describe("stringEnd", () => {
   it("ends a string at its closing quote, before and past the escaped quotes it hops over, after any run of backslashes", () => {
     for (let quotes = 0; quotes <= 9; quotes++) {
-      for (const tail of ["", "\\\\", "\\n", "\\\\\\\"x", "\\u0041"]) {
+      for (const tail of ["", "\\\\", "\\n", '\\\\\\"x', "\\u0041"]) {
         const literal = `"${'a\\"b'.repeat(quotes)}${tail}"`;
         const text = `{"k":${literal},"after":"\\""}`;
         expect(JSON.parse(text).k).toBe(JSON.parse(literal));
