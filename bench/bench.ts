@@ -15,6 +15,7 @@
  *       direct, and conductor CPU per chunk (the steady figure on a loaded machine).
  *   P3  BENCH_P3 100 KB prompts through `context.wasm`, end to end through the conductor (its CPU per
  *       prompt over Cordon+0's) vs the same edit in plain JS; and the sandbox alone, in this process.
+ *       The goal's text (an escaped quote every 6 characters), then prose (a newline escape per line).
  *   P4  cold start to the first `initialize` answer with 3 proxies (warm compile cache) vs direct;
  *       where NODE_EXTRA_CA_CERTS is set, direct and the default isolation again without it.
  *   P5  RSS per added proxy: just up (one session), idle (2 s with nothing asked) and after the P1 prompts;
@@ -31,7 +32,7 @@ import { loadComponent } from "../runtime/sandbox/component-loader.js";
 import { DEFAULT_LIMITS, type ProxySandbox } from "../runtime/sandbox/sandbox.js";
 import { DEFAULT_ISOLATION, ISOLATIONS, sandboxFactory } from "../runtime/sandbox/sandbox-factory.js";
 import { Chain, cacheDir, cordonArgs, isAgent, open, rawAgent, root, thinkwellArgs, WATCH_ALL } from "./chain.js";
-import { goals, judge, type LargePrompt, type Results, type RoundTrip, type Stream } from "./goals.js";
+import { goals, judge, type Results, type RoundTrip, type Stream } from "./goals.js";
 import { treeCpuMs, treeRssMiB } from "./process-tree.js";
 import type { SandboxMemory } from "./sandbox-memory.js";
 import { fixed, goalsTable, table, times } from "./table.js";
@@ -64,6 +65,11 @@ const median = (xs: number[]) =>
 /** The P3 edit: context.wasm's rules, and the user's 100 KB block (175 KB of UTF-8, 25,000 escaped quotes). */
 const RULES = "Project rules (AGENTS.md): answer briefly.";
 const BIG_TEXT = 'x"ü\n'.repeat(25_000);
+/**
+ * The same edit on ~100 KB of prose, a line's newline escape every 62 characters and no quote:
+ * what a pasted file or document is like (BIG_TEXT, an escaped quote every 6, is the goal's case).
+ */
+const PROSE_TEXT = "The quick brown fox jumps over the lazy dog, again and again.\n".repeat(1_640);
 
 /** A measured path: a stable key (goals.ts reads results by it), the row's name, how to start it. */
 interface Config {
@@ -185,14 +191,14 @@ async function coldStart(argv: string[], extraEnv?: Record<string, string>): Pro
  * round trip, with `argv` between the client and the raw agent. The agent answers each prompt with
  * `ok (<length of its first block> chars)`, which proves the edit reached it (`expectChunk`).
  */
-async function largePrompts(argv: string[], expectChunk: string): Promise<{ cpuUs: number; ms: number }> {
+async function largePrompts(argv: string[], expectChunk: string, block = BIG_TEXT): Promise<{ cpuUs: number; ms: number }> {
   const { chain, session } = await open(argv);
   const text = (id: number) =>
     JSON.stringify({
       jsonrpc: "2.0",
       id,
       method: "session/prompt",
-      params: { sessionId: session, prompt: [{ type: "text", text: BIG_TEXT }] },
+      params: { sessionId: session, prompt: [{ type: "text", text: block }] },
     });
   const once = () => chain.request("session/prompt", null, text);
   for (let i = 0; i < Math.min(50, P3_ROUNDS); i++) await once();
@@ -221,13 +227,13 @@ function contextChain(): string {
  * P3 in this process: µs per 100 KB prompt through context.wasm in each sandbox alone (text in, text
  * out: the guest and the ABI, without the host's routing around it), and the same edit in plain JS.
  */
-async function contextInSandbox(): Promise<{ name: string; us: number }[]> {
+async function contextInSandbox(block = BIG_TEXT): Promise<{ name: string; us: number }[]> {
   const prompt = (id: number) =>
     JSON.stringify({
       jsonrpc: "2.0",
       id,
       method: "session/prompt",
-      params: { sessionId: "s1", prompt: [{ type: "text", text: BIG_TEXT }] },
+      params: { sessionId: "s1", prompt: [{ type: "text", text: block }] },
     });
   const component = await loadComponent(`${root}proxies/dist/context.wasm`, { cacheDir });
   const rows: { name: string; us: number }[] = [];
@@ -372,39 +378,55 @@ async function main() {
   }
 
   if (runs("P3")) {
-    progress("P3 100 KB prompts through context.wasm, in the sandbox alone");
-    const inSandbox = await contextInSandbox();
-    const jsEditUs = inSandbox[0].us;
-    progress("P3 100 KB prompts end to end: cordon, 0 proxies");
-    const zero = await largePrompts(cordonArgs(0, DEFAULT_ISOLATION), `ok (${BIG_TEXT.length} chars)`);
-    const ends: { name: string; cpuUs: number; ms: number }[] = [{ name: "cordon, 0 proxies", ...zero }];
-    let p3: LargePrompt | undefined;
-    for (const isolation of ISOLATIONS) {
-      progress(`P3 100 KB prompts end to end: cordon + context.wasm (${isolation})`);
-      const argv = cordonArgs(0, isolation, ["--config", contextChain()]);
-      const run = await largePrompts(argv, `ok (${RULES.length} chars)`);
-      ends.push({ name: `cordon + context.wasm (${isolation})`, ...run });
-      if (isolation === DEFAULT_ISOLATION) p3 = { jsEditUs, cordon0CpuUs: zero.cpuUs, contextCpuUs: run.cpuUs };
+    const texts = [
+      { name: 'x"ü\\n text', block: BIG_TEXT },
+      { name: "prose", block: PROSE_TEXT },
+    ];
+    const ends: { name: string; cpuUs: number; ms: number; zeroCpuUs?: number; jsEditUs: number }[] = [];
+    const alone: { name: string; us: number; jsEditUs: number }[] = [];
+    for (const { name: textName, block } of texts) {
+      progress(`P3 100 KB prompts (${textName}) through context.wasm, in the sandbox alone`);
+      const inSandbox = await contextInSandbox(block);
+      const jsEditUs = inSandbox[0].us;
+      alone.push(...inSandbox.map((r) => ({ name: `${r.name}, ${textName}`, us: r.us, jsEditUs })));
+      progress(`P3 100 KB prompts (${textName}) end to end: cordon, 0 proxies`);
+      const zero = await largePrompts(cordonArgs(0, DEFAULT_ISOLATION), `ok (${block.length} chars)`, block);
+      ends.push({ name: `cordon, 0 proxies, ${textName}`, ...zero, jsEditUs });
+      // The goal's text in both isolations; prose in the default one.
+      for (const isolation of block === BIG_TEXT ? ISOLATIONS : [DEFAULT_ISOLATION]) {
+        progress(`P3 100 KB prompts (${textName}) end to end: cordon + context.wasm (${isolation})`);
+        const argv = cordonArgs(0, isolation, ["--config", contextChain()]);
+        const run = await largePrompts(argv, `ok (${RULES.length} chars)`, block);
+        ends.push({ name: `cordon + context.wasm (${isolation}), ${textName}`, ...run, zeroCpuUs: zero.cpuUs, jsEditUs });
+        if (isolation === DEFAULT_ISOLATION && block === BIG_TEXT) {
+          results.p3 = { jsEditUs, cordon0CpuUs: zero.cpuUs, contextCpuUs: run.cpuUs };
+        }
+      }
     }
-    results.p3 = p3;
     out.push(
       table(
         `P3 — one 100 KB prompt, context.wasm prepends a text block; end to end through the conductor (${P3_ROUNDS} prompts)`,
-        [`(plain JS edit in this process: parse, prepend, stringify: ${fixed(jsEditUs, 0)} µs per prompt)`],
+        [
+          `(plain JS edit in this process: parse, prepend, stringify: ${alone
+            .filter((r) => r.us === r.jsEditUs)
+            .map((r) => `${fixed(r.us, 0)} µs per prompt, ${r.name.slice(r.name.lastIndexOf(", ") + 2)}`)
+            .join("; ")})`,
+          "(the goal's text is x\"ü\\n: an escaped quote every 6 characters; prose: a newline escape every 62, as a pasted document)",
+        ],
         ["path", "round trip (ms)", "conductor CPU µs per prompt", "CPU added over cordon 0", "added vs plain JS edit"],
         ends.map((e) => [
           e.name,
           fixed(e.ms, 2),
           fixed(e.cpuUs, 0),
-          e === ends[0] ? "—" : fixed(e.cpuUs - zero.cpuUs, 0),
-          e === ends[0] ? "—" : times(e.cpuUs - zero.cpuUs, jsEditUs),
+          e.zeroCpuUs === undefined ? "—" : fixed(e.cpuUs - e.zeroCpuUs, 0),
+          e.zeroCpuUs === undefined ? "—" : times(e.cpuUs - e.zeroCpuUs, e.jsEditUs),
         ]),
       ),
       table(
         "P3, the sandbox alone — text in, text out, in this process (µs per message; the host's routing around the guest not included)",
         [],
         ["path", "µs", "vs plain JS"],
-        inSandbox.map((r) => [r.name, fixed(r.us, 0), times(r.us, jsEditUs)]),
+        alone.map((r) => [r.name, fixed(r.us, 0), times(r.us, r.jsEditUs)]),
       ),
     );
   }
