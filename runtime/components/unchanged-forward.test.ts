@@ -15,7 +15,7 @@ import { attachRaw, piecesOf, serialize } from "../protocol/raw-json.js";
 import { type Call, unwrap, withId, wrap } from "../routing/envelope.js";
 import { type Isolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { INTEREST_FILTERS_ENV } from "./interest-filter.js";
-import { unchangedForward } from "./unchanged-forward.js";
+import { forwardMarker, unchangedForward } from "./unchanged-forward.js";
 import { WasmProxyPeer } from "./wasm-proxy.js";
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -126,6 +126,70 @@ describe("unchangedForward", () => {
     expect(unchangedForward(delivered(answer), '{"jsonrpc":"2.0","id":41,"method":"proxy/successor","params":{"result":{}}}')).toBeNull();
     const request = parsed<Call>('{"jsonrpc":"2.0","id":5,"method":"m"}');
     expect(unchangedForward(delivered(request), '{"jsonrpc":"2.0","id":6,"method":"m"}')).toBeNull();
+  });
+});
+
+describe("forwardMarker (_cordon/forward)", () => {
+  const marker = (id?: string) => `{"jsonrpc":"2.0"${id === undefined ? "" : `,"id":${id}`},"method":"_cordon/forward"}`;
+
+  it("routes what the written-out forward routes, in every form, without reading the delivered text", () => {
+    const original = parsed<Call>(AGENT_UPDATE);
+    const envelope = wrap(original, "rfd");
+    expect(forwardMarker(delivered(envelope), marker())).toBe(original);
+    const carried = parsed<Call>('{"jsonrpc":"2.0","id":"a-7","method":"fs/read_text_file","params":{"path":"/p"}}');
+    expect(serialize(forwardMarker(delivered(withId(wrap(carried, "rfd"), 12)), marker("3"))!)).toBe(
+      '{"jsonrpc":"2.0","id":3,"method":"fs/read_text_file","params":{"path":"/p"}}',
+    );
+    const request = parsed<Call>('{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}');
+    const output =
+      '{"jsonrpc":"2.0","id":41,"method":"proxy/successor","params":{"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}}';
+    expect(serialize(forwardMarker(delivered(request), marker("41"))!)).toBe(serialize(unchangedForward(delivered(request), output)!));
+    const cancel = parsed<Call>('{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}');
+    expect(unwrap(forwardMarker(delivered(cancel), marker()) as Call)).toBe(cancel);
+    const answer = parsed<JsonRpcMessage>('{"jsonrpc":"2.0","id":41,"result":{"stopReason":"end_turn","_meta":{"n":1.0}}}');
+    expect(serialize(forwardMarker(delivered(answer), marker('"c-1"'))!)).toBe(
+      '{"jsonrpc":"2.0","id":"c-1","result":{"stopReason":"end_turn","_meta":{"n":1.0}}}',
+    );
+  });
+
+  it("reads the call out of an envelope that arrived as text (a parent conductor's), which the written-out forward leaves alone", () => {
+    const text = '{"jsonrpc":"2.0","id":3,"method":"proxy/successor","params":{"method":"fs/read_text_file","params":{"path":"/p"}}}';
+    expect(serialize(forwardMarker(delivered(parsed<Call>(text)), marker("9"))!)).toBe(
+      '{"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{"path":"/p"}}',
+    );
+    expect(
+      unchangedForward(delivered(parsed<Call>(text)), '{"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{"path":"/p"}}'),
+    ).toBeNull();
+  });
+
+  it("takes a long delivery built from pieces too, which the written-out forward leaves to the ordinary path", () => {
+    const text = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"${"y".repeat(20_000)}"}}}}`;
+    const original = parsed<Call>(text);
+    const envelope = wrap(original, "rfd");
+    expect(forwardMarker({ ...delivered(envelope), pieces: piecesOf(envelope) }, marker())).toBe(original);
+  });
+
+  it("is null for an id that does not fit the delivered message, any other spelling, or any other text", () => {
+    const request = delivered(parsed<Call>('{"jsonrpc":"2.0","id":5,"method":"m","params":{}}'));
+    const update = delivered(wrap(parsed<Call>(AGENT_UPDATE), "rfd"));
+    const answer = delivered(parsed<JsonRpcMessage>('{"jsonrpc":"2.0","id":41,"result":{}}'));
+    expect(forwardMarker(request, marker())).toBeNull(); // a request handed on needs the guest's id
+    expect(forwardMarker(answer, marker())).toBeNull(); // and so does an answer
+    expect(forwardMarker(update, marker("7"))).toBeNull(); // a notification has none
+    for (const id of ["07", "-7", "7.0", "1e3", "12345678901234567", '"a\\"b"', "null", "true", "[7]"]) {
+      expect(forwardMarker(request, marker(id)), id).toBeNull();
+    }
+    for (const text of [
+      marker("7").replace('"2.0"', '"2.0" '),
+      ` ${marker("7")}`,
+      `${marker("7")} `,
+      marker("7").replace("_cordon/forward", "_cordon/forwarded"),
+      marker("7").replace("}", ',"params":{}}'),
+      '{"jsonrpc":"2.0","method":"_cordon/forward","id":7}',
+    ]) {
+      expect(forwardMarker(request, text), text).toBeNull();
+    }
+    expect(forwardMarker(request, marker("7"))).not.toBeNull();
   });
 });
 

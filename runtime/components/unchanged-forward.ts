@@ -37,8 +37,9 @@
  * chunk, against a decode, `JSON.parse`, the I-JSON scan and a raw-text field per crossing.
  */
 import type { JsonRpcId, JsonRpcResponse } from "../protocol/json-rpc.js";
+import { isProxySuccessor, Methods } from "../protocol/methods.js";
 import { withMember } from "../protocol/raw-json.js";
-import { type Call, carriedBy, isRequest, withId, wrap } from "../routing/envelope.js";
+import { type Call, carriedBy, isRequest, unwrap, withId, wrap } from "../routing/envelope.js";
 
 /** What a guest was delivered: the message the router sent it, and that message's text (a sandbox's `Delivery`). */
 interface Delivered {
@@ -151,21 +152,70 @@ export function unchangedForward(delivered: Delivered, output: string): object |
   // The delivered text's leading id is the message's own (or it has none): its shape is the message's.
   if (got.id === undefined ? "id" in message : message.id !== got.id) return null;
   if (!sameBody(delivered.text, got, output, sent)) return null;
-  if (got.enveloped && !sent.enveloped) {
-    // From the successor, handed on to the predecessor: the call the envelope carries.
-    const inner = carriedBy(message);
-    if (inner === undefined || !isCall(output, sent) || isRequest(inner) !== (sent.id !== undefined)) return null;
-    return sent.id === undefined ? inner : withMember(inner, "id", sent.id);
-  }
-  if (!got.enveloped && sent.enveloped) {
-    // From the predecessor, handed on to the successor in the guest's envelope.
-    if (!isCall(output, sent) || !("method" in message)) return null;
-    const envelope = wrap(message as Call, "rfd");
-    return sent.id === undefined ? envelope : withId(envelope, sent.id);
-  }
-  if (!got.enveloped && !sent.enveloped && sent.id !== undefined && isAnswer(output, sent) && !("method" in message)) {
-    // An answer relayed to whoever asked the guest.
-    return withMember(message, "id", sent.id);
-  }
+  if (got.enveloped && !sent.enveloped) return isCall(output, sent) ? handedOn(message, "carried", sent.id) : null;
+  if (!got.enveloped && sent.enveloped) return isCall(output, sent) ? handedOn(message, "wrapped", sent.id) : null;
+  if (!got.enveloped && !sent.enveloped && isAnswer(output, sent)) return handedOn(message, "answer", sent.id);
   return null;
+}
+
+/**
+ * The marker a guest sends instead of a copy of what it was delivered (`_cordon/forward`, when the
+ * host offered it in `_cordon/configure`): `{"jsonrpc":"2.0"[,"id":ID],"method":"_cordon/forward"}`,
+ * exactly so written, means the message delivered in this `receive`, handed on unchanged under the
+ * guest's id `ID` — what the guest would otherwise write out in full for the host to compare with
+ * what it holds. Nothing is copied out of the guest or compared, and a long message (a pasted file
+ * through a proxy that reads it and lets it pass) costs what a chunk does. The forms are those of
+ * the module comment, read off the delivered message itself: a successor's envelope is handed on
+ * as the call it carries, a predecessor's call in the guest's envelope, an answer as the answer to
+ * the guest's asker. Null for any other text, or a marker whose id does not fit (an id for a
+ * notification, none for a request or an answer): the ordinary path then refuses it as a
+ * `_cordon/*` method from a proxy.
+ */
+export function forwardMarker(delivered: Delivered, output: string): object | null {
+  // The shortest marker is 46 units, the longest with an id of MAX_ID_CHARS + 2 units 120.
+  if (output.length < MARKER_TAIL.length + HEAD.length || output.length > 128) return null;
+  if (!writtenAt(output, 0, HEAD) || !writtenAt(output, output.length - MARKER_TAIL.length, MARKER_TAIL)) return null;
+  const sent = SENT;
+  sent.id = undefined;
+  let pos = HEAD.length;
+  if (writtenAt(output, pos, ID)) {
+    pos = readId(output, pos + ID.length, sent);
+    if (pos < 0) return null;
+  }
+  if (pos !== output.length - MARKER_TAIL.length) return null;
+  const message = delivered.message as Call | JsonRpcResponse;
+  const method = (message as { method?: unknown }).method;
+  if (typeof method !== "string") return handedOn(message, "answer", sent.id, true);
+  return handedOn(message, isProxySuccessor(method) ? "carried" : "wrapped", sent.id, true);
+}
+
+const MARKER_TAIL = `,"method":"${Methods.cordonForward}"}`;
+
+/**
+ * What a guest hands on when it forwards `message`, which it was delivered, unchanged under its own
+ * `id`: `carried`, the call a successor's envelope carries, toward the predecessor; `wrapped`, a
+ * predecessor's call in an envelope toward the successor; `answer`, an answer to the guest's asker.
+ * Null when `message` is not of that form, or `id` does not fit it (a request and an answer need
+ * one, a notification has none). `marked`: by the marker (`forwardMarker`).
+ */
+function handedOn(
+  message: Call | JsonRpcResponse,
+  form: "carried" | "wrapped" | "answer",
+  id: JsonRpcId | undefined,
+  marked = false,
+): object | null {
+  if (form === "answer") return "method" in message || id === undefined ? null : withMember(message, "id", id);
+  if (!("method" in message)) return null;
+  const call = message as Call;
+  if (form === "carried") {
+    // An envelope the router built carries its call. One that arrived as text (a parent
+    // conductor's, in proxy mode) is read for it where the marker names no text to compare.
+    const unwrapped = carriedBy(call) ?? (marked ? unwrap(call) : undefined);
+    const inner = typeof unwrapped === "string" ? undefined : unwrapped;
+    if (inner === undefined || isRequest(inner) !== (id !== undefined)) return null;
+    return id === undefined ? inner : withMember(inner, "id", id);
+  }
+  if (isRequest(call) !== (id !== undefined)) return null;
+  const envelope = wrap(call, "rfd");
+  return id === undefined ? envelope : withId(envelope, id);
 }

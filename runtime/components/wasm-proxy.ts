@@ -16,7 +16,7 @@ import { configProblems } from "../sandbox/manifest.js";
 import { DEFAULT_LIMITS, Delivery, type ProxySandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { type SandboxFactory, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { InterestFilter, interestOf } from "./interest-filter.js";
-import { unchangedForward } from "./unchanged-forward.js";
+import { forwardMarker, unchangedForward } from "./unchanged-forward.js";
 
 export interface WasmProxySpec {
   /** Name in the chain (logs, errors, the configure notification). */
@@ -86,10 +86,18 @@ export class WasmProxyPeer implements Peer {
     await sandbox
       .start({
         output: (messages, delivery) => {
+          // A delivery is handed on by the marker once: more markers would be copies of any size
+          // for 50 units of output each, past the output budget (the ordinary path refuses them).
+          let marked = false;
           for (const text of messages) {
             if (this.dead) return;
-            // What the guest handed on unchanged is routed as the message it was given (unchanged-forward.ts).
-            const forwarded = delivery === undefined ? null : unchangedForward(delivery, text);
+            // What the guest handed on unchanged (by the marker, or written out) is routed as the message it was given (unchanged-forward.ts).
+            let forwarded: object | null = null;
+            if (delivery !== undefined) {
+              forwarded = marked ? null : forwardMarker(delivery, text);
+              if (forwarded !== null) marked = true;
+              else forwarded = unchangedForward(delivery, text);
+            }
             if (forwarded !== null) {
               sink.message(forwarded, true);
               continue;
@@ -126,7 +134,8 @@ export class WasmProxyPeer implements Peer {
     const configure = {
       jsonrpc: "2.0",
       method: Methods.cordonConfigure,
-      params: { name: this.spec.name, config: this.spec.config ?? {}, debug },
+      // forward: the guest may hand on what it was delivered with `_cordon/forward` instead of a copy (unchanged-forward.ts).
+      params: { name: this.spec.name, config: this.spec.config ?? {}, debug, forward: true },
     };
     sandbox.deliver(JSON.stringify(configure)); // a plain text: the host's own message is never handed on
   }

@@ -27,6 +27,8 @@ export const Methods = {
   /** Cordon's own extensions on the proxy channel (see wit/README.md). */
   cordonConfigure: "_cordon/configure",
   cordonLog: "_cordon/log",
+  /** Proxy → host, in a `receive`: hand on the message just delivered, unchanged (components/unchanged-forward.ts). */
+  cordonForward: "_cordon/forward",
   /** Conductor → client: something happened to a component (a proxy failed, restarted, was bypassed). */
   cordonNotice: "_cordon/notice",
 } as const;

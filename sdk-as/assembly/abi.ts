@@ -26,6 +26,14 @@ export function sendBuilt(b: Builder): void {
 }
 
 let handler: ((message: string) => void) | null = null;
+/** The message of the `receive` in progress (null between them): what `_cordon/forward` hands on. */
+let delivered: string | null = null;
+
+/** Whether `text` is the very string the host delivered in the `receive` in progress. */
+export function isDelivered(text: string): bool {
+  const d = delivered;
+  return d != null && changetype<usize>(d) == changetype<usize>(text);
+}
 /** Inside `receive` (where `send` is allowed): an abort can tell the host why before it traps. */
 let receiving = false;
 /** An abort is being reported (building its message may itself abort, e.g. out of memory). */
@@ -54,7 +62,9 @@ export function cordon_receive(ptr: usize, units: usize): void {
   const fn = handler;
   if (fn == null) unreachable(); // the proxy never called register()
   receiving = true;
+  delivered = message;
   fn(message);
+  delivered = null;
   receiving = false;
 }
 

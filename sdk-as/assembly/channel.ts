@@ -10,7 +10,20 @@ import { Builder, getString, quote } from "./json";
 import { Message, PromptRequest, Request, Response, Side } from "./messages";
 import { AvailableCommand } from "./sessions";
 import { McpEngine } from "./tools";
-import { HEAD, build, envelopeOf, errorResponse, key, logText, resultResponse, textChunkUpdate, toJson, updateParams } from "./wire";
+import {
+  HEAD,
+  build,
+  envelopeOf,
+  errorResponse,
+  handOnMarker,
+  key,
+  logText,
+  mayMark,
+  resultResponse,
+  textChunkUpdate,
+  toJson,
+  updateParams,
+} from "./wire";
 
 /** A request the proxy sent and is waiting on. */
 export class Pending {
@@ -66,7 +79,10 @@ export class Channel {
       this.pending.set(id, new Pending(request.method, to, request, ""));
       const host = this._mcp;
       if (host != null && to == Side.Agent) host.forwarding(request, id);
-      sendBuilt(envelopeOf(to, id.toString(), message.method, message));
+      const ids = id.toString();
+      sendBuilt(unchanged(message, ids) ? handOnMarker(ids) : envelopeOf(to, ids, message.method, message));
+    } else if (unchanged(message, "")) {
+      sendBuilt(handOnMarker(""));
     } else {
       sendBuilt(envelopeOf(message.from == Side.Client ? Side.Agent : Side.Client, "", message.method, message));
     }
@@ -85,6 +101,10 @@ export class Channel {
         if (s != null) reason = s;
       }
       this.turnEnded(changetype<PromptRequest>(request), reason);
+    }
+    if (!response.changed && (response.isError || response._rStart != 0) && mayMark(response._src, request.id)) {
+      sendBuilt(handOnMarker(request.id));
+      return;
     }
     const b = Builder.begin().str(HEAD).str(',"id":').str(request.id);
     if (response.isError) {
@@ -247,4 +267,12 @@ export class Channel {
     send(build(to, id.toString(), method, params));
     return id;
   }
+}
+
+/**
+ * Whether `message` goes on exactly as it was delivered in this `receive` (not edited, its method
+ * not renamed), so the host can hand on what it holds (`_cordon/forward`) under `id`.
+ */
+function unchanged(message: Message, id: string): bool {
+  return !message.changed && message._edit == null && message._mStart != 0 && message.method == message._method && mayMark(message._src, id);
 }

@@ -31,7 +31,7 @@ import {
 } from "./messages";
 import { canonicalNames } from "./names";
 import { forgetSession } from "./sessions";
-import { errorResponse, fill, key, parseId } from "./wire";
+import { errorResponse, fill, forwardOffered, key, parseId } from "./wire";
 
 /** Methods only the host (Cordon) may originate. */
 const RESERVED_PREFIX = "_cordon/";
@@ -312,6 +312,7 @@ export class Dispatcher extends Hooks {
       if (ci >= 0 && params.firstChar(ci) == 0x7b) obj = JSON.parse<JSON.Obj>(params.text("config")!);
     }
     if (params != null) this.debug = params.text("debug") == "true";
+    forwardOffered(params != null && params.text("forward") == "true");
     this.config = new Config(name, obj);
     this.onConfigure(this.config);
   }

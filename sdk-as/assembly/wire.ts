@@ -2,6 +2,7 @@
 // it received (an unedited message leaves as exactly the text that arrived; only the envelope and
 // the id change). No state here: the bookkeeping is in channel.ts.
 import { JSON } from "json-as";
+import { isDelivered } from "./abi";
 import { Builder, RawObject, quote } from "./json";
 import { Message, Side } from "./messages";
 
@@ -101,6 +102,38 @@ export function envelopeOf(to: Side, id: string, method: string, message: Messag
   }
   if (to == Side.Agent) b.str("}");
   return b.str("}");
+}
+
+/** The host offered `_cordon/forward` in its `_cordon/configure` (`forwardOffered`). */
+let forwardMarkerOn = false;
+
+/** Set from `_cordon/configure`: whether the host takes `_cordon/forward` (see `handOnMarker`). */
+export function forwardOffered(on: bool): void {
+  forwardMarkerOn = on;
+}
+
+/**
+ * Whether `src` — the text a message or answer was read from, which it leaves as it came — may go
+ * as `_cordon/forward` instead of being written out: the host offered it, and `src` is what it
+ * delivered in this `receive`. `id` (the id the guest hands it on under) must be one the host reads
+ * in the marker: digits, or none. Written out, the same message would be compared by the host with
+ * what it holds; the marker spares the guest the copy and the host the copy out and the comparison.
+ */
+export function mayMark(src: string, id: string): bool {
+  if (!forwardMarkerOn || !isDelivered(src)) return false;
+  if (id.length > 15) return false;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (c < 0x30 || c > 0x39 || (i == 0 && c == 0x30 && id.length > 1)) return false;
+  }
+  return true;
+}
+
+/** `{"jsonrpc":"2.0"[,"id":ID],"method":"_cordon/forward"}`: the message delivered in this `receive`, handed on unchanged. */
+export function handOnMarker(id: string): Builder {
+  const b = Builder.begin().str(HEAD);
+  if (id.length) b.str(',"id":').str(id);
+  return b.str(',"method":"_cordon/forward"}');
 }
 
 /** Like `envelope`, with params given as JSON text ("" for none). */

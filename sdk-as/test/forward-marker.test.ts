@@ -1,0 +1,81 @@
+/**
+ * `_cordon/forward`: offered by the host in `_cordon/configure`, the SDK hands on a message it
+ * leaves as it came with the marker instead of writing it out (components/unchanged-forward.ts
+ * routes what it was delivered). Anything edited, renamed, held past its `receive`, or read from a
+ * text the names pass rewrote still goes written out; without the offer nothing changes.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import type { LoadedComponent } from "../../runtime/sandbox/component-loader.js";
+import { INIT_PARAMS, INIT_RESULT, loadExampleProxy, loadFixture, ProxyUnderTest } from "./harness.js";
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const MARK = (id?: number) => `{"jsonrpc":"2.0"${id === undefined ? "" : `,"id":${id}`},"method":"_cordon/forward"}`;
+const envelope = (inner: Json) => ({ jsonrpc: "2.0", method: "proxy/successor", params: inner });
+const chunk = (text: string) =>
+  envelope({
+    method: "session/update",
+    params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } },
+  });
+
+let passthrough: LoadedComponent;
+let hooks: LoadedComponent;
+beforeAll(async () => {
+  [passthrough, hooks] = await Promise.all([loadExampleProxy("passthrough"), loadFixture("hooks")]);
+});
+
+/** A proxy configured as the host configures it, with or without the offer, and initialized. */
+function started(component: LoadedComponent, offered: boolean): ProxyUnderTest {
+  const p = new ProxyUnderTest(component);
+  p.deliver({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "p", config: {}, ...(offered ? { forward: true } : {}) } });
+  const [init] = p.deliver({ jsonrpc: "2.0", id: 1, method: "proxy/initialize", params: INIT_PARAMS });
+  p.deliver({ jsonrpc: "2.0", id: init.id, result: INIT_RESULT });
+  return p;
+}
+
+describe("_cordon/forward", () => {
+  it("hands on an agent's update, a client's request and the answer to it with the marker, under the proxy's ids", () => {
+    const p = started(passthrough, true);
+    expect(p.deliverRaw(chunk("hello"))).toEqual([MARK()]);
+    const [forwarded] = p.deliverRaw({ jsonrpc: "2.0", id: 7, method: "session/prompt", params: { sessionId: "s1", prompt: [] } });
+    const id = Number(/"id":(\d+)/.exec(forwarded)![1]);
+    expect(forwarded).toBe(MARK(id));
+    // The answer goes back to the asker under the asker's id (7).
+    expect(p.deliverRaw({ jsonrpc: "2.0", id, result: { stopReason: "end_turn" } })).toEqual([MARK(7)]);
+    // An error answer too, and a request from the agent's side.
+    const [again] = p.deliverRaw({ jsonrpc: "2.0", id: 8, method: "session/prompt", params: { sessionId: "s1", prompt: [] } });
+    const id2 = Number(/"id":(\d+)/.exec(again)![1]);
+    expect(p.deliverRaw({ jsonrpc: "2.0", id: id2, error: { code: -32000, message: "no" } })).toEqual([MARK(8)]);
+    const [asked] = p.deliverRaw({ ...envelope({ method: "fs/read_text_file", params: { sessionId: "s1", path: "/p" } }), id: 90 });
+    expect(asked).toMatch(/^\{"jsonrpc":"2\.0","id":\d+,"method":"_cordon\/forward"\}$/);
+  });
+
+  it("writes everything out as before when the host does not offer it", () => {
+    const p = started(passthrough, false);
+    const update = chunk("hello");
+    expect(p.deliverRaw(update)).toEqual([JSON.stringify(update.params).replace('{"method"', '{"jsonrpc":"2.0","method"')]);
+  });
+
+  it("writes out what a hook edited, and what a hook does not change goes as the marker", () => {
+    const p = started(hooks, true);
+    const [edited] = p.deliver(chunk("twice"));
+    expect(edited.params.update.content.text).toBe("one+two");
+    const [renamed] = p.deliver(
+      envelope({
+        method: "session/update",
+        params: { sessionId: "s1", update: { sessionUpdate: "tool_call", toolCallId: "t", title: "rename me" } },
+      }),
+    );
+    expect(renamed.params.update.title).toBe("renamed");
+    expect(p.deliverRaw(chunk("untouched"))).toEqual([MARK()]);
+  });
+
+  it("writes out a message whose names the SDK brought to one spelling (the marker would hand on the escapes)", () => {
+    const p = started(passthrough, true);
+    const escaped =
+      '{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","c\\u006fntent":{"type":"text","text":"x"}}}}}';
+    const [out] = p.deliverRaw(escaped);
+    expect(out).toContain('"content":');
+    expect(out).not.toContain("_cordon/forward");
+  });
+});
