@@ -68,6 +68,10 @@ describe("_cordon/forward", () => {
     );
     expect(renamed.params.update.title).toBe("renamed");
     expect(p.deliverRaw(chunk("untouched"))).toEqual([MARK()]);
+    // An answer a hook edited (the fixture marks every session/new result) is written out too.
+    const [asked] = p.deliver({ jsonrpc: "2.0", id: 3, method: "session/new", params: { cwd: "/w", mcpServers: [] } });
+    const [answer] = p.deliver({ jsonrpc: "2.0", id: asked.id, result: { sessionId: "s9" } });
+    expect(answer).toEqual({ jsonrpc: "2.0", id: 3, result: { sessionId: "s9", fixture: "seen" } });
   });
 
   it("writes out a message whose names the SDK brought to one spelling (the marker would hand on the escapes)", () => {
