@@ -1,6 +1,7 @@
 /**
  * The guest's own work per message, counted rather than timed: fuel units (the thread sandbox's
- * meter, fuel.ts) one `receive` uses, per kind of message, for each component given. Fuel is
+ * meter, fuel.ts) one `receive` uses, per kind of message, for each component given — configured
+ * as the SDK's test kit does, and as Cordon does (the `_cordon/forward` marker offered). Fuel is
  * deterministic, so two SDK builds compare exactly on a machine whose load makes timings useless.
  * Then µs per `receive` of a text chunk (the host's allocation and copy included), metered and
  * unmetered: every guest of every component given runs in each round, in turn, so load hits them
@@ -37,6 +38,8 @@ const SAMPLES: Record<string, string> = {
 /** The answer to the `prompt` sample, relayed back: its fuel is the second delivery's alone. */
 const RESPONSE = "response (relayed)";
 const CONFIGURE = JSON.stringify({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "p", config: {} } });
+/** As Cordon configures a guest: the `_cordon/forward` marker offered (what it hands on unchanged is not written out). */
+const CONFIGURE_OFFERED = JSON.stringify({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "p", config: {}, forward: true } });
 
 interface Guest {
   memory: WebAssembly.Memory;
@@ -115,7 +118,7 @@ const chunk = SAMPLES["text chunk"];
 const census: string[] = [];
 
 /** The component's core module metered (or counted, `censusMode`), instantiated, started and configured. */
-function meteredGuest(core: Uint8Array, censusMode: boolean): Guest {
+function meteredGuest(core: Uint8Array, censusMode: boolean, configure = CONFIGURE): Guest {
   const metered = instrumentFuel(core, { startFuel: FUEL, census: censusMode });
   let meteredMemory: WebAssembly.Memory | null = null;
   const instance = new WebAssembly.Instance(new WebAssembly.Module(metered.bytes as Uint8Array<ArrayBuffer>), {
@@ -130,7 +133,7 @@ function meteredGuest(core: Uint8Array, censusMode: boolean): Guest {
   };
   meteredMemory = guest.memory;
   (ex[START_EXPORT] as (() => void) | undefined)?.(); // the deferred start function
-  fuelOf(guest, CONFIGURE);
+  fuelOf(guest, configure);
   return guest;
 }
 
@@ -141,6 +144,9 @@ for (const file of files) {
   census.push(`| ${file} | ${[...Object.values(SAMPLES).map((text) => fuelOf(counted, text)), fuelOfResponse(counted)].join(" | ")} |`);
   const units = [...Object.values(SAMPLES).map((text) => fuelOf(guest, text)), fuelOfResponse(guest)];
   console.log(`| ${file} | ${units.join(" | ")} |`);
+  const offered = meteredGuest(component.coreBytes, false, CONFIGURE_OFFERED);
+  const marked = [...Object.values(SAMPLES).map((text) => fuelOf(offered, text)), fuelOfResponse(offered)];
+  console.log(`| ${file}, \`_cordon/forward\` offered (as in Cordon) | ${marked.join(" | ")} |`);
   const plainEx = new WebAssembly.Instance(new WebAssembly.Module(component.coreBytes as Uint8Array<ArrayBuffer>), {
     [CHANNEL_IMPORT]: { send: () => {} },
   }).exports as Record<string, unknown>;
