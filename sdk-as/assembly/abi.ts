@@ -26,13 +26,19 @@ export function sendBuilt(b: Builder): void {
 }
 
 let handler: ((message: string) => void) | null = null;
-/** The message of the `receive` in progress (null between them): what `_cordon/forward` hands on. */
+/** The message of the `receive` in progress (null between them, and once marked): what `_cordon/forward` hands on. */
 let delivered: string | null = null;
 
-/** Whether `text` is the very string the host delivered in the `receive` in progress. */
-export function isDelivered(text: string): bool {
+/**
+ * Whether `text` is the very string the host delivered in the `receive` in progress, not yet
+ * handed on by the marker; true once: the host takes one marker per delivery, so a second forward
+ * of the same message in the same `receive` is written out.
+ */
+export function takeDelivered(text: string): bool {
   const d = delivered;
-  return d != null && changetype<usize>(d) == changetype<usize>(text);
+  if (d == null || changetype<usize>(d) != changetype<usize>(text)) return false;
+  delivered = null;
+  return true;
 }
 /** Inside `receive` (where `send` is allowed): an abort can tell the host why before it traps. */
 let receiving = false;

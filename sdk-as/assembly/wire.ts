@@ -2,7 +2,7 @@
 // it received (an unedited message leaves as exactly the text that arrived; only the envelope and
 // the id change). No state here: the bookkeeping is in channel.ts.
 import { JSON } from "json-as";
-import { isDelivered } from "./abi";
+import { takeDelivered } from "./abi";
 import { Builder, RawObject, quote } from "./json";
 import { Message, Side } from "./messages";
 
@@ -115,18 +115,17 @@ export function forwardOffered(on: bool): void {
 /**
  * Whether `src` — the text a message or answer was read from, which it leaves as it came — may go
  * as `_cordon/forward` instead of being written out: the host offered it, and `src` is what it
- * delivered in this `receive`. `id` (the id the guest hands it on under) must be one the host reads
+ * delivered in this `receive`, not yet handed on by a marker (true once per `receive`). `id` (the id the guest hands it on under) must be one the host reads
  * in the marker: digits, or none. Written out, the same message would be compared by the host with
  * what it holds; the marker spares the guest the copy and the host the copy out and the comparison.
  */
 export function mayMark(src: string, id: string): bool {
-  if (!forwardMarkerOn || !isDelivered(src)) return false;
-  if (id.length > 15) return false;
+  if (!forwardMarkerOn || id.length > 15) return false;
   for (let i = 0; i < id.length; i++) {
     const c = id.charCodeAt(i);
     if (c < 0x30 || c > 0x39 || (i == 0 && c == 0x30 && id.length > 1)) return false;
   }
-  return true;
+  return takeDelivered(src); // last: it is used up
 }
 
 /** `{"jsonrpc":"2.0"[,"id":ID],"method":"_cordon/forward"}`: the message delivered in this `receive`, handed on unchanged. */

@@ -74,6 +74,12 @@ describe("_cordon/forward", () => {
     expect(answer).toEqual({ jsonrpc: "2.0", id: 3, result: { sessionId: "s9", fixture: "seen" } });
   });
 
+  it("hands a message on by the marker once per receive: forwarded twice, the second copy is written out", () => {
+    const p = started(hooks, true);
+    const note = { jsonrpc: "2.0", method: "_test/echo-twice", params: { n: 1 } };
+    expect(p.deliverRaw(note)).toEqual([MARK(), JSON.stringify(envelope({ method: note.method, params: note.params }))]);
+  });
+
   it("writes out a message whose names the SDK brought to one spelling (the marker would hand on the escapes)", () => {
     const p = started(passthrough, true);
     const escaped =
