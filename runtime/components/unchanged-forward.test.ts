@@ -190,6 +190,9 @@ describe("forwardMarker (_cordon/forward)", () => {
       expect(forwardMarker(request, text), text).toBeNull();
     }
     expect(forwardMarker(request, marker("7"))).not.toBeNull();
+    // A string id as long as the written-out forward takes is taken here too.
+    const long = `"${"a".repeat(60)}"`;
+    expect(forwardMarker(request, marker(long))).toMatchObject({ id: "a".repeat(60) });
   });
 });
 

@@ -172,8 +172,10 @@ export function unchangedForward(delivered: Delivered, output: string): object |
  * `_cordon/*` method from a proxy.
  */
 export function forwardMarker(delivered: Delivered, output: string): object | null {
-  // The shortest marker is 46 units, the longest with an id of MAX_ID_CHARS + 2 units 120.
-  if (output.length < MARKER_TAIL.length + HEAD.length || output.length > 128) return null;
+  // 44 units without an id; with one, at most 116 (a string id of MAX_ID_CHARS and its quotes).
+  if (output.length < HEAD.length + MARKER_TAIL.length || output.length > HEAD.length + ID.length + MAX_ID_CHARS + 2 + MARKER_TAIL.length) {
+    return null;
+  }
   if (!writtenAt(output, 0, HEAD) || !writtenAt(output, output.length - MARKER_TAIL.length, MARKER_TAIL)) return null;
   const sent = SENT;
   sent.id = undefined;
