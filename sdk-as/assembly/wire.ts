@@ -1,6 +1,7 @@
 // The wire: the JSON-RPC texts a proxy sends, assembled from literal pieces and raw slices of what
 // it received (an unedited message leaves as exactly the text that arrived; only the envelope and
-// the id change). No state here: the bookkeeping is in channel.ts.
+// the id change; or, for one the host offered to take so, `_cordon/forward` alone). One setting
+// here, whether the host made that offer; the bookkeeping is in channel.ts.
 import { JSON } from "json-as";
 import { takeDelivered } from "./abi";
 import { Builder, RawObject, quote } from "./json";
@@ -115,9 +116,10 @@ export function forwardOffered(on: bool): void {
 /**
  * Whether `src` — the text a message or answer was read from, which it leaves as it came — may go
  * as `_cordon/forward` instead of being written out: the host offered it, and `src` is what it
- * delivered in this `receive`, not yet handed on by a marker (true once per `receive`). `id` (the id the guest hands it on under) must be one the host reads
- * in the marker: digits, or none. Written out, the same message would be compared by the host with
- * what it holds; the marker spares the guest the copy and the host the copy out and the comparison.
+ * delivered in this `receive`, not yet handed on by a marker (true once per `receive`). `id`, the
+ * id the guest hands it on under, must be one the host reads in the marker: digits, or none.
+ * Written out, the same message would be compared by the host with what it holds; the marker
+ * spares the guest the copy and the host the copy out and the comparison.
  */
 export function mayMark(src: string, id: string): bool {
   if (!forwardMarkerOn || id.length > 15) return false;
