@@ -8,7 +8,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { unchangedForward } from "../runtime/components/unchanged-forward.js";
+import { forwardMarker, unchangedForward } from "../runtime/components/unchanged-forward.js";
 import { iJsonViolation } from "../runtime/protocol/i-json.js";
 import { classify } from "../runtime/protocol/json-rpc.js";
 import { LineBuffer } from "../runtime/protocol/line-buffer.js";
@@ -110,6 +110,12 @@ time("guest output → routed (parse, classify, wrap, serialize)", N, () => {
 const delivered = new Delivery(texts[0], wrapped[0]);
 time("guest output → routed as an unchanged forward (recognise, wrap, serialize)", N, () => {
   const message = unchangedForward(delivered, out);
+  return serialize(wrap(message as Call, "rfd"));
+});
+// What the SDK sends instead where Cordon offers it: the `_cordon/forward` marker, read at fixed places.
+const marker = '{"jsonrpc":"2.0","method":"_cordon/forward"}';
+time("guest output → routed as the _cordon/forward marker (read, wrap, serialize)", N, () => {
+  const message = forwardMarker(delivered, marker);
   return serialize(wrap(message as Call, "rfd"));
 });
 // Through the sandbox's queue and drain, in batches of 100.
