@@ -59,7 +59,7 @@
  * µs while a string with any escape went to the pattern). So checking a proxy's output costs about
  * what parsing it does or less (0.25–1.7×), once per message.
  */
-import { closingQuote, rawOf, stringEnd, type TextLayout } from "./raw-json.js";
+import { closingQuote, escapedAt, rawOf, stringEnd, type TextLayout } from "./raw-json.js";
 
 export interface IJsonViolation {
   rule: "duplicate-name" | "protocol-key-spelling" | "mixed-message" | "lone-surrogate" | "nesting";
@@ -201,7 +201,6 @@ function scan(text: string, maxDepth: number, layout: TextLayout | null): IJsonV
   const seen = SEEN;
   seen.count = 0;
   const n = text.length;
-  let closing = -1;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
@@ -212,16 +211,19 @@ function scan(text: string, maxDepth: number, layout: TextLayout | null): IJsonV
       // No escape in it: its first quote ends it.
       if (nextBackslash === -1 || nextBackslash > quote) i = quote;
       else if (uEscapes) i = stringEnd(text, start) - 1;
-      else if ((closing = closingQuote(text, quote)) !== -1 && !text.slice(start + 1, closing).includes("\\u")) i = closing;
       else {
-        // Many escaped quotes, or a `\u` in it: one pattern takes the string whole.
-        NO_U_ESCAPE.lastIndex = start + 1;
-        if (NO_U_ESCAPE.test(text)) i = NO_U_ESCAPE.lastIndex - 1;
+        const closing = closingQuote(text, quote);
+        if (closing !== -1 && !text.slice(start + 1, closing).includes("\\u")) i = closing;
         else {
-          // This string has the text's first \u escape (the text is JSON, so every string ends).
-          uEscapes = true;
-          badEscape = surrogateEscapeProblem(text, start);
-          i = stringEnd(text, i) - 1;
+          // Many escaped quotes, or a `\u` in it: one pattern takes the string whole.
+          NO_U_ESCAPE.lastIndex = start + 1;
+          if (NO_U_ESCAPE.test(text)) i = NO_U_ESCAPE.lastIndex - 1;
+          else {
+            // This string has the text's first \u escape (the text is JSON, so every string ends).
+            uEscapes = true;
+            badEscape = surrogateEscapeProblem(text, start);
+            i = stringEnd(text, i) - 1;
+          }
         }
       }
       const escaped = nextBackslash !== -1 && nextBackslash < i;
@@ -394,13 +396,6 @@ function hexAt(text: string, pos: number): number {
   return /^[0-9a-fA-F]{4}$/.test(digits) ? Number.parseInt(digits, 16) : -1;
 }
 
-/** Whether the quote at `quote` is escaped: an odd run of backslashes before it. */
-function escapedQuote(text: string, quote: number): boolean {
-  let backslashes = 0;
-  for (let k = quote - 1; text.charCodeAt(k) === 0x5c; k--) backslashes++;
-  return backslashes % 2 === 1;
-}
-
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g;
 
 /**
@@ -419,7 +414,7 @@ const NO_U_ESCAPE = /[^"\\]*(?:\\[^u][^"\\]*)*"/y;
 function surrogateEscapeProblem(text: string, from: number): { offset: number; problem: string } | null {
   SURROGATE_ESCAPE.lastIndex = from;
   for (let m = SURROGATE_ESCAPE.exec(text); m !== null; m = SURROGATE_ESCAPE.exec(text)) {
-    if (escapedQuote(text, m.index)) continue; // its backslash is itself escaped
+    if (escapedAt(text, m.index)) continue; // its backslash is itself escaped
     const unit = Number.parseInt(m[0].slice(2), 16);
     const offset = m.index;
     if (isLow(unit)) return { offset, problem: `an escaped low surrogate \\u${hex(unit)} without its high half` };

@@ -250,13 +250,18 @@ const MAX_HOPS = 4;
  */
 export function closingQuote(text: string, quote: number): number {
   for (let hops = 0; quote !== -1; hops++) {
-    let backslashes = 0;
-    for (let k = quote - 1; text.charCodeAt(k) === 0x5c; k--) backslashes++;
-    if (backslashes % 2 === 0) return quote;
+    if (!escapedAt(text, quote)) return quote;
     if (hops === MAX_HOPS) return -1;
     quote = text.indexOf('"', quote + 1);
   }
   return -1;
+}
+
+/** Whether the character at `pos` is escaped: an odd run of backslashes before it. */
+export function escapedAt(text: string, pos: number): boolean {
+  let backslashes = 0;
+  for (let k = pos - 1; text.charCodeAt(k) === 0x5c; k--) backslashes++;
+  return backslashes % 2 === 1;
 }
 
 /** End (exclusive) of the string literal whose opening quote is at `pos` (the text's end if it has none). */
