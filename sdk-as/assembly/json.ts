@@ -13,6 +13,7 @@ const COMMA: u16 = 0x2c;
 const BRACE_LEFT: u16 = 0x7b;
 const BRACE_RIGHT: u16 = 0x7d;
 const BRACKET_LEFT: u16 = 0x5b;
+const BRACKET_RIGHT: u16 = 0x5d;
 
 // @ts-ignore: decorator
 @inline function isSpace(c: u16): bool {
@@ -68,8 +69,8 @@ export function stringEnd(p: usize, end: usize): usize {
 /** Pointer to the first backslash in [p, end), or `end` (four code units at a time). */
 export function nextBackslash(p: usize, end: usize): usize {
   while (p + 8 <= end) {
-    const x = load<u64>(p) ^ 0x005c005c005c005c;
-    if (((x - 0x0001000100010001) & ~x & 0x8000800080008000) != 0) break; // a zero unit: a backslash here
+    const x = load<u64>(p) ^ BACKSLASHES;
+    if (((x - LANES) & ~x & LANE_TOPS) != 0) break; // a zero unit: a backslash here
     p += 8;
   }
   while (p < end && load<u16>(p) != BACKSLASH) p += 2;
@@ -115,8 +116,6 @@ let namesMayBeEscaped = false;
   }
   return 0;
 }
-
-const BRACKET_RIGHT: u16 = 0x5d;
 
 /**
  * Pointer just past the object or array starting at `p`, or 0; notes a backslash in any member
