@@ -384,10 +384,12 @@ async function main() {
     ];
     const ends: { name: string; cpuUs: number; ms: number; zeroCpuUs?: number; jsEditUs: number }[] = [];
     const alone: { name: string; us: number; jsEditUs: number }[] = [];
+    const jsEdits: string[] = [];
     for (const { name: textName, block } of texts) {
       progress(`P3 100 KB prompts (${textName}) through context.wasm, in the sandbox alone`);
       const inSandbox = await contextInSandbox(block);
       const jsEditUs = inSandbox[0].us;
+      jsEdits.push(`${fixed(jsEditUs, 0)} µs per prompt, ${textName}`);
       alone.push(...inSandbox.map((r) => ({ name: `${r.name}, ${textName}`, us: r.us, jsEditUs })));
       progress(`P3 100 KB prompts (${textName}) end to end: cordon, 0 proxies`);
       const zero = await largePrompts(cordonArgs(0, DEFAULT_ISOLATION), `ok (${block.length} chars)`, block);
@@ -407,10 +409,7 @@ async function main() {
       table(
         `P3 — one 100 KB prompt, context.wasm prepends a text block; end to end through the conductor (${P3_ROUNDS} prompts)`,
         [
-          `(plain JS edit in this process: parse, prepend, stringify: ${alone
-            .filter((r) => r.us === r.jsEditUs)
-            .map((r) => `${fixed(r.us, 0)} µs per prompt, ${r.name.slice(r.name.lastIndexOf(", ") + 2)}`)
-            .join("; ")})`,
+          `(plain JS edit in this process: parse, prepend, stringify: ${jsEdits.join("; ")})`,
           "(the goal's text is x\"ü\\n: an escaped quote every 6 characters; prose: a newline escape every 62, as a pasted document)",
         ],
         ["path", "round trip (ms)", "conductor CPU µs per prompt", "CPU added over cordon 0", "added vs plain JS edit"],
