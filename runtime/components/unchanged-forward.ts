@@ -42,20 +42,20 @@ import { withMember } from "../protocol/raw-json.js";
 import { type Call, carriedBy, isRequest, unwrap, withId, wrap } from "../routing/envelope.js";
 
 /** What a guest was delivered: the message the router sent it, and that message's text (a sandbox's `Delivery`). */
-interface Delivered {
+export interface Delivered {
   readonly message: object;
   readonly text: string;
   readonly pieces?: readonly string[];
 }
 
-const HEAD = '{"jsonrpc":"2.0"';
-const ID = ',"id":';
+export const HEAD = '{"jsonrpc":"2.0"';
+export const ID = ',"id":';
 const ENVELOPE_OPEN = ',"method":"proxy/successor","params":{';
 /** Longest id read here (a longer one takes the ordinary path, which bounds ids itself). */
 const MAX_ID_CHARS = 64;
 
 /** Where a text's body `X` lies, and its id: filled in place (two reused ones, so no allocation per output). */
-interface Shape {
+export interface Shape {
   enveloped: boolean;
   /** Start of `X`. */
   body: number;
@@ -73,7 +73,7 @@ const GOT: Shape = { enveloped: false, body: 0, end: 0, id: undefined };
  * guest's output is two-byte, Cordon's text one-byte; measured). Shorter slices would be copies,
  * so those few characters are compared in a loop.
  */
-function writtenAt(text: string, pos: number, literal: string): boolean {
+export function writtenAt(text: string, pos: number, literal: string): boolean {
   if (pos + literal.length > text.length) return false;
   if (literal.length >= 13) return text.slice(pos, pos + literal.length) === literal;
   for (let i = 0; i < literal.length; i++) if (text.charCodeAt(pos + i) !== literal.charCodeAt(i)) return false;
@@ -84,7 +84,7 @@ function writtenAt(text: string, pos: number, literal: string): boolean {
  * The id literal at `pos` (an integer without sign, fraction, exponent or leading zero, at most 15
  * digits, or a string without escapes) into `shape.id`; where it ends, or -1 for anything else.
  */
-function readId(text: string, pos: number, shape: Shape): number {
+export function readId(text: string, pos: number, shape: Shape): number {
   const first = text.charCodeAt(pos);
   if (first === 0x22) {
     let end = pos + 1;
@@ -186,9 +186,7 @@ export function forwardMarker(delivered: Delivered, output: string): object | nu
   }
   if (pos !== output.length - MARKER_TAIL.length) return null;
   const message = delivered.message as Call | JsonRpcResponse;
-  const method = (message as { method?: unknown }).method;
-  if (typeof method !== "string") return handedOn(message, "answer", sent.id, true);
-  return handedOn(message, isProxySuccessor(method) ? "carried" : "wrapped", sent.id, true);
+  return handedOn(message, formOf(message), sent.id, true);
 }
 
 const MARKER_TAIL = `,"method":"${Methods.cordonForward}"}`;
@@ -200,24 +198,40 @@ const MARKER_TAIL = `,"method":"${Methods.cordonForward}"}`;
  * Null when `message` is not of that form, or `id` does not fit it (a request and an answer need
  * one, a notification has none). `marked`: by the marker (`forwardMarker`).
  */
-function handedOn(
-  message: Call | JsonRpcResponse,
-  form: "carried" | "wrapped" | "answer",
-  id: JsonRpcId | undefined,
-  marked = false,
-): object | null {
+function handedOn(message: Call | JsonRpcResponse, form: Form, id: JsonRpcId | undefined, marked = false): object | null {
   if (form === "answer") return "method" in message || id === undefined ? null : withMember(message, "id", id);
+  const call = callHandedOn(message, form, marked);
+  return call === null ? null : handOn(call, form, id);
+}
+
+/** How a guest hands on what it was delivered (see `handedOn`). */
+export type Form = "carried" | "wrapped" | "answer";
+
+/** The form in which a guest hands on `message`, which it was delivered: read off the message itself. */
+export function formOf(message: object): Form {
+  const method = (message as { method?: unknown }).method;
+  if (typeof method !== "string") return "answer";
+  return isProxySuccessor(method) ? "carried" : "wrapped";
+}
+
+/**
+ * The call a guest hands on from `message`: the call a successor's envelope carries (`carried`),
+ * or the predecessor's call itself (`wrapped`); null for an answer, or an envelope without one.
+ */
+export function callHandedOn(message: object, form: "carried" | "wrapped", marked: boolean): Call | null {
   if (!("method" in message)) return null;
   const call = message as Call;
-  if (form === "carried") {
-    // An envelope the router built carries its call. One that arrived as text (a parent
-    // conductor's, in proxy mode) is read for it where the marker names no text to compare.
-    const unwrapped = carriedBy(call) ?? (marked ? unwrap(call) : undefined);
-    const inner = typeof unwrapped === "string" ? undefined : unwrapped;
-    if (inner === undefined || isRequest(inner) !== (id !== undefined)) return null;
-    return id === undefined ? inner : withMember(inner, "id", id);
-  }
+  if (form === "wrapped") return call;
+  // An envelope the router built carries its call. One that arrived as text (a parent
+  // conductor's, in proxy mode) is read for it where the marker names no text to compare.
+  const unwrapped = carriedBy(call) ?? (marked ? unwrap(call) : undefined);
+  return unwrapped === undefined || typeof unwrapped === "string" ? null : unwrapped;
+}
+
+/** `call` handed on under the guest's `id` in `form`; null when the id does not fit it (a request needs one, a notification has none). */
+export function handOn(call: Call, form: "carried" | "wrapped", id: JsonRpcId | undefined): object | null {
   if (isRequest(call) !== (id !== undefined)) return null;
+  if (form === "carried") return id === undefined ? call : withMember(call, "id", id);
   const envelope = wrap(call, "rfd");
   return id === undefined ? envelope : withId(envelope, id);
 }

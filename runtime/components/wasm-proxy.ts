@@ -15,6 +15,7 @@ import { type LoadOptions, loadComponent } from "../sandbox/component-loader.js"
 import { configProblems } from "../sandbox/manifest.js";
 import { DEFAULT_LIMITS, Delivery, type ProxySandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { type SandboxFactory, sandboxFactory } from "../sandbox/sandbox-factory.js";
+import { editedForward } from "./edited-forward.js";
 import { InterestFilter, interestOf } from "./interest-filter.js";
 import { forwardMarker, unchangedForward } from "./unchanged-forward.js";
 
@@ -72,6 +73,7 @@ export class WasmProxyPeer implements Peer {
       );
     }
     const sandbox = this.createSandbox(component, { ...DEFAULT_LIMITS, ...this.spec.limits }, this.spec.grants ?? []);
+    const offerEdits = component.encodings.receive === "utf16";
     this.sandbox = sandbox;
     const interest = sandbox.passThrough ? interestOf(component.manifest) : null;
     this.filter = interest && new InterestFilter(interest);
@@ -89,14 +91,24 @@ export class WasmProxyPeer implements Peer {
           // A delivery is handed on by the marker once: more markers would be copies of any size
           // for 50 units of output each, past the output budget (the ordinary path refuses them).
           let marked = false;
-          for (const text of messages) {
+          for (const output of messages) {
             if (this.dead) return;
+            let text = output;
             // What the guest handed on unchanged (by the marker, or written out) is routed as the message it was given (unchanged-forward.ts).
             let forwarded: object | null = null;
             if (delivery !== undefined) {
               forwarded = marked ? null : forwardMarker(delivery, text);
               if (forwarded !== null) marked = true;
-              else forwarded = unchangedForward(delivery, text);
+              else if (!marked && offerEdits) {
+                // An edit handed back as the edit alone (edited-forward.ts): routed as checked there, or as its text.
+                const edited = editedForward(delivery, text);
+                if (edited !== null) {
+                  marked = true;
+                  if (edited.checked) forwarded = edited.message;
+                  else text = serialize(edited.message);
+                }
+              }
+              if (forwarded === null && text === output) forwarded = unchangedForward(delivery, text);
             }
             if (forwarded !== null) {
               sink.message(forwarded, true);
@@ -135,7 +147,8 @@ export class WasmProxyPeer implements Peer {
       jsonrpc: "2.0",
       method: Methods.cordonConfigure,
       // forward: the guest may hand on what it was delivered with `_cordon/forward` instead of a copy (unchanged-forward.ts).
-      params: { name: this.spec.name, config: this.spec.config ?? {}, debug, forward: true },
+      // forwardEdit: an edit may come back as the edit alone (edited-forward.ts), its offsets in UTF-16 code units.
+      params: { name: this.spec.name, config: this.spec.config ?? {}, debug, forward: true, forwardEdit: offerEdits },
     };
     sandbox.deliver(JSON.stringify(configure)); // a plain text: the host's own message is never handed on
   }

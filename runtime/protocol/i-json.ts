@@ -119,6 +119,22 @@ const JUDGED_PREFIXES = new Set(
   [...JUDGED.keys()].flatMap((path) => path.split(/(?=\.|\[\])/).map((_, i, parts) => parts.slice(0, i + 1).join(""))),
 );
 
+/**
+ * Whether Cordon's rules read a name at `shape` or below it (`params.prompt[]`: an element of a
+ * call's prompt; `params.mcpServers`: its servers, whose members are read). A value put there in
+ * place is then judged by more than the duplicate rules, which only a scan of the whole message
+ * in its place applies (components/edited-forward.ts).
+ */
+export function judgedWithin(shape: string): boolean {
+  for (const path of JUDGED.keys()) {
+    if (path === shape || (path.startsWith(shape) && (path[shape.length] === "." || path[shape.length] === "["))) return true;
+  }
+  return false;
+}
+
+/** A name as the loosest reader compares it (case folded, cut at a NUL): two names with one key are one name to some reader. */
+export const readerKey = (name: string): string => protocolFold(fold(name));
+
 interface Frame {
   object: boolean;
   /** Objects: where its folded names start in the scan's name stack; past `MAP_AT` of them, a map instead. */

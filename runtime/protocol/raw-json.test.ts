@@ -129,6 +129,26 @@ describe("raw JSON members", () => {
     setLayout(lying, { id: [46, 53] });
     expect(serialize(withMember(lying, "id", 9))).toBe('{"jsonrpc":"2.0","id":5,"method":"m","params":9}');
   });
+
+  it("the walk that finds params records its members, which follow each splice and are dropped with a new params", () => {
+    const text = '{"method":"m","params":{ "a" : [1,"]"] ,"b\\u0022":{"c":2}, "a":3 },"id":5}';
+    const names = (message: object) => {
+      const text = serialize(message); // a splice's layout is known once its text is built
+      const members = layoutOf(message)!.paramsMembers!;
+      const at = (i: number) => `${text.slice(members[i], members[i + 1])}=${text.slice(members[i + 2], members[i + 3])}`;
+      return Array.from({ length: members.length / 4 }, (_, i) => at(4 * i));
+    };
+    const message = parsed(text);
+    expect(rawParams(message)).toBe('{ "a" : [1,"]"] ,"b\\u0022":{"c":2}, "a":3 }');
+    const all = ['"a"=[1,"]"]', '"b\\u0022"={"c":2}', '"a"=3'];
+    expect(names(message)).toEqual(all); // every member, repeated names too, as written
+    const moved = withMember(message, "id", "a-longer-id"); // after params: they stay
+    expect(names(moved)).toEqual(all);
+    const reordered = parsed('{"id":5,"method":"m","params":{"a":1}}');
+    rawParams(reordered);
+    expect(names(withMember(reordered, "id", "a-longer-id"))).toEqual(['"a"=1']); // before params: they move
+    expect(layoutOf(withMember(withMember(message, "params", { x: 1 }), "id", 1))?.paramsMembers).toBeUndefined();
+  });
 });
 
 describe("long texts kept as the pieces they were built from", () => {

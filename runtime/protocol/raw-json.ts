@@ -181,6 +181,13 @@ export interface TextLayout {
   params?: Range;
   innerMethod?: Range;
   innerParams?: Range;
+  /**
+   * The members of `params`, when the walk that found it went through them (`layoutFor`): four
+   * offsets each — name literal start and end, value start and end — in text order. An edit
+   * handed back in place (components/edited-forward.ts) is placed with them, without walking
+   * past params' values again (a 100 KB prompt's text, say) to learn its members' names.
+   */
+  paramsMembers?: readonly number[];
 }
 
 /**
@@ -273,7 +280,7 @@ export function stringEnd(text: string, pos: number): number {
 }
 
 /** End (exclusive) of the JSON value that starts at `pos`. */
-function valueEnd(text: string, pos: number): number {
+export function valueEnd(text: string, pos: number): number {
   const c = text.charCodeAt(pos);
   if (c === 0x22) return stringEnd(text, pos);
   if (c === 0x7b || c === 0x5b) {
@@ -340,7 +347,7 @@ export function memberRange(text: string, key: string, start = 0): Range | undef
  * `memberRange` for several keys in one walk: each key's range (the last one for a repeated key),
  * in the order of `keys`; null when there is no object at `start`.
  */
-function memberRanges(text: string, keys: readonly string[], start = 0): (Range | undefined)[] | null {
+function memberRanges(text: string, keys: readonly string[], start = 0, paramsMembers?: number[]): (Range | undefined)[] | null {
   let pos = skipWs(text, start);
   if (text.charCodeAt(pos) !== 0x7b) return null;
   const found: (Range | undefined)[] = keys.map(() => undefined);
@@ -354,12 +361,29 @@ function memberRanges(text: string, keys: readonly string[], start = 0): (Range 
       if (plain || (hasBackslash(text, pos + 1, keyEnd - 1) && JSON.parse(text.slice(pos, keyEnd)) === key)) named = k;
     }
     pos = skipWs(text, skipWs(text, keyEnd) + 1); // past the colon
-    const end = valueEnd(text, pos);
+    // `params`' members are recorded on the way through it (the last params' members, as JSON.parse reads it).
+    const members = paramsMembers !== undefined && named >= 0 && keys[named] === "params" && text.charCodeAt(pos) === 0x7b;
+    if (members) paramsMembers.length = 0;
+    const end = members ? objectEnd(text, pos, paramsMembers) : valueEnd(text, pos);
     if (named >= 0) found[named] = [pos, end];
     pos = skipWs(text, end);
     if (text.charCodeAt(pos) === 0x2c) pos = skipWs(text, pos + 1);
   }
   return found;
+}
+
+/** End (exclusive) of the object whose `{` is at `pos`, its members' offsets pushed onto `members` (see `TextLayout.paramsMembers`). */
+function objectEnd(text: string, pos: number, members: number[]): number {
+  pos = skipWs(text, pos + 1);
+  while (pos < text.length && text.charCodeAt(pos) !== 0x7d) {
+    const nameEnd = stringEnd(text, pos);
+    const from = skipWs(text, skipWs(text, nameEnd) + 1); // past the colon
+    const end = valueEnd(text, from);
+    members.push(pos, nameEnd, from, end);
+    pos = skipWs(text, end);
+    if (text.charCodeAt(pos) === 0x2c) pos = skipWs(text, pos + 1);
+  }
+  return pos + 1;
 }
 
 /**
@@ -390,6 +414,65 @@ export function withMember<T extends object>(message: T, key: string, value: unk
   return copy;
 }
 
+/**
+ * A shallow copy of `message` with `params` set to `value`, its text the original's with the code
+ * units `[at, end)` of its params' text replaced by `insert` (an edit a guest handed back in place
+ * of a copy of the whole message: components/edited-forward.ts). The caller knows `value` is what
+ * that text reads as. Without text or params text, the copy has no text and is serialised whole.
+ */
+export function withParamsEdit<T extends object>(message: T, value: unknown, at: number, end: number, insert: string): T {
+  const copy = { ...message, params: value } as T;
+  if (!hasRaw(message)) return copy;
+  const holder = attachLazyRaw(copy, () => {
+    const text = rawOf(message)!;
+    const layout = layoutFor(message)!;
+    if (layout.params === undefined) return JSON.stringify(copy);
+    const cut: Range = [layout.params[0] + at, layout.params[0] + end];
+    holder.layout = grown(layout, cut, insert.length);
+    if (text.length <= FLATTEN_UP_TO) return text.slice(0, cut[0]) + insert + text.slice(cut[1]);
+    const pieces = piecesOrText(message, text);
+    return textOf(holder, [...slicePieces(pieces, 0, cut[0]), insert, ...slicePieces(pieces, cut[1], text.length)]);
+  });
+  return copy;
+}
+
+/** `layout` after the text at `cut` (inside one or more of its ranges) was replaced by `length` characters. */
+function grown(layout: TextLayout, cut: Range, length: number): TextLayout {
+  const delta = length - (cut[1] - cut[0]);
+  const move = (r: Range | undefined): Range | undefined =>
+    r === undefined
+      ? undefined
+      : r[0] <= cut[0] && cut[1] <= r[1]
+        ? [r[0], r[1] + delta]
+        : r[0] >= cut[1]
+          ? [r[0] + delta, r[1] + delta]
+          : r;
+  const members = layout.paramsMembers;
+  let paramsMembers: number[] | undefined;
+  if (members !== undefined) {
+    // The member the cut falls in grows; the ones after it move. A cut between two members (an
+    // edit that is not inside one value) leaves them unknown.
+    paramsMembers = [];
+    let inside = false;
+    for (let i = 0; i < members.length; i += 4) {
+      const [ns, ne, vs, ve] = [members[i], members[i + 1], members[i + 2], members[i + 3]];
+      if (vs <= cut[0] && cut[1] <= ve) {
+        inside = true;
+        paramsMembers.push(ns, ne, vs, ve + delta);
+      } else if (ns >= cut[1]) paramsMembers.push(ns + delta, ne + delta, vs + delta, ve + delta);
+      else paramsMembers.push(ns, ne, vs, ve);
+    }
+    if (!inside) paramsMembers = undefined;
+  }
+  return {
+    id: move(layout.id),
+    params: move(layout.params),
+    innerMethod: move(layout.innerMethod),
+    innerParams: move(layout.innerParams),
+    paramsMembers,
+  };
+}
+
 const LAID_KEYS = ["id", "params"] as const;
 
 /** `layout` after the text at `range` was replaced by `length` characters. */
@@ -397,8 +480,22 @@ function shifted(layout: TextLayout, range: Range, length: number): TextLayout {
   const delta = length - (range[1] - range[0]);
   const move = (r: Range | undefined): Range | undefined =>
     r === undefined ? undefined : r === range ? [r[0], r[0] + length] : r[0] >= range[1] ? [r[0] + delta, r[1] + delta] : r;
-  return { id: move(layout.id), params: move(layout.params), innerMethod: move(layout.innerMethod), innerParams: move(layout.innerParams) };
+  // params' members move with it; a new params value has others.
+  let paramsMembers = layout.paramsMembers;
+  if (paramsMembers !== undefined && range === layout.params) paramsMembers = undefined;
+  else if (paramsMembers !== undefined && layout.params !== undefined && layout.params[0] >= range[1])
+    paramsMembers = moved(paramsMembers, delta);
+  return {
+    id: move(layout.id),
+    params: move(layout.params),
+    innerMethod: move(layout.innerMethod),
+    innerParams: move(layout.innerParams),
+    paramsMembers,
+  };
 }
+
+/** Offsets all moved by `delta`. */
+const moved = (offsets: readonly number[], delta: number): number[] => offsets.map((o) => o + delta);
 
 /**
  * Where `value`'s text has its `id` and `params` (undefined without text): recorded when known
@@ -410,8 +507,9 @@ function layoutFor(value: object): TextLayout | undefined {
   if (holder === undefined) return undefined;
   const text = rawOf(value)!; // a lazy text records its layout as it is built
   if (holder.layout === undefined) {
-    const [id, params] = memberRanges(text, LAID_KEYS) ?? [];
-    holder.layout = { id, params };
+    const members: number[] = [];
+    const [id, params] = memberRanges(text, LAID_KEYS, 0, members) ?? [];
+    holder.layout = { id, params, paramsMembers: params !== undefined && members.length > 0 ? members : undefined };
   }
   return holder.layout;
 }

@@ -13,8 +13,10 @@ import { McpEngine } from "./tools";
 import {
   HEAD,
   build,
+  editsOffered,
   envelopeOf,
   errorResponse,
+  handOnEdit,
   handOnMarker,
   key,
   logText,
@@ -80,9 +82,12 @@ export class Channel {
       const host = this._mcp;
       if (host != null && to == Side.Agent) host.forwarding(request, id);
       const ids = id.toString();
-      sendBuilt(unchanged(message, ids) ? handOnMarker(ids) : envelopeOf(to, ids, message.method, message));
+      if (unchanged(message, ids)) sendBuilt(handOnMarker(ids));
+      else sendBuilt(editedOnce(message, ids) ? handOnEdit(ids, message) : envelopeOf(to, ids, message.method, message));
     } else if (unchanged(message, "")) {
       sendBuilt(handOnMarker(""));
+    } else if (editedOnce(message, "")) {
+      sendBuilt(handOnEdit("", message));
     } else {
       sendBuilt(envelopeOf(message.from == Side.Client ? Side.Agent : Side.Client, "", message.method, message));
     }
@@ -275,4 +280,21 @@ export class Channel {
  */
 function unchanged(message: Message, id: string): bool {
   return !message.changed && message._edit == null && message._mStart != 0 && message.method == message._method && mayMark(message._src, id);
+}
+
+/**
+ * Whether `message` goes on as it was delivered in this `receive` but for its one raw edit of a
+ * single value (not parsed, its method not renamed), so the host can hand it on with that edit
+ * (`_cordon/forward` with `params`, wire.ts `handOnEdit`) under `id`.
+ */
+function editedOnce(message: Message, id: string): bool {
+  return (
+    editsOffered() &&
+    message._params == null &&
+    message._editValue != null &&
+    message._edit != null &&
+    message._mStart != 0 &&
+    message.method == message._method &&
+    mayMark(message._src, id)
+  );
 }

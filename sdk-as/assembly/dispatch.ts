@@ -312,7 +312,7 @@ export class Dispatcher extends Hooks {
       if (ci >= 0 && params.firstChar(ci) == 0x7b) obj = JSON.parse<JSON.Obj>(params.text("config")!);
     }
     if (params != null) this.debug = params.text("debug") == "true";
-    forwardOffered(params != null && params.text("forward") == "true");
+    forwardOffered(params != null && params.text("forward") == "true", params != null && params.text("forwardEdit") == "true");
     this.config = new Config(name, obj);
     this.onConfigure(this.config);
   }

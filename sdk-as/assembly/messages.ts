@@ -41,8 +41,11 @@ export class Message extends Editable {
   // filled in: cloned on first use if still that one, scanned again if reused since.
   _view: RawObject | null;
   _viewGen: u32;
-  // One pending raw edit of the received params: [_editStart, _editEnd) replaced by `_edit`.
+  // One pending raw edit of the received params: [_editStart, _editEnd) replaced by `_edit`; when
+  // that is one JSON value put in place (with the comma an inserted element needs), the value alone
+  // in `_editValue` (what `_cordon/forward` hands back instead of the edited text: wire.ts `handOnEdit`).
   _edit: string | null;
+  _editValue: string | null;
   _editStart: usize;
   _editEnd: usize;
 
@@ -80,9 +83,10 @@ export class Message extends Editable {
    * received text, inside params) with `json`. Only one raw edit can be pending; returns false when
    * one is, or when params was parsed already (the caller then edits the parsed object instead).
    */
-  _tryRawEdit(start: usize, end: usize, json: string): bool {
+  _tryRawEdit(start: usize, end: usize, json: string, value: string | null = null): bool {
     if (!this._rawOk) return false;
     this._edit = json;
+    this._editValue = value;
     this._editStart = start;
     this._editEnd = end;
     this.changed = true;
@@ -105,6 +109,7 @@ export class Message extends Editable {
     const parsed = text.length > 0 && text.charCodeAt(0) == 0x7b ? JSON.parse<JSON.Obj>(text) : new JSON.Obj();
     this._params = parsed;
     this._edit = null; // folded into the parsed object
+    this._editValue = null;
     return parsed;
   }
 
@@ -345,9 +350,9 @@ export class PromptRequest extends Request {
     const inner = v.innerStart(i);
     const empty = load<u16>(inner) == 0x5d;
     const json = block.toJson();
-    if (first) return this._tryRawEdit(inner, inner, empty ? json : json + ",");
+    if (first) return this._tryRawEdit(inner, inner, empty ? json : json + ",", json);
     const close = v.valueEnd(i) - 2;
-    return this._tryRawEdit(close, close, empty ? json : "," + json);
+    return this._tryRawEdit(close, close, empty ? json : "," + json, json);
   }
 
   /**
@@ -485,7 +490,10 @@ export class SessionUpdate extends Notification {
     if (this._rawOk && this.isTextChunk) {
       const rc = this.rawContent()!;
       const i = rc.indexOf("text");
-      if (i >= 0 && rc.firstChar(i) == 0x22 && this._tryRawEdit(rc.valueStart(i), rc.valueEnd(i), quote(value))) return;
+      if (i >= 0 && rc.firstChar(i) == 0x22) {
+        const json = quote(value);
+        if (this._tryRawEdit(rc.valueStart(i), rc.valueEnd(i), json, json)) return;
+      }
     }
     const c = this.content;
     if (c != null && c.isText) c.text = value;

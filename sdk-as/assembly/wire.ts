@@ -107,10 +107,18 @@ export function envelopeOf(to: Side, id: string, method: string, message: Messag
 
 /** The host offered `_cordon/forward` in its `_cordon/configure` (`forwardOffered`). */
 let forwardMarkerOn = false;
+/** The host offered `_cordon/forward` with an edit too (`forwardEdit`, see `handOnEdit`). */
+let forwardEditOn = false;
 
-/** Set from `_cordon/configure`: whether the host takes `_cordon/forward` (see `handOnMarker`). */
-export function forwardOffered(on: bool): void {
+/** Set from `_cordon/configure`: whether the host takes `_cordon/forward` (see `handOnMarker`), and with an edit (`handOnEdit`). */
+export function forwardOffered(on: bool, edits: bool): void {
   forwardMarkerOn = on;
+  forwardEditOn = on && edits;
+}
+
+/** Whether the host takes `_cordon/forward` with an edit (`handOnEdit`). */
+export function editsOffered(): bool {
+  return forwardEditOn;
 }
 
 /**
@@ -135,6 +143,25 @@ export function handOnMarker(id: string): Builder {
   const b = Builder.begin().str(HEAD);
   if (id.length) b.str(',"id":').str(id);
   return b.str(',"method":"_cordon/forward"}');
+}
+
+/**
+ * `{"jsonrpc":"2.0"[,"id":ID],"method":"_cordon/forward","params":{"at":S,"end":E,"value":V}}`: the
+ * message delivered in this `receive`, handed on with its one raw edit — code units [S, E) of its
+ * params text replaced by the JSON value V (the host puts the comma an inserted element needs) —
+ * instead of the whole edited text (the host's `runtime/components/edited-forward.ts`).
+ */
+export function handOnEdit(id: string, message: Message): Builder {
+  const b = Builder.begin().str(HEAD);
+  if (id.length) b.str(',"id":').str(id);
+  return b
+    .str(',"method":"_cordon/forward","params":{"at":')
+    .str(((message._editStart - message._pStart) >> 1).toString())
+    .str(',"end":')
+    .str(((message._editEnd - message._pStart) >> 1).toString())
+    .str(',"value":')
+    .str(message._editValue!)
+    .str("}}");
 }
 
 /** Like `envelope`, with params given as JSON text ("" for none). */

@@ -89,3 +89,77 @@ describe("_cordon/forward", () => {
     expect(out).not.toContain("_cordon/forward");
   });
 });
+
+/**
+ * `_cordon/forward` with an edit: offered too (`forwardEdit`), a message whose one change is a
+ * single value put in place (a block before the prompt, a chunk's text replaced) goes as the edit
+ * alone (components/edited-forward.ts puts it in the delivered text). Applied to what was
+ * delivered, the edit gives byte for byte what the SDK writes out without the offer.
+ */
+describe("_cordon/forward with an edit", () => {
+  const offer = (edits: boolean) => ({ forward: true, ...(edits ? { forwardEdit: true } : {}) });
+  function configured(component: LoadedComponent, config: Json, edits: boolean): ProxyUnderTest {
+    const p = new ProxyUnderTest(component);
+    p.deliver({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "p", config, ...offer(edits) } });
+    const [init] = p.deliver({ jsonrpc: "2.0", id: 1, method: "proxy/initialize", params: INIT_PARAMS });
+    p.deliver({ jsonrpc: "2.0", id: init.id, result: INIT_RESULT });
+    return p;
+  }
+  /** The delivered params text with the marker's edit put in (the comma as the host puts it). */
+  function applied(params: string, marker: string): string {
+    const m = /^\{"jsonrpc":"2\.0"(?:,"id":\d+)?,"method":"_cordon\/forward","params":\{"at":(\d+),"end":(\d+),"value":(.*)\}\}$/.exec(
+      marker,
+    );
+    expect(m).not.toBeNull();
+    const [at, end, value] = [Number(m![1]), Number(m![2]), m![3]];
+    const before = params.slice(0, at).trimEnd();
+    const insert =
+      at !== end ? value : before.endsWith("[") ? (params.slice(at).trimStart().startsWith("]") ? value : `${value},`) : `,${value}`;
+    return params.slice(0, at) + insert + params.slice(end);
+  }
+  /** The params text of a message the SDK wrote out (an envelope's inner params for one sent to the agent). */
+  const paramsOf = (text: string) => JSON.stringify(JSON.parse(text).params.params ?? JSON.parse(text).params);
+
+  it("hands a block put before the prompt back as the edit alone; applied, it is what is written out without the offer", async () => {
+    const context = await loadExampleProxy("context");
+    const prompt = {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "session/prompt",
+      params: { sessionId: "s1", prompt: [{ type: "text", text: 'a "quoted" prompt' }] },
+    };
+    const [marker] = configured(context, { text: "Rules." }, true).deliverRaw(prompt);
+    expect(marker).toMatch(
+      /^\{"jsonrpc":"2\.0","id":\d+,"method":"_cordon\/forward","params":\{"at":28,"end":28,"value":\{"type":"text","text":"Rules\."\}\}\}$/,
+    );
+    const [written] = configured(context, { text: "Rules." }, false).deliverRaw(prompt);
+    expect(written).not.toContain("_cordon/forward");
+    expect(applied(JSON.stringify(prompt.params), marker)).toBe(paramsOf(written));
+    // An empty prompt: the block is its only element.
+    const empty = { ...prompt, params: { sessionId: "s1", prompt: [] } };
+    const [alone] = configured(context, { text: "Rules." }, true).deliverRaw(empty);
+    expect(applied(JSON.stringify(empty.params), alone)).toBe(
+      paramsOf(configured(context, { text: "Rules." }, false).deliverRaw(empty)[0]),
+    );
+  });
+
+  it("hands a replaced chunk text back as the edit alone; a second edit, made on the parsed message, is written out", async () => {
+    const redact = await loadExampleProxy("redact");
+    const update = chunk("my key is sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z and that is all.");
+    const [marker] = configured(redact, {}, true).deliverRaw(update);
+    expect(marker).toContain('"method":"_cordon/forward","params":{"at":');
+    const [written] = configured(redact, {}, false).deliverRaw(update);
+    expect(applied(JSON.stringify(update.params.params), marker)).toBe(paramsOf(written));
+    const p = configured(hooks, {}, true);
+    const [edited] = p.deliverRaw(chunk("twice"));
+    expect(edited).not.toContain("_cordon/forward");
+    expect(JSON.parse(edited).params.update.content.text).toBe("one+two");
+  });
+
+  it("writes the edited message out when only the plain marker is offered", async () => {
+    const context = await loadExampleProxy("context");
+    const prompt = { jsonrpc: "2.0", id: 7, method: "session/prompt", params: { sessionId: "s1", prompt: [] } };
+    const [written] = configured(context, { text: "Rules." }, false).deliverRaw(prompt);
+    expect(JSON.parse(written).params.params.prompt).toEqual([{ type: "text", text: "Rules." }]);
+  });
+});
