@@ -8,12 +8,13 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { editedForward } from "../runtime/components/edited-forward.js";
 import { forwardMarker, unchangedForward } from "../runtime/components/unchanged-forward.js";
 import { iJsonViolation } from "../runtime/protocol/i-json.js";
 import { classify } from "../runtime/protocol/json-rpc.js";
 import { LineBuffer } from "../runtime/protocol/line-buffer.js";
 import { nestsDeeperThan } from "../runtime/protocol/nesting.js";
-import { attachRaw, serialize } from "../runtime/protocol/raw-json.js";
+import { attachRaw, rawParamsPieces, serialize } from "../runtime/protocol/raw-json.js";
 import { type Call, unwrap, wrap } from "../runtime/routing/envelope.js";
 import { CanonicalHost } from "../runtime/sandbox/canonical-host.js";
 import { loadComponent } from "../runtime/sandbox/component-loader.js";
@@ -117,6 +118,22 @@ const marker = '{"jsonrpc":"2.0","method":"_cordon/forward"}';
 time("guest output → routed as the _cordon/forward marker (read, wrap, serialize)", N, () => {
   const message = forwardMarker(delivered, marker);
   return serialize(wrap(message as Call, "rfd"));
+});
+// A chunk whose text the guest replaced (as redact does): written out, the edited text is parsed and
+// I-JSON-scanned (admission) before it is routed; handed back as the edit alone, the host places the
+// new value in the text it delivered (edited-forward.ts).
+const text = '"chunk 0"';
+const editedOut = out.replace(text, '"[redacted]"');
+time("guest output, a chunk's text replaced → routed (parse, I-JSON scan, wrap, serialize)", N, () => {
+  const message = attachRaw(JSON.parse(editedOut), editedOut);
+  iJsonViolation(editedOut);
+  return serialize(wrap(message as Call, "rfd"));
+});
+const at = rawParamsPieces(parsed[0])!.join("").indexOf(text);
+const edit = `{"jsonrpc":"2.0","method":"_cordon/forward","params":{"at":${at},"end":${at + text.length},"value":"[redacted]"}}`;
+time("guest output, a chunk's text replaced → routed as an edit (read, place, wrap, serialize)", N, () => {
+  const routed = editedForward(delivered, edit);
+  return serialize(wrap(routed!.message as Call, "rfd"));
 });
 // Through the sandbox's queue and drain, in batches of 100.
 const batch = async (n: number) => {

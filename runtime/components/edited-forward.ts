@@ -116,7 +116,8 @@ export function editedForward(delivered: Delivered, output: string): EditedForwa
   if (call === null || pieces === undefined) return null;
   const params = pieces.length === 1 ? pieces[0] : pieces.join("");
   if (edit.end < edit.at || edit.end > params.length) return null;
-  const spot = locate(params, edit.at, edit.end, membersOf(call));
+  const layout = layoutOf(call);
+  const spot = locate(params, edit.at, edit.end, layout?.paramsMembers, layout?.params?.[0]);
   const insert = spot === null ? edit.value : written(spot.kind, edit.value);
   // The edited value's depth in what is routed: an envelope puts the call's params one level lower.
   const depth = spot === null ? 0 : (form === "wrapped" ? 3 : 2) + spot.path.length + (spot.kind === "value" ? 0 : 1);
@@ -125,13 +126,6 @@ export function editedForward(delivered: Delivered, output: string): EditedForwa
   const message = handOn(withParamsEdit(call, edited ?? call.params, edit.at, edit.end, insert) as Call, form, edit.id);
   if (message === null) return null;
   return { message, checked: edited !== undefined };
-}
-
-/** params' members where a walk of `call`'s text found them, as offsets into its params text (raw-json.ts `TextLayout.paramsMembers`). */
-function membersOf(call: Call): number[] | undefined {
-  const layout = layoutOf(call);
-  const from = layout?.params?.[0];
-  return from === undefined ? undefined : layout?.paramsMembers?.map((offset) => offset - from);
 }
 
 /** Where an edit falls in a params text (`locate`). */
@@ -160,7 +154,10 @@ function checkedValue(spot: Spot, text: string, depth: number): { parsed: unknow
   } catch {
     return undefined; // the ordinary path says what is wrong with it
   }
-  if (iJsonViolation(text, { maxDepth: MAX_NESTING_DEPTH - depth + 1 }) !== null) return undefined;
+  // A string breaks I-JSON only with a lone surrogate, raw or escaped: its decoded value then has one.
+  if (typeof parsed === "string") return (parsed as unknown as { isWellFormed(): boolean }).isWellFormed() ? { parsed } : undefined;
+  if (typeof parsed === "object" && parsed !== null && iJsonViolation(text, { maxDepth: MAX_NESTING_DEPTH - depth + 1 }) !== null)
+    return undefined;
   return { parsed };
 }
 
@@ -179,11 +176,8 @@ function editedParams(params: unknown, spot: Spot, value: unknown): unknown {
       if (kind === "only") return node.length === 0 ? [value] : undefined;
       return kind === "first" ? [value, ...node] : [...node, value];
     }
-    const key = path[i];
-    const child = childOf(node, key);
-    if (child === undefined) return undefined;
-    const next = edit(child, i + 1);
-    return next === undefined ? undefined : replaced(node, key, next);
+    const next = edit(childOf(node, path[i]), i + 1);
+    return next === undefined ? undefined : replaced(node, path[i], next);
   };
   return edit(params, 0);
 }
@@ -195,16 +189,16 @@ function childOf(node: unknown, key: string | number): unknown {
     : undefined;
 }
 
-/** A copy of `node` with `key` set to `value` (a computed key: `__proto__` stays an own member, as `JSON.parse` makes it). */
+/**
+ * A copy of `node` with `key`, which it has (`childOf`), set to `value`. The spread defines every
+ * member, so `__proto__` is then an own member, and setting it sets that member (as `JSON.parse`
+ * makes it), not the prototype.
+ */
 function replaced(node: unknown, key: string | number, value: unknown): unknown {
-  if (typeof key === "number") {
-    if (!Array.isArray(node) || key >= node.length) return undefined;
-    const copy = [...node];
-    copy[key] = value;
-    return copy;
-  }
   if (childOf(node, key) === undefined) return undefined;
-  return { ...(node as object), [key]: value };
+  const copy = (Array.isArray(node) ? [...node] : { ...(node as object) }) as Record<string | number, unknown>;
+  copy[key] = value;
+  return copy;
 }
 
 /**
@@ -213,13 +207,14 @@ function replaced(node: unknown, key: string | number, value: unknown): unknown 
  * members as a walk already found them (raw-json.ts `TextLayout.paramsMembers`, offsets into `t`),
  * so none of their values is walked past again but the one the edit is in.
  */
-export function locate(t: string, at: number, end: number, members?: readonly number[]): Spot | null {
+export function locate(t: string, at: number, end: number, members?: readonly number[], base = 0): Spot | null {
   const walk = new Walk(t, at, end);
   const start = skipBlanks(t, 0);
   if (t.charCodeAt(start) !== 0x7b) return null;
-  const close = members === undefined ? walk.object(start, [], "params") : walk.known(start, members);
-  if (close !== t.length - trailingBlanks(t) || walk.failed || walk.spot === null) return null;
-  return { ...walk.spot, unique: !walk.repeated };
+  const close = members === undefined ? walk.object(start, [], "params") : walk.known(start, members, base);
+  const spot = walk.spot;
+  if (close !== t.length - trailingBlanks(t) || walk.failed || spot === null) return null;
+  return { path: spot.path, kind: spot.kind, shape: spot.shape, unique: !walk.repeated };
 }
 
 /** One walk of `locate`: descends only into the containers that may hold the edit, and stops in one once it is found where its end is known. */
@@ -236,34 +231,40 @@ class Walk {
   ) {}
 
   /**
-   * A value at `pos` (ending at `knownEnd` when that is known): walked into if it is a container
-   * that may hold the edit, else jumped over. Its end, or -1.
+   * The value at `pos` of member or element `key` of the container at `path` (ending at `knownEnd`
+   * when that is known): walked into if it is a container that may hold the edit, else jumped over.
+   * Its end, or -1. Its path and place are made only for a value the edit may be in.
    */
-  private value(pos: number, path: (string | number)[], shape: string, knownEnd?: number): number {
-    const c = this.t.charCodeAt(pos);
+  private value(pos: number, path: (string | number)[], shape: string, key: string | number, knownEnd?: number): number {
     const inside = this.spot === null && this.at >= pos && (knownEnd === undefined || this.at < knownEnd);
-    if (!inside && knownEnd !== undefined) return knownEnd;
+    if (!inside) return knownEnd ?? valueEnd(this.t, pos);
+    const c = this.t.charCodeAt(pos);
+    const at = [...path, key];
+    const place = typeof key === "number" ? `${shape}[]` : `${shape}.${key}`;
     let close: number;
-    if (inside && c === 0x7b) close = this.object(pos, path, shape);
-    else if (inside && c === 0x5b) close = this.array(pos, path, shape, knownEnd);
+    if (c === 0x7b) close = this.object(pos, at, place);
+    else if (c === 0x5b) close = this.array(pos, at, place, knownEnd);
     else close = valueEnd(this.t, pos);
-    if (close < 0 || !inside || this.spot !== null) return close;
-    if (this.at === pos && this.end === close) this.spot = { path, kind: "value", shape };
+    if (close < 0 || this.spot !== null) return close;
+    if (this.at === pos && this.end === close) this.spot = { path: at, kind: "value", shape: place };
     else if (this.at < close) this.failed = true; // inside a string, a number, or a container's brackets
     return close;
   }
 
-  /** The params object at `pos`, its members known (offsets into the text, four each): names read, only the value holding the edit walked. */
-  known(pos: number, members: readonly number[]): number {
+  /**
+   * The params object at `pos`, its members known (four offsets each, `base` more than in this
+   * text): names read, only the value holding the edit walked.
+   */
+  known(pos: number, members: readonly number[], base: number): number {
     const keys: string[] = [];
     let held = -1;
     let close = pos + 1;
     for (let i = 0; i < members.length; i += 4) {
-      const name = nameAt(this.t, members[i], members[i + 1]);
+      const name = nameAt(this.t, members[i] - base, members[i + 1] - base);
       keys.push(readerKey(name));
       const found = this.spot !== null;
-      close = this.value(members[i + 2], [name], `params.${name}`, members[i + 3]);
-      if (close !== members[i + 3]) return -1;
+      close = this.value(members[i + 2] - base, [], "params", name, members[i + 3] - base);
+      if (close !== members[i + 3] - base) return -1;
       if (!found && this.spot !== null) held = keys.length - 1;
     }
     if (held >= 0 && !single(keys, held)) this.repeated = true;
@@ -286,7 +287,7 @@ class Walk {
       if (t.charCodeAt(p) !== 0x3a) return -1;
       p = skipBlanks(t, p + 1);
       const found = this.spot !== null;
-      const close = this.value(p, [...path, name], `${shape}.${name}`);
+      const close = this.value(p, path, shape, name);
       if (close < 0) return -1;
       if (!found && this.spot !== null) held = keys.length - 1;
       p = skipBlanks(t, close);
@@ -315,7 +316,7 @@ class Walk {
       return knownEnd;
     }
     for (let index = 0; ; index++) {
-      const close = this.value(p, [...path, index], elements);
+      const close = this.value(p, path, shape, index);
       if (close < 0) return -1;
       if (knownEnd !== undefined && this.spot !== null) return knownEnd;
       p = skipBlanks(t, close);

@@ -126,10 +126,7 @@ const JUDGED_PREFIXES = new Set(
  * in its place applies (components/edited-forward.ts).
  */
 export function judgedWithin(shape: string): boolean {
-  for (const path of JUDGED.keys()) {
-    if (path === shape || (path.startsWith(shape) && (path[shape.length] === "." || path[shape.length] === "["))) return true;
-  }
-  return false;
+  return JUDGED_PREFIXES.has(shape);
 }
 
 /** A name as the loosest reader compares it (case folded, cut at a NUL): two names with one key are one name to some reader. */
