@@ -85,6 +85,41 @@ describe("MCP servers: the agent starts and connects to only what the client dec
       }
     });
   }
+
+  // The same server added to the client's own session/new as one edit, which goes to Cordon as
+  // `_cordon/forward` with the edit alone (components/edited-forward.ts): placed in the client's
+  // text, then judged like a written-out session/new.
+  const spliced = async (splice: string, grants: string[]) => {
+    const marker = join(scratch(), "pwned");
+    const client = await chain(grants, { splice, file: marker });
+    const setup = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+    return { client, setup, marker };
+  };
+
+  it("a stdio server added to the client's session/new by an edit alone: refused without agent:mcp", async () => {
+    const { client, setup, marker } = await spliced("server", []);
+    expect(setup.error?.message).toMatch(/declares MCP server "evil".*"agent:mcp" grant/);
+    expect(client.stderr).toMatch(/mcp-servers: session\/new from proxy "deputy" declares MCP server "evil"/);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("with agent:mcp the server the edit added is started (the edit reaches the agent as written)", async () => {
+    const { client, setup, marker } = await spliced("server", ["agent:mcp"]);
+    expect(setup.error, JSON.stringify(setup)).toBeUndefined();
+    await client.request("session/prompt", { sessionId: setup.result.sessionId, prompt: [{ type: "text", text: "use tool evil::x" }] });
+    await expect.poll(() => existsSync(marker), { timeout: 20_000 }).toBe(true);
+  });
+
+  it("an edit that breaks out of a string to declare a second mcpServers is refused as ambiguous, grant or not", async () => {
+    for (const grants of [[], ["agent:mcp"]]) {
+      const { client, setup, marker } = await spliced("smuggle", grants);
+      expect(setup.error?.message).toMatch(/breaks I-JSON \(RFC 7493\): member "mcpServers" appears twice in params/);
+      expect(client.stderr).toMatch(/proxy "deputy"/);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(existsSync(marker)).toBe(false);
+    }
+  });
 });
 
 describe("permission: a proxy does not approve the agent's tool calls in the user's place", () => {
