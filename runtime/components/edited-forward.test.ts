@@ -191,6 +191,14 @@ describe("editedForward", () => {
     expect(editedForward(delivered(parsed('{"jsonrpc":"2.0","id":1,"method":"x"}')), marker(1, 0, 0, "1"))).toBeNull();
   });
 
+  it("places an edit in a call that has no text (one Cordon built) as JSON.stringify wrote it for the guest", () => {
+    const built = { jsonrpc: "2.0", id: 4, method: "session/prompt", params: { sessionId: "s1", prompt: [{ type: "text", text: "hi" }] } };
+    const params = JSON.stringify(built.params);
+    const at = params.indexOf("[") + 1;
+    expectEdit(built, marker(9, at, at, BLOCK), wrappedText(9, "session/prompt", params.slice(0, at) + `${BLOCK},` + params.slice(at)));
+    expect(serialize(built)).toBe(JSON.stringify(built)); // left as it was
+  });
+
   it("keeps a long prompt in pieces: the routed text is never made whole", () => {
     const big = "y".repeat(40_000);
     const text = `{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"${big}"}]}}`;

@@ -50,7 +50,7 @@
 import { iJsonViolation, judgedWithin, readerKey } from "../protocol/i-json.js";
 import type { JsonRpcId } from "../protocol/json-rpc.js";
 import { MAX_NESTING_DEPTH } from "../protocol/nesting.js";
-import { layoutOf, rawParamsPieces, stringEnd, valueEnd, withParamsEdit } from "../protocol/raw-json.js";
+import { attachRaw, hasRaw, layoutOf, rawParamsPieces, stringEnd, valueEnd, withParamsEdit } from "../protocol/raw-json.js";
 import type { Call } from "../routing/envelope.js";
 import { callHandedOn, type Delivered, formOf, HEAD, handOn, ID, readId, type Shape, writtenAt } from "./unchanged-forward.js";
 
@@ -111,9 +111,12 @@ export function editedForward(delivered: Delivered, output: string): EditedForwa
   if (edit === null) return null;
   const form = formOf(delivered.message);
   if (form === "answer") return null;
-  const call = callHandedOn(delivered.message, form, true);
-  const pieces = call === null ? undefined : rawParamsPieces(call);
-  if (call === null || pieces === undefined) return null;
+  const handed = callHandedOn(delivered.message, form, true);
+  if (handed === null) return null;
+  // A call Cordon built (an embedding's client) was delivered as JSON.stringify wrote it: the offsets count in that text.
+  const call = hasRaw(handed) ? handed : attachRaw({ ...handed }, JSON.stringify(handed));
+  const pieces = rawParamsPieces(call);
+  if (pieces === undefined) return null;
   const params = pieces.length === 1 ? pieces[0] : pieces.join("");
   if (edit.end < edit.at || edit.end > params.length) return null;
   const layout = layoutOf(call);
