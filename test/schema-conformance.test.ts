@@ -112,7 +112,9 @@ describe("the seed-000 lifecycle conforms to the ACP schema on every hop", () =>
       // The MCP bridge sits before the agent in every chain: it is a proxy on the trace.
       expect(result.byDef.get("InitializeProxyRequest")).toBe(proxies.length + 1);
       expect(result.byDef.get("ProxySuccessorRequest") ?? 0).toBeGreaterThan(0);
-      expect(result.byDef.get("ProxySuccessorNotification") ?? 0).toBeGreaterThan(0);
+      // Notifications cross the bridge only while it is busy (mcp/bridge.ts `passes`), which is
+      // timing: a chain of none but the bridge covers them only by chance (one loaded CI run had none).
+      if (proxies.length > 0) expect(result.byDef.get("ProxySuccessorNotification") ?? 0).toBeGreaterThan(0);
     },
     90_000,
   );
