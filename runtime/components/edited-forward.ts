@@ -52,7 +52,7 @@ import type { JsonRpcId } from "../protocol/json-rpc.js";
 import { MAX_NESTING_DEPTH } from "../protocol/nesting.js";
 import { attachRaw, hasRaw, layoutOf, rawParamsPieces, stringEnd, valueEnd, withParamsEdit } from "../protocol/raw-json.js";
 import type { Call } from "../routing/envelope.js";
-import { callHandedOn, type Delivered, formOf, HEAD, handOn, ID, readId, type Shape, writtenAt } from "./unchanged-forward.js";
+import { callHandedOn, type Delivered, formOf, HEAD, handOn, readHead, type Shape } from "./unchanged-forward.js";
 
 /** What an edit marker routes: the message, and whether it was checked here (else it goes through admission). */
 export interface EditedForward {
@@ -75,18 +75,12 @@ interface Edit {
 
 /** Reads an edit marker (see the module comment); null for any other text. */
 function readEdit(output: string): Edit | null {
-  if (!writtenAt(output, 0, HEAD)) return null;
-  let pos = HEAD.length;
-  SENT.id = undefined;
-  if (writtenAt(output, pos, ID)) {
-    pos = readId(output, pos + ID.length, SENT);
-    if (pos < 0) return null;
-  }
-  if (!writtenAt(output, pos, EDIT_OPEN)) return null;
+  const pos = readHead(output, SENT);
+  if (pos < 0 || !output.startsWith(EDIT_OPEN, pos)) return null;
   const at = readCount(output, pos + EDIT_OPEN.length);
-  if (at === null || !writtenAt(output, at.next, END)) return null;
+  if (at === null || !output.startsWith(END, at.next)) return null;
   const end = readCount(output, at.next + END.length);
-  if (end === null || !writtenAt(output, end.next, VALUE) || !output.endsWith("}}")) return null;
+  if (end === null || !output.startsWith(VALUE, end.next) || !output.endsWith("}}")) return null;
   const from = end.next + VALUE.length;
   if (from >= output.length - 2) return null;
   return { id: SENT.id, at: at.value, end: end.value, value: output.slice(from, output.length - 2) };

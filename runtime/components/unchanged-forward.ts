@@ -49,7 +49,7 @@ export interface Delivered {
 }
 
 export const HEAD = '{"jsonrpc":"2.0"';
-export const ID = ',"id":';
+const ID = ',"id":';
 const ENVELOPE_OPEN = ',"method":"proxy/successor","params":{';
 /** Longest id read here (a longer one takes the ordinary path, which bounds ids itself). */
 const MAX_ID_CHARS = 64;
@@ -73,7 +73,7 @@ const GOT: Shape = { enveloped: false, body: 0, end: 0, id: undefined };
  * guest's output is two-byte, Cordon's text one-byte; measured). Shorter slices would be copies,
  * so those few characters are compared in a loop.
  */
-export function writtenAt(text: string, pos: number, literal: string): boolean {
+function writtenAt(text: string, pos: number, literal: string): boolean {
   if (pos + literal.length > text.length) return false;
   if (literal.length >= 13) return text.slice(pos, pos + literal.length) === literal;
   for (let i = 0; i < literal.length; i++) if (text.charCodeAt(pos + i) !== literal.charCodeAt(i)) return false;
@@ -84,7 +84,7 @@ export function writtenAt(text: string, pos: number, literal: string): boolean {
  * The id literal at `pos` (an integer without sign, fraction, exponent or leading zero, at most 15
  * digits, or a string without escapes) into `shape.id`; where it ends, or -1 for anything else.
  */
-export function readId(text: string, pos: number, shape: Shape): number {
+function readId(text: string, pos: number, shape: Shape): number {
   const first = text.charCodeAt(pos);
   if (first === 0x22) {
     let end = pos + 1;
@@ -106,15 +106,21 @@ export function readId(text: string, pos: number, shape: Shape): number {
   return end;
 }
 
+/**
+ * Reads `{"jsonrpc":"2.0"` and the id after it, if any (into `shape.id`), at the start of `text`:
+ * where they end, or -1 when the text does not start so or its id is not one read here.
+ */
+export function readHead(text: string, shape: Shape): number {
+  shape.id = undefined;
+  if (!writtenAt(text, 0, HEAD)) return -1;
+  const pos = HEAD.length;
+  return writtenAt(text, pos, ID) ? readId(text, pos + ID.length, shape) : pos;
+}
+
 /** Reads `text`'s shape into `shape`; false when it has neither form. */
 function readShape(text: string, shape: Shape): boolean {
-  if (!writtenAt(text, 0, HEAD)) return false;
-  let pos = HEAD.length;
-  shape.id = undefined;
-  if (writtenAt(text, pos, ID)) {
-    pos = readId(text, pos + ID.length, shape);
-    if (pos < 0) return false;
-  }
+  const pos = readHead(text, shape);
+  if (pos < 0) return false;
   shape.enveloped = writtenAt(text, pos, ENVELOPE_OPEN);
   if (shape.enveloped) {
     if (text.charCodeAt(text.length - 1) !== 0x7d) return false;
@@ -176,17 +182,11 @@ export function forwardMarker(delivered: Delivered, output: string): object | nu
   if (output.length < HEAD.length + MARKER_TAIL.length || output.length > HEAD.length + ID.length + MAX_ID_CHARS + 2 + MARKER_TAIL.length) {
     return null;
   }
-  if (!writtenAt(output, 0, HEAD) || !writtenAt(output, output.length - MARKER_TAIL.length, MARKER_TAIL)) return null;
-  const sent = SENT;
-  sent.id = undefined;
-  let pos = HEAD.length;
-  if (writtenAt(output, pos, ID)) {
-    pos = readId(output, pos + ID.length, sent);
-    if (pos < 0) return null;
-  }
-  if (pos !== output.length - MARKER_TAIL.length) return null;
+  if (!writtenAt(output, output.length - MARKER_TAIL.length, MARKER_TAIL)) return null;
+  const pos = readHead(output, SENT);
+  if (pos < 0 || pos !== output.length - MARKER_TAIL.length) return null;
   const message = delivered.message as Call | JsonRpcResponse;
-  return handedOn(message, formOf(message), sent.id, true);
+  return handedOn(message, formOf(message), SENT.id, true);
 }
 
 const MARKER_TAIL = `,"method":"${Methods.cordonForward}"}`;

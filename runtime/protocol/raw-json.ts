@@ -464,6 +464,15 @@ function grown(layout: TextLayout, cut: Range, length: number): TextLayout {
     }
     if (!inside) paramsMembers = undefined;
   }
+  return movedLayout(layout, move, paramsMembers);
+}
+
+/** `layout` with each range moved by `move`, and `paramsMembers`. */
+function movedLayout(
+  layout: TextLayout,
+  move: (r: Range | undefined) => Range | undefined,
+  paramsMembers: readonly number[] | undefined,
+): TextLayout {
   return {
     id: move(layout.id),
     params: move(layout.params),
@@ -485,13 +494,7 @@ function shifted(layout: TextLayout, range: Range, length: number): TextLayout {
   if (paramsMembers !== undefined && range === layout.params) paramsMembers = undefined;
   else if (paramsMembers !== undefined && layout.params !== undefined && layout.params[0] >= range[1])
     paramsMembers = moved(paramsMembers, delta);
-  return {
-    id: move(layout.id),
-    params: move(layout.params),
-    innerMethod: move(layout.innerMethod),
-    innerParams: move(layout.innerParams),
-    paramsMembers,
-  };
+  return movedLayout(layout, move, paramsMembers);
 }
 
 /** Offsets all moved by `delta`. */
