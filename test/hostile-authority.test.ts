@@ -99,7 +99,10 @@ describe("MCP servers: the agent starts and connects to only what the client dec
   it("a stdio server added to the client's session/new by an edit alone: refused without agent:mcp", async () => {
     const { client, setup, marker } = await spliced("server", []);
     expect(setup.error?.message).toMatch(/declares MCP server "evil".*"agent:mcp" grant/);
-    expect(client.stderr).toMatch(/mcp-servers: session\/new from proxy "deputy" declares MCP server "evil"/);
+    // The log line may come after the answer: stderr and stdout are two pipes.
+    await expect
+      .poll(() => client.stderr, { timeout: 10_000 })
+      .toMatch(/mcp-servers: session\/new from proxy "deputy" declares MCP server "evil"/);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(existsSync(marker)).toBe(false);
   });
@@ -115,7 +118,7 @@ describe("MCP servers: the agent starts and connects to only what the client dec
     for (const grants of [[], ["agent:mcp"]]) {
       const { client, setup, marker } = await spliced("smuggle", grants);
       expect(setup.error?.message).toMatch(/breaks I-JSON \(RFC 7493\): member "mcpServers" appears twice in params/);
-      expect(client.stderr).toMatch(/proxy "deputy"/);
+      await expect.poll(() => client.stderr, { timeout: 10_000 }).toMatch(/proxy "deputy"/);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(existsSync(marker)).toBe(false);
     }
