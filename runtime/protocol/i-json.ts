@@ -120,10 +120,10 @@ const JUDGED_PREFIXES = new Set(
 );
 
 /**
- * Whether Cordon's rules read a name at `shape` or below it (`params.prompt[]`: an element of a
- * call's prompt; `params.mcpServers`: its servers, whose members are read). A value put there in
- * place is then judged by more than the duplicate rules, which only a scan of the whole message
- * in its place applies (components/edited-forward.ts).
+ * Whether Cordon's rules read a name at `shape` or below it: true for `params.mcpServers` and
+ * `params.mcpServers[]` (a server's members are read), false for `params.prompt[]`. A value put
+ * there in place is judged by more than the duplicate rules, which only a scan of the whole
+ * message in its place applies (components/edited-forward.ts).
  */
 export function judgedWithin(shape: string): boolean {
   return JUDGED_PREFIXES.has(shape);
