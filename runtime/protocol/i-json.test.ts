@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { iJsonViolation, iJsonViolationOf } from "./i-json.js";
+import { iJsonViolation, iJsonViolationOf, judgedWithin, readerKey } from "./i-json.js";
 import { attachRaw, memberRange, type Range, serialize, type TextLayout } from "./raw-json.js";
 
 /** The violation's rule and detail, after checking that JSON.parse accepts the text (the scanner's precondition). */
@@ -146,6 +146,38 @@ describe("iJsonViolation: the names Cordon's rules read, where they read them", 
     const update = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","rawInput":{"Path":"/x","Command":"ls","OptionId":1}}}}`;
     expect(verdict(update)).toBeNull();
     expect(verdict(`{"jsonrpc":"2.0","id":1,"result":{"content":{"Outcome":1},"items":[{"OptionId":1}]}}`)).toBeNull();
+  });
+});
+
+describe("what an edit put in place needs (components/edited-forward.ts)", () => {
+  it("judgedWithin: the places at or above a name the rules read, in a plain call and in an envelope", () => {
+    for (const shape of [
+      "params",
+      "params.mcpServers",
+      "params.mcpServers[]",
+      "params.options[]",
+      "params.params.mcpServers[]",
+      "result.outcome",
+    ]) {
+      expect(judgedWithin(shape), shape).toBe(true);
+    }
+    for (const shape of [
+      "params.prompt[]",
+      "params.update.content.text",
+      "params.mcpServers[].command",
+      "params.mcpServersX",
+      "params.sessionId",
+    ]) {
+      expect(judgedWithin(shape), shape).toBe(false);
+    }
+  });
+
+  it("readerKey: names one to a reader that folds case (as Go does) or stops at a NUL share a key", () => {
+    expect(readerKey("Prompt")).toBe(readerKey("prompt"));
+    expect(readerKey("prompt\u0000x")).toBe(readerKey("prompt"));
+    expect(readerKey("\u017fession")).toBe(readerKey("session")); // the long s
+    expect(readerKey("\u212aey")).toBe(readerKey("key")); // the Kelvin sign
+    expect(readerKey("prompts")).not.toBe(readerKey("prompt"));
   });
 });
 
