@@ -49,8 +49,9 @@
 
 import { iJsonViolation, judgedWithin, readerKey } from "../protocol/i-json.js";
 import type { JsonRpcId } from "../protocol/json-rpc.js";
+import { Methods } from "../protocol/methods.js";
 import { MAX_NESTING_DEPTH } from "../protocol/nesting.js";
-import { attachRaw, hasRaw, layoutOf, rawParamsPieces, stringEnd, valueEnd, withParamsEdit } from "../protocol/raw-json.js";
+import { attachRaw, hasRaw, layoutOf, nameAt, rawParamsPieces, stringEnd, valueEnd, withParamsEdit } from "../protocol/raw-json.js";
 import type { Call } from "../routing/envelope.js";
 import { callHandedOn, type Delivered, formOf, HEAD, handOn, readHead, type Shape } from "./unchanged-forward.js";
 
@@ -60,7 +61,7 @@ export interface EditedForward {
   checked: boolean;
 }
 
-const EDIT_OPEN = ',"method":"_cordon/forward","params":{"at":';
+const EDIT_OPEN = `,"method":"${Methods.cordonForward}","params":{"at":`;
 const END = ',"end":';
 const VALUE = ',"value":';
 const SENT: Shape = { enveloped: false, body: 0, end: 0, id: undefined };
@@ -325,12 +326,6 @@ class Walk {
     if (this.spot === null && this.at === p && this.end === p) this.spot = { path, kind: "last", shape: elements };
     return p + 1;
   }
-}
-
-/** The name whose literal (quotes included) is `[start, end)` of `t`. */
-function nameAt(t: string, start: number, end: number): string {
-  const literal = t.slice(start, end);
-  return literal.includes("\\") ? (JSON.parse(literal) as string) : literal.slice(1, -1);
 }
 
 /** Whether `keys[at]` is the only one of its key. */

@@ -310,21 +310,19 @@ export function valueEnd(text: string, pos: number): number {
  * key (the last one wins for a repeated key, as with `JSON.parse`). Null if no object starts there.
  */
 export function objectMembers(text: string, start = 0): Map<string, Range> | null {
-  let pos = skipWs(text, start);
+  const pos = skipWs(text, start);
   if (text.charCodeAt(pos) !== 0x7b) return null;
+  const offsets: number[] = [];
+  objectEnd(text, pos, offsets);
   const members = new Map<string, Range>();
-  pos = skipWs(text, pos + 1);
-  while (pos < text.length && text.charCodeAt(pos) !== 0x7d) {
-    const keyEnd = stringEnd(text, pos);
-    const literal = text.slice(pos, keyEnd);
-    const key = literal.includes("\\") ? (JSON.parse(literal) as string) : literal.slice(1, -1);
-    pos = skipWs(text, skipWs(text, keyEnd) + 1); // past the colon
-    const end = valueEnd(text, pos);
-    members.set(key, [pos, end]);
-    pos = skipWs(text, end);
-    if (text.charCodeAt(pos) === 0x2c) pos = skipWs(text, pos + 1);
-  }
+  for (let i = 0; i < offsets.length; i += 4) members.set(nameAt(text, offsets[i], offsets[i + 1]), [offsets[i + 2], offsets[i + 3]]);
   return members;
+}
+
+/** The member name whose literal (its quotes included) is `[start, end)` of `text`, escapes decoded. */
+export function nameAt(text: string, start: number, end: number): string {
+  const literal = text.slice(start, end);
+  return literal.includes("\\") ? (JSON.parse(literal) as string) : literal.slice(1, -1);
 }
 
 function hasBackslash(text: string, from: number, to: number): boolean {
