@@ -96,20 +96,15 @@ export class WasmProxyPeer implements Peer {
             let text = output;
             // What the guest handed on unchanged (by the marker, or written out) is routed as the message it was given (unchanged-forward.ts).
             let forwarded: object | null = null;
-            if (delivery !== undefined) {
-              forwarded = marked ? null : forwardMarker(delivery, text);
-              if (forwarded !== null) marked = true;
-              else if (!marked && offerEdits) {
-                // An edit handed back as the edit alone (edited-forward.ts): routed as checked there, or as its text.
-                const edited = editedForward(delivery, text);
-                if (edited !== null) {
-                  marked = true;
-                  if (edited.checked) forwarded = edited.message;
-                  else text = serialize(edited.message);
-                }
-              }
-              if (forwarded === null && text === output) forwarded = unchangedForward(delivery, text);
+            if (delivery !== undefined && !marked) {
+              forwarded = forwardMarker(delivery, output);
+              // An edit handed back as the edit alone (edited-forward.ts): routed as checked there, or as its text.
+              const edited = forwarded === null && offerEdits ? editedForward(delivery, output) : null;
+              if (edited?.checked) forwarded = edited.message;
+              else if (edited) text = serialize(edited.message);
+              marked = forwarded !== null || edited !== null;
             }
+            if (delivery !== undefined && forwarded === null && text === output) forwarded = unchangedForward(delivery, output);
             if (forwarded !== null) {
               sink.message(forwarded, true);
               continue;

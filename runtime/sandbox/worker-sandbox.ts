@@ -79,6 +79,9 @@ let busyWorkers = 0;
 /** How long a terminated worker may take to stop before the process-level fallback. */
 const UNKILLABLE_AFTER_MS = 5_000;
 
+/** The text a posted item carries: a plain text, or a delivery's. */
+const textOf = (item: string | Delivery): string => (typeof item === "string" ? item : item.text);
+
 export class WorkerSandbox implements ProxySandbox {
   private worker: Worker | null = null;
   private handlers: SandboxHandlers | null = null;
@@ -197,7 +200,7 @@ export class WorkerSandbox implements ProxySandbox {
       if (this.dead) return;
       const item = this.postedItems.shift()!;
       const delivery = item instanceof Delivery ? item : undefined;
-      this.postedUnits -= (delivery?.text ?? (item as string)).length;
+      this.postedUnits -= textOf(item).length;
       this.completed();
       const over = this.budget.charge({ guestMs: result.guestMs, messages: result.output.length, units: result.units });
       if (over) return this.fail({ kind: "budget", message: over.message });
@@ -283,8 +286,7 @@ export class WorkerSandbox implements ProxySandbox {
     let units = 0;
     while (!this.paused && !this.dead && this.waitingHead < this.waiting.length) {
       const item = this.waiting[this.waitingHead];
-      const delivery = item instanceof Delivery ? item : undefined;
-      if (typeof item !== "string" && delivery === undefined) {
+      if (typeof item !== "string" && !(item instanceof Delivery)) {
         if (batch.length > 0 || this.posted > 0) break; // the `done` of what is posted pumps again
         if (fromRouter) return this.pumpSoon();
         this.take();
@@ -297,7 +299,7 @@ export class WorkerSandbox implements ProxySandbox {
         this.pumpSoon();
         break;
       }
-      const text = delivery?.text ?? (item as string);
+      const text = textOf(item);
       if (this.posted >= POSTED_WINDOW || (this.posted > 0 && this.postedUnits + text.length > POSTED_UNITS)) break;
       if (batch.length > 0 && units + text.length > BATCH_UNITS) {
         this.post(batch);
@@ -310,7 +312,7 @@ export class WorkerSandbox implements ProxySandbox {
         this.arm();
         this.counted(true);
       }
-      this.postedItems.push(delivery ?? (item as string));
+      this.postedItems.push(item);
       this.postedUnits += text.length;
       batch.push(text);
       units += text.length;
