@@ -279,22 +279,23 @@ export class Channel {
  * not renamed), so the host can hand on what it holds (`_cordon/forward`) under `id`.
  */
 function unchanged(message: Message, id: string): bool {
-  return !message.changed && message._edit == null && message._mStart != 0 && message.method == message._method && mayMark(message._src, id);
+  return !message.changed && message._edit == null && asDelivered(message, id);
 }
 
 /**
  * Whether `message` goes on as it was delivered in this `receive` but for its one raw edit of a
  * single value (not parsed, its method not renamed), so the host can hand it on with that edit
- * (`_cordon/forward` with `params`, wire.ts `handOnEdit`) under `id`.
+ * (`_cordon/forward` with `params`, wire.ts `handOnEdit`) under `id`. (`_editValue` is set only
+ * with `_edit`, and cleared with it when params are parsed.)
  */
 function editedOnce(message: Message, id: string): bool {
-  return (
-    editsOffered() &&
-    message._params == null &&
-    message._editValue != null &&
-    message._edit != null &&
-    message._mStart != 0 &&
-    message.method == message._method &&
-    mayMark(message._src, id)
-  );
+  return editsOffered() && message._params == null && message._editValue != null && asDelivered(message, id);
+}
+
+/**
+ * What both markers need: `message` keeps the method it arrived with, and its text is the one
+ * delivered in this `receive` (`mayMark`, which uses that up: so it is asked last).
+ */
+function asDelivered(message: Message, id: string): bool {
+  return message._mStart != 0 && message.method == message._method && mayMark(message._src, id);
 }

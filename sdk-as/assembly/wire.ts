@@ -1,7 +1,7 @@
 // The wire: the JSON-RPC texts a proxy sends, assembled from literal pieces and raw slices of what
 // it received (an unedited message leaves as exactly the text that arrived; only the envelope and
-// the id change; or, for one the host offered to take so, `_cordon/forward` alone). One setting
-// here, whether the host made that offer; the bookkeeping is in channel.ts.
+// the id change; or, where the host offered to take so, `_cordon/forward` alone, or with the one
+// value edited). Two settings here, the host's two offers; the bookkeeping is in channel.ts.
 import { JSON } from "json-as";
 import { takeDelivered } from "./abi";
 import { Builder, RawObject, quote } from "./json";
