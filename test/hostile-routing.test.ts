@@ -150,17 +150,23 @@ describe("nothing a proxy or the client sends crashes Cordon", () => {
     await stillServes(client);
   });
 
-  it("_cordon/forward hands a delivery on once: 99 more markers for one update are refused, the client gets it once", async () => {
-    const client = await chain([escalator], { CORDON_LOG: "warn" });
-    const s = await session(client);
-    const from = client.received.length;
-    expect((await prompt(client, s, "copies")).result).toEqual({ stopReason: "end_turn" });
-    await expect.poll(() => client.stderr).toMatch(/_cordon\/forward is reserved for Cordon itself/);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // what more copies would have brought back
-    const chunks = client.received.slice(from).filter((m) => m.method === "session/update" && m.params.sessionId === s);
-    expect(chunks).toHaveLength(1);
-    await stillServes(client);
-  });
+  for (const [step, markers] of [
+    ["copies", "99 more markers"],
+    ["editcopies", "99 more markers carrying an edit"],
+  ]) {
+    it(`_cordon/forward hands a delivery on once: ${markers} for one update are refused, the client gets it once, unedited`, async () => {
+      const client = await chain([escalator], { CORDON_LOG: "warn" });
+      const s = await session(client);
+      const from = client.received.length;
+      expect((await prompt(client, s, step)).result).toEqual({ stopReason: "end_turn" });
+      await expect.poll(() => client.stderr).toMatch(/_cordon\/forward is reserved for Cordon itself/);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // what more copies would have brought back
+      const chunks = client.received.slice(from).filter((m) => m.method === "session/update" && m.params.sessionId === s);
+      expect(chunks).toHaveLength(1);
+      expect(chunks[0].params.update.content.text).not.toBe("copy");
+      await stillServes(client);
+    });
+  }
 
   it("a proxy flooding a client that reads slowly is paused: Cordon's memory stays bounded and nothing is lost", async () => {
     // Its output budget (tested on its own in hostile-sandbox) is opened up: this is about backpressure.
