@@ -5,6 +5,7 @@
 // - safe typed getters over json-as `JSON.Obj`/`JSON.Arr` (json-as' own `getAs<T>` reinterprets
 //   whatever is stored, so reading a string where the peer sent a number would read garbage).
 import { JSON } from "json-as";
+import { nextBackslash, stringEnd } from "./string-scan";
 
 const QUOTE: u16 = 0x22;
 const BACKSLASH: u16 = 0x5c;
@@ -22,58 +23,6 @@ const BRACKET_RIGHT: u16 = 0x5d;
 
 export function skipSpace(p: usize, end: usize): usize {
   while (p < end && isSpace(load<u16>(p))) p += 2;
-  return p;
-}
-
-/** Four UTF-16 code units: one in each lane, and each lane's top bit. */
-const LANES: u64 = 0x0001000100010001;
-const LANE_TOPS: u64 = 0x8000800080008000;
-const QUOTES: u64 = 0x0022002200220022;
-const BACKSLASHES: u64 = 0x005c005c005c005c;
-
-/**
- * Whether any of the four units in `w` is `"` or `\`. Exact for the lowest such unit (a borrow
- * can only flag a unit above a real one), so a caller that sees true finds one in this word.
- */
-// @ts-ignore: decorator
-@inline function quoteOrBackslashIn(w: u64): bool {
-  const q = w ^ QUOTES;
-  const b = w ^ BACKSLASHES;
-  return ((((q - LANES) & ~q) | ((b - LANES) & ~b)) & LANE_TOPS) != 0;
-}
-
-/**
- * Pointer just past the closing quote of the string token starting at `p`, or 0. Four code units
- * at a time up to each quote or backslash, and again after each escape: a big text with an
- * escape every line (code, a file's contents) is walked a word at a time, not a unit at a time
- * from its first escape on.
- */
-export function stringEnd(p: usize, end: usize): usize {
-  p += 2;
-  while (p < end) {
-    while (p + 8 <= end && !quoteOrBackslashIn(load<u64>(p))) p += 8;
-    // A quote or a backslash in the next four units (or fewer than four are left).
-    while (p < end) {
-      const c = load<u16>(p);
-      if (c == QUOTE) return p + 2;
-      if (c == BACKSLASH) {
-        p += 4; // the escape and the unit it escapes
-        break;
-      }
-      p += 2;
-    }
-  }
-  return 0;
-}
-
-/** Pointer to the first backslash in [p, end), or `end` (four code units at a time). */
-export function nextBackslash(p: usize, end: usize): usize {
-  while (p + 8 <= end) {
-    const x = load<u64>(p) ^ BACKSLASHES;
-    if (((x - LANES) & ~x & LANE_TOPS) != 0) break; // a zero unit: a backslash here
-    p += 8;
-  }
-  while (p < end && load<u16>(p) != BACKSLASH) p += 2;
   return p;
 }
 

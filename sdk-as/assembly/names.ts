@@ -17,7 +17,8 @@
 // streamed chunks) costs one word-at-a-time pass. The dispatcher skips even that when its own scan
 // met no member name with a backslash, read or skipped (`RawObject.escapesSeen`): escapes in
 // string values (every line of a file's text) do not make it run.
-import { Builder, decodeString, nextBackslash, quote, skipSpace, stringEnd } from "./json";
+import { Builder, decodeString, quote, skipSpace } from "./json";
+import { nextBackslash, stringEnd } from "./string-scan";
 
 const QUOTE: u16 = 0x22;
 const BACKSLASH: u16 = 0x5c;

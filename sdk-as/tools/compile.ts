@@ -78,6 +78,10 @@ export async function compileCore(entry: string, { world = null }: { world?: Wor
     "-O3",
     "--runtime",
     "incremental",
+    // Fixed-width SIMD (WebAssembly 2.0): the SDK skips long strings 64 code units at a time
+    // (assembly/string-scan.ts). Cordon's fuel pass meters its instructions like any other.
+    "--enable",
+    "simd",
     "--use",
     `abort=~lib/${ABI_MODULE}/abort`,
     ...memoryArgs(),
