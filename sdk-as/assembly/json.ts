@@ -5,10 +5,8 @@
 // - safe typed getters over json-as `JSON.Obj`/`JSON.Arr` (json-as' own `getAs<T>` reinterprets
 //   whatever is stored, so reading a string where the peer sent a number would read garbage).
 import { JSON } from "json-as";
-import { nextBackslash, stringEnd } from "./string-scan";
+import { BACKSLASH, nextBackslash, QUOTE, stringEnd } from "./string-scan";
 
-const QUOTE: u16 = 0x22;
-const BACKSLASH: u16 = 0x5c;
 const COLON: u16 = 0x3a;
 const COMMA: u16 = 0x2c;
 const BRACE_LEFT: u16 = 0x7b;

@@ -18,10 +18,8 @@
 // met no member name with a backslash, read or skipped (`RawObject.escapesSeen`): escapes in
 // string values (every line of a file's text) do not make it run.
 import { Builder, decodeString, quote, skipSpace } from "./json";
-import { nextBackslash, stringEnd } from "./string-scan";
+import { BACKSLASH, nextBackslash, QUOTE, stringEnd } from "./string-scan";
 
-const QUOTE: u16 = 0x22;
-const BACKSLASH: u16 = 0x5c;
 const COLON: u16 = 0x3a;
 
 /** Pointer to the opening quote of the string holding the backslash at `b`. */
