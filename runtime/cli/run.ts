@@ -21,6 +21,7 @@ import { defaultIsolation, type Isolation, sandboxFactory } from "../sandbox/san
 import type { AgentEntry, ProxyEntry } from "./chain-config.js";
 import { isNativeProxy } from "./chain-entries.js";
 import { sameProcess } from "./early-agent.js";
+import { tuneHeap } from "./heap-tuning.js";
 import { allowWorkerPipes, StartWatch, startOrigins, ttyHint } from "./start-diagnostics.js";
 
 export interface RunOptions {
@@ -42,6 +43,8 @@ export interface RunOptions {
 
 export async function run(options: RunOptions): Promise<number> {
   const log = createLogger();
+  const heapFlags = tuneHeap();
+  if (heapFlags) log.debug(`V8 heap: ${heapFlags} (CORDON_V8_TUNING=off for V8's defaults)`);
   let proxies: ProxyEntry[] = [];
   let agent: AgentEntry | undefined;
   // The config's schema (zod) is loaded only when there is a config file to read.
