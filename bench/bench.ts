@@ -14,14 +14,15 @@
  *   P2  BENCH_CHUNKS streamed `agent_message_chunk`s through 3 pass-through proxies: rate, % of
  *       direct, and conductor CPU per chunk (the steady figure on a loaded machine).
  *   P3  BENCH_P3 100 KB prompts through `context.wasm`, end to end through the conductor (its CPU per
- *       prompt over Cordon+0's) vs the same edit in plain JS; and the sandbox alone, in this process.
+ *       prompt over Cordon+0's) vs the same edit in plain JS, all measured in turns of 50 prompts so
+ *       the machine's drift falls on each alike; and the sandbox alone, in this process.
  *       The goal's text (an escaped quote every 6 characters), then prose (a newline escape per line).
  *   P4  cold start to the first `initialize` answer with 3 proxies (warm compile cache) vs direct;
  *       where NODE_EXTRA_CA_CERTS is set, direct and the default isolation again without it.
  *   P5  RSS per added proxy: just up (one session), idle (2 s with nothing asked) and after the P1 prompts;
  *       then, in one process (sandbox-memory.ts), what is paid once per process and what per proxy.
  *
- * Env: BENCH_PROMPTS (2000), BENCH_WARMUP (3000), BENCH_CHUNKS (100000), BENCH_STARTS (5), BENCH_P3 (300), BENCH_ABI=1
+ * Env: BENCH_PROMPTS (2000), BENCH_WARMUP (3000), BENCH_CHUNKS (100000), BENCH_STARTS (5), BENCH_P3 (1000), BENCH_ABI=1
  * adds the canonical-host vs jco-glue table, BENCH_ONLY=P2,P4 runs only those parts (the goals of
  * the others then read "not measured").
  */
@@ -40,7 +41,7 @@ import { fixed, goalsTable, table, times } from "./table.js";
 const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 2000);
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100_000);
 const STARTS = Number(process.env.BENCH_STARTS ?? 5);
-const P3_ROUNDS = Number(process.env.BENCH_P3 ?? 300);
+const P3_ROUNDS = Number(process.env.BENCH_P3 ?? 1000);
 /**
  * Prompts before the measured ones. Every process on the path (client, conductor, proxies' code,
  * agent) runs its JIT and grows its heap over the first few thousand messages — the first 200
@@ -186,31 +187,90 @@ async function coldStart(argv: string[], extraEnv?: Record<string, string>): Pro
   return { ms: median(startTimes), cpuMs: median(cpuTimes) };
 }
 
+/** A client's `session/prompt` whose one text block is `block` (P3's 100 KB prompt). */
+const p3Prompt = (id: number, block: string, sessionId = "s1") =>
+  JSON.stringify({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: block }] } });
+
+/** The P3 edit in plain JS, what the target compares with: parse the prompt, prepend the rules, write it. */
+function plainJsEdit(text: string): string {
+  const m = JSON.parse(text);
+  m.params.prompt.unshift({ type: "text", text: RULES });
+  return JSON.stringify({ jsonrpc: "2.0", id: 1, method: "proxy/successor", params: m });
+}
+
+/** Times plain-JS edits of fresh prompts carrying `block` (built untimed): `(n) => ms` for `n` of them, after 50 untimed. */
+function plainJsEdits(block: string): (n: number) => number {
+  let id = 0;
+  const edits = (n: number) => {
+    let ms = 0;
+    for (let i = 0; i < n; i++) {
+      const text = p3Prompt(++id, block);
+      const t = performance.now();
+      plainJsEdit(text);
+      ms += performance.now() - t;
+    }
+    return ms;
+  };
+  edits(50);
+  return edits;
+}
+
+/** One chain of P3, warmed up: `run(n)` sends `n` 100 KB prompts and says what they cost. */
+interface LargePromptChain {
+  run(n: number): Promise<{ cpuMs: number; ms: number }>;
+  close(): Promise<void>;
+}
+
 /**
- * P3 end to end: conductor CPU (process tree without the agent) per 100 KB prompt, and the mean
- * round trip, with `argv` between the client and the raw agent. The agent answers each prompt with
+ * P3 end to end: `argv` between the client and the raw agent, sent 100 KB prompts. `run` measures
+ * conductor CPU (process tree without the agent) and wall time. The agent answers each prompt with
  * `ok (<length of its first block> chars)`, which proves the edit reached it (`expectChunk`).
  */
-async function largePrompts(argv: string[], expectChunk: string, block = BIG_TEXT): Promise<{ cpuUs: number; ms: number }> {
+async function openLargePrompts(argv: string[], expectChunk: string, block: string): Promise<LargePromptChain> {
   const { chain, session } = await open(argv);
-  const text = (id: number) =>
-    JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      method: "session/prompt",
-      params: { sessionId: session, prompt: [{ type: "text", text: block }] },
-    });
-  const once = () => chain.request("session/prompt", null, text);
+  const once = () => chain.request("session/prompt", null, (id: number) => p3Prompt(id, block, session));
   for (let i = 0; i < Math.min(50, P3_ROUNDS); i++) await once();
   if (chain.lastChunk !== expectChunk) throw new Error(`P3 ${argv.join(" ")}: the agent said "${chain.lastChunk}", not "${expectChunk}"`);
   const pid = chain.child.pid!;
-  const cpu0 = treeCpuMs(pid, isAgent);
-  const t = performance.now();
-  for (let i = 0; i < P3_ROUNDS; i++) await once();
-  const ms = (performance.now() - t) / P3_ROUNDS;
-  const cpuUs = ((treeCpuMs(pid, isAgent) - cpu0) * 1000) / P3_ROUNDS;
-  await chain.close();
-  return { cpuUs, ms };
+  return {
+    async run(n) {
+      const cpu0 = treeCpuMs(pid, isAgent);
+      const t = performance.now();
+      for (let i = 0; i < n; i++) await once();
+      return { cpuMs: treeCpuMs(pid, isAgent) - cpu0, ms: performance.now() - t };
+    },
+    close: () => chain.close(),
+  };
+}
+
+/** Prompts per turn of P3's interleaving. */
+const P3_BLOCK = 50;
+
+/**
+ * P3's chains and the plain-JS edit measured in turns of `P3_BLOCK` prompts each, round after
+ * round, so that the machine's drift (its speed here moves by ±30 % within a minute) falls on all of
+ * them alike: what P3 reports is a difference (CPU added over Cordon 0) and a ratio of it.
+ * Returns µs per prompt: each chain's conductor CPU and round trip, and the edit's.
+ */
+async function interleavedLargePrompts(
+  chains: LargePromptChain[],
+  jsEdit: (n: number) => number,
+): Promise<{ runs: { cpuUs: number; ms: number }[]; jsEditUs: number }> {
+  const totals = chains.map(() => ({ cpuMs: 0, ms: 0 }));
+  let jsMs = 0;
+  for (let done = 0; done < P3_ROUNDS; done += P3_BLOCK) {
+    const n = Math.min(P3_BLOCK, P3_ROUNDS - done);
+    for (const [i, chain] of chains.entries()) {
+      const { cpuMs, ms } = await chain.run(n);
+      totals[i].cpuMs += cpuMs;
+      totals[i].ms += ms;
+    }
+    jsMs += jsEdit(n);
+  }
+  return {
+    runs: totals.map((t) => ({ cpuUs: (t.cpuMs * 1000) / P3_ROUNDS, ms: t.ms / P3_ROUNDS })),
+    jsEditUs: (jsMs * 1000) / P3_ROUNDS,
+  };
 }
 
 /** A chain config with `context.wasm` configured with the P3 rules. */
@@ -228,21 +288,10 @@ function contextChain(): string {
  * out: the guest and the ABI, without the host's routing around it), and the same edit in plain JS.
  */
 async function contextInSandbox(block = BIG_TEXT): Promise<{ name: string; us: number }[]> {
-  const prompt = (id: number) =>
-    JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      method: "session/prompt",
-      params: { sessionId: "s1", prompt: [{ type: "text", text: block }] },
-    });
+  const prompt = (id: number) => p3Prompt(id, block);
   const component = await loadComponent(`${root}proxies/dist/context.wasm`, { cacheDir });
   const rows: { name: string; us: number }[] = [];
   const sample = prompt(1);
-  const jsEdit = (text: string) => {
-    const m = JSON.parse(text);
-    m.params.prompt.unshift({ type: "text", text: RULES });
-    return JSON.stringify({ jsonrpc: "2.0", id: 1, method: "proxy/successor", params: m });
-  };
   /** Mean µs of `run` on a fresh 100 KB prompt; `after` (untimed) settles what the prompt left behind. */
   const time = async (
     run: (text: string) => Promise<unknown> | unknown,
@@ -259,7 +308,7 @@ async function contextInSandbox(block = BIG_TEXT): Promise<{ name: string; us: n
     }
     return (total * 1000) / P3_ROUNDS;
   };
-  rows.push({ name: "plain JS in the conductor (parse, prepend, stringify)", us: await time(jsEdit) });
+  rows.push({ name: "plain JS in the conductor (parse, prepend, stringify)", us: await time(plainJsEdit) });
   for (const isolation of ISOLATIONS) {
     const sandbox: ProxySandbox = sandboxFactory(isolation)(component, DEFAULT_LIMITS, []);
     let settle: { resolve: (m: string[]) => void; reject: (e: Error) => void } | null = null;
@@ -388,17 +437,22 @@ async function main() {
     for (const { name: textName, block } of texts) {
       progress(`P3 100 KB prompts (${textName}) through context.wasm, in the sandbox alone`);
       const inSandbox = await contextInSandbox(block);
-      const jsEditUs = inSandbox[0].us;
+      alone.push(...inSandbox.map((r) => ({ name: `${r.name}, ${textName}`, us: r.us, jsEditUs: inSandbox[0].us })));
+      // The goal's text in both isolations; prose in the default one. All of them, and the plain-JS
+      // edit the target compares with, measured in turns (interleavedLargePrompts).
+      const isolations = block === BIG_TEXT ? ISOLATIONS : [DEFAULT_ISOLATION];
+      progress(`P3 100 KB prompts (${textName}) end to end, in turns: cordon 0, cordon + context.wasm (${isolations.join(", ")}), plain JS`);
+      const chains = [await openLargePrompts(cordonArgs(0, DEFAULT_ISOLATION), `ok (${block.length} chars)`, block)];
+      for (const isolation of isolations) {
+        chains.push(await openLargePrompts(cordonArgs(0, isolation, ["--config", contextChain()]), `ok (${RULES.length} chars)`, block));
+      }
+      const { runs, jsEditUs } = await interleavedLargePrompts(chains, plainJsEdits(block));
+      for (const chain of chains) await chain.close();
       jsEdits.push(`${fixed(jsEditUs, 0)} µs per prompt, ${textName}`);
-      alone.push(...inSandbox.map((r) => ({ name: `${r.name}, ${textName}`, us: r.us, jsEditUs })));
-      progress(`P3 100 KB prompts (${textName}) end to end: cordon, 0 proxies`);
-      const zero = await largePrompts(cordonArgs(0, DEFAULT_ISOLATION), `ok (${block.length} chars)`, block);
+      const [zero, ...withContext] = runs;
       ends.push({ name: `cordon, 0 proxies, ${textName}`, ...zero, jsEditUs });
-      // The goal's text in both isolations; prose in the default one.
-      for (const isolation of block === BIG_TEXT ? ISOLATIONS : [DEFAULT_ISOLATION]) {
-        progress(`P3 100 KB prompts (${textName}) end to end: cordon + context.wasm (${isolation})`);
-        const argv = cordonArgs(0, isolation, ["--config", contextChain()]);
-        const run = await largePrompts(argv, `ok (${RULES.length} chars)`, block);
+      for (const [k, isolation] of isolations.entries()) {
+        const run = withContext[k];
         ends.push({ name: `cordon + context.wasm (${isolation}), ${textName}`, ...run, zeroCpuUs: zero.cpuUs, jsEditUs });
         if (isolation === DEFAULT_ISOLATION && block === BIG_TEXT) {
           results.p3 = { jsEditUs, cordon0CpuUs: zero.cpuUs, contextCpuUs: run.cpuUs };
@@ -407,9 +461,9 @@ async function main() {
     }
     out.push(
       table(
-        `P3 — one 100 KB prompt, context.wasm prepends a text block; end to end through the conductor (${P3_ROUNDS} prompts)`,
+        `P3 — one 100 KB prompt, context.wasm prepends a text block; end to end through the conductor (${P3_ROUNDS} prompts each, in turns of ${P3_BLOCK})`,
         [
-          `(plain JS edit in this process: parse, prepend, stringify: ${jsEdits.join("; ")})`,
+          `(plain JS edit in this process, in the same turns: parse, prepend, stringify: ${jsEdits.join("; ")})`,
           "(the goal's text is x\"ü\\n: an escaped quote every 6 characters; prose: a newline escape every 62, as a pasted document)",
         ],
         ["path", "round trip (ms)", "conductor CPU µs per prompt", "CPU added over cordon 0", "added vs plain JS edit"],
