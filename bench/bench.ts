@@ -441,7 +441,9 @@ async function main() {
       // The goal's text in both isolations; prose in the default one. All of them, and the plain-JS
       // edit the target compares with, measured in turns (interleavedLargePrompts).
       const isolations = block === BIG_TEXT ? ISOLATIONS : [DEFAULT_ISOLATION];
-      progress(`P3 100 KB prompts (${textName}) end to end, in turns: cordon 0, cordon + context.wasm (${isolations.join(", ")}), plain JS`);
+      progress(
+        `P3 100 KB prompts (${textName}) end to end, in turns: cordon 0, cordon + context.wasm (${isolations.join(", ")}), plain JS`,
+      );
       const chains = [await openLargePrompts(cordonArgs(0, DEFAULT_ISOLATION), `ok (${block.length} chars)`, block)];
       for (const isolation of isolations) {
         chains.push(await openLargePrompts(cordonArgs(0, isolation, ["--config", contextChain()]), `ok (${RULES.length} chars)`, block));
