@@ -8,12 +8,13 @@
  * limit, so that room (~15 MiB) is always "too small" and every young-generation GC turns into
  * marking and compacting the whole heap, on the platform's worker threads. Measured on issue 20's
  * P3 (100 KB prompts through `context.wasm`, 1,500 of them): 22 major GCs, one every ~100 ms, against
- * 2 through no proxy, and ~300 µs of CPU per prompt on V8's worker threads against ~60.
+ * 2 through no proxy, and 300–470 µs of CPU per prompt on V8's worker threads against 60–90.
  *
  * Starting marking at 80 % of the old generation's limit instead, and at once past 95 %, leaves major
- * GCs to that generation's own growth: 5 in the same run, and 230 µs less CPU per prompt (mean of
- * 4 interleaved pairs); streaming through three proxies moved within noise. V8 reads both flags each
- * time it decides, so setting them once the process runs takes effect.
+ * GCs to that generation's own growth: 5 in the same run, ~250 µs per prompt on the worker threads,
+ * and 230–270 µs less CPU per prompt in all (two sets of interleaved pairs); streaming through three
+ * proxies moved within noise. V8 reads both flags each time it decides, so setting them once the
+ * process runs takes effect.
  *
  * Only `cordon run` and `cordon proxy` set them: an embedding's process and its heap are its
  * owner's. `CORDON_V8_TUNING=off` leaves V8's own heuristic.
