@@ -55,8 +55,8 @@ beforeAll(async () => {
           return null;
         }
       },
-      writeFile: (name: string, contents: Uint8Array) => {
-        if (name.endsWith(".wasm")) binary = contents;
+      writeFile: (name: string, contents: string | Uint8Array) => {
+        if (name.endsWith(".wasm") && typeof contents !== "string") binary = contents;
       },
       listFiles: () => [],
     },
