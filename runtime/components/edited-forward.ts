@@ -51,7 +51,7 @@ import { iJsonViolation, judgedWithin, readerKey } from "../protocol/i-json.js";
 import type { JsonRpcId } from "../protocol/json-rpc.js";
 import { Methods } from "../protocol/methods.js";
 import { MAX_NESTING_DEPTH } from "../protocol/nesting.js";
-import { attachRaw, hasRaw, layoutOf, nameAt, rawParamsPieces, stringEnd, valueEnd, withParamsEdit } from "../protocol/raw-json.js";
+import { attachRaw, hasRaw, layoutOf, nameAt, rawParamsPieces, skipWs, stringEnd, valueEnd, withParamsEdit } from "../protocol/raw-json.js";
 import type { Call } from "../routing/envelope.js";
 import { callHandedOn, type Delivered, formOf, HEAD, handOn, readHead, type Shape } from "./unchanged-forward.js";
 
@@ -207,11 +207,11 @@ function replaced(node: unknown, key: string | number, value: unknown): unknown 
  */
 export function locate(t: string, at: number, end: number, members?: readonly number[], base = 0): Spot | null {
   const walk = new Walk(t, at, end);
-  const start = skipBlanks(t, 0);
+  const start = skipWs(t, 0);
   if (t.charCodeAt(start) !== 0x7b) return null;
   const close = members === undefined ? walk.object(start, [], "params") : walk.known(start, members, base);
   const spot = walk.spot;
-  if (close !== t.length - trailingBlanks(t) || walk.failed || spot === null) return null;
+  if (close < 0 || skipWs(t, close) !== t.length || walk.failed || spot === null) return null;
   return { path: spot.path, kind: spot.kind, shape: spot.shape, unique: !walk.repeated };
 }
 
@@ -266,13 +266,13 @@ class Walk {
       if (!found && this.spot !== null) held = keys.length - 1;
     }
     if (held >= 0 && !single(keys, held)) this.repeated = true;
-    const p = skipBlanks(this.t, close);
+    const p = skipWs(this.t, close);
     return this.t.charCodeAt(p) === 0x7d ? p + 1 : -1;
   }
 
   object(pos: number, path: (string | number)[], shape: string): number {
     const t = this.t;
-    let p = skipBlanks(t, pos + 1);
+    let p = skipWs(t, pos + 1);
     if (t.charCodeAt(p) === 0x7d) return p + 1;
     const keys: string[] = [];
     let held = -1; // index in `keys` of the member that holds the edit
@@ -281,16 +281,16 @@ class Walk {
       const nameEnd = stringEnd(t, p);
       const name = nameAt(t, p, nameEnd);
       keys.push(readerKey(name));
-      p = skipBlanks(t, nameEnd);
+      p = skipWs(t, nameEnd);
       if (t.charCodeAt(p) !== 0x3a) return -1;
-      p = skipBlanks(t, p + 1);
+      p = skipWs(t, p + 1);
       const found = this.spot !== null;
       const close = this.value(p, path, shape, name);
       if (close < 0) return -1;
       if (!found && this.spot !== null) held = keys.length - 1;
-      p = skipBlanks(t, close);
+      p = skipWs(t, close);
       const c = t.charCodeAt(p);
-      if (c === 0x2c) p = skipBlanks(t, p + 1);
+      if (c === 0x2c) p = skipWs(t, p + 1);
       else if (c === 0x7d) break;
       else return -1;
     }
@@ -302,7 +302,7 @@ class Walk {
   array(pos: number, path: (string | number)[], shape: string, knownEnd?: number): number {
     const t = this.t;
     const elements = `${shape}[]`;
-    let p = skipBlanks(t, pos + 1);
+    let p = skipWs(t, pos + 1);
     const empty = t.charCodeAt(p) === 0x5d;
     if (this.at === p && this.end === p) {
       this.spot = { path, kind: empty ? "only" : "first", shape: elements };
@@ -317,9 +317,9 @@ class Walk {
       const close = this.value(p, path, shape, index);
       if (close < 0) return -1;
       if (knownEnd !== undefined && this.spot !== null) return knownEnd;
-      p = skipBlanks(t, close);
+      p = skipWs(t, close);
       const c = t.charCodeAt(p);
-      if (c === 0x2c) p = skipBlanks(t, p + 1);
+      if (c === 0x2c) p = skipWs(t, p + 1);
       else if (c === 0x5d) break;
       else return -1;
     }
@@ -330,14 +330,3 @@ class Walk {
 
 /** Whether `keys[at]` is the only one of its key. */
 const single = (keys: readonly string[], at: number): boolean => keys.indexOf(keys[at]) === at && keys.lastIndexOf(keys[at]) === at;
-
-function skipBlanks(t: string, pos: number): number {
-  for (let c = t.charCodeAt(pos); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = t.charCodeAt(++pos));
-  return pos;
-}
-
-function trailingBlanks(t: string): number {
-  let n = 0;
-  for (let c = t.charCodeAt(t.length - 1 - n); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = t.charCodeAt(t.length - 1 - ++n));
-  return n;
-}

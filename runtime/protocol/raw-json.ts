@@ -231,7 +231,8 @@ export function serialize(message: object): string {
 /** `[start, end)` of a member's value in the text. */
 export type Range = readonly [number, number];
 
-function skipWs(text: string, pos: number): number {
+/** The first position at or after `pos` that is not JSON whitespace (`text.length` past the end). */
+export function skipWs(text: string, pos: number): number {
   for (;;) {
     const c = text.charCodeAt(pos); // NaN past the end: stops there
     if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return pos;
