@@ -24,7 +24,7 @@ import { hiddenField } from "./hidden-field.js";
 /**
  * A message's text with what is learnt about it: the text built on first read when it is lazy, and
  * room for what its message's owner keeps beside it without a second field on the message — the
- * message an envelope carries, the envelope's method and a notification's envelope text
+ * message an envelope carries, the envelope's method and a notification's envelope
  * (envelope.ts), and where members lie (`layout`).
  * A class with every field set in its constructor: one fixed shape, one allocation (a function
  * with properties added cost a second one, for its property store).
@@ -35,10 +35,9 @@ export class TextHolder {
   carried: object | undefined = undefined;
   envelopeMethod: string | undefined = undefined;
   layout: TextLayout | undefined = undefined;
-  /** The text of a notification's envelope around this message, and that envelope's method (envelope.ts). */
-  wrapped: string | undefined = undefined;
+  /** A notification's envelope around this message, and that envelope's method (envelope.ts). */
+  wrapped: object | undefined = undefined;
   wrappedIn: string | undefined = undefined;
-  wrappedPieces: readonly string[] | undefined = undefined;
   /**
    * A long text built from pieces (a splice of a long text, an envelope put on or taken off): the
    * pieces, each flat or a slice of a flat text, whose concatenation is `text` (see `piecesOf`).

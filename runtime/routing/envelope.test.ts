@@ -32,3 +32,34 @@ describe("envelopes around long texts", () => {
     expect(serialize(second)).toBe(text);
   });
 });
+
+describe("a notification's envelope", () => {
+  const update = () =>
+    parsed('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}}');
+  const text = (method: string) =>
+    `{"jsonrpc":"2.0","method":"${method}","params":{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}}}`;
+
+  it("is made once per message and method, and carries the message at every proxy it crosses", () => {
+    const message = update();
+    const first = wrap(message, "rfd");
+    expect(wrap(message, "rfd")).toBe(first);
+    expect(serialize(first)).toBe(text("proxy/successor"));
+    expect(unwrap(first)).toBe(message);
+    // Another message with the same text gets its own envelope.
+    expect(wrap(update(), "rfd")).not.toBe(first);
+    // A proxy speaking the Rust SDK's dialect gets its own spelling, then the next one the RFD's again.
+    const rust = wrap(message, "rust");
+    expect(rust).not.toBe(first);
+    expect(serialize(rust)).toBe(text("_proxy/successor"));
+    expect(serialize(wrap(message, "rfd"))).toBe(text("proxy/successor"));
+  });
+
+  it("is not shared by requests, whose envelopes differ by id", () => {
+    const request = parsed('{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}');
+    const a = wrap(request, "rfd");
+    expect(wrap(request, "rfd")).not.toBe(a);
+    expect(serialize(withId(a, 7))).toBe(
+      '{"jsonrpc":"2.0","id":7,"method":"proxy/successor","params":{"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}}',
+    );
+  });
+});

@@ -57,34 +57,35 @@ export function wrap(message: Call, dialect: Dialect): Call {
   return envelope(message, method, isRequest(message) ? message.id : undefined);
 }
 
-/** An envelope `method` around `message`, with id `id` (none: a notification's). */
+/**
+ * An envelope `method` around `message`, with id `id` (none: a notification's). A notification's
+ * envelope is the same at every proxy it crosses (no id, the same method), so it is made once per
+ * message and kept beside its text: each further hop takes it as it is, its text built once,
+ * instead of a new envelope, params object, text holder and builder per proxy (messages are never
+ * changed in place, so sharing one is safe).
+ */
 function envelope(message: Call, method: string, id: JsonRpcId | undefined): Call {
+  const withText = message.params !== undefined && hasRaw(message);
+  const memo = id === undefined && withText ? holderOf(message) : undefined;
+  if (memo?.wrapped !== undefined && memo.wrappedIn === method) return memo.wrapped as Call;
   const params: Record<string, unknown> = { method: message.method };
   if (message.params !== undefined) params.params = message.params;
   const wrapped: Call = id !== undefined ? { jsonrpc: "2.0", id, method, params } : { jsonrpc: "2.0", method, params };
-  if (message.params !== undefined && hasRaw(message)) {
+  if (withText) {
     // Built only when written: in-process peers take the envelope apart without reading it.
     const holder = attachLazyRaw(wrapped, () => {
-      // A notification's envelope is the same text at every proxy it crosses: built once per message.
-      const memo = id === undefined ? holderOf(message) : undefined;
-      if (memo?.wrapped !== undefined && memo.wrappedIn === method) {
-        holder.pieces = memo.wrappedPieces;
-        return memo.wrapped;
-      }
       const params = rawParamsPieces(message);
       if (params === undefined) return JSON.stringify(wrapped);
       const head = `{"jsonrpc":"2.0",${id !== undefined ? `"id":${JSON.stringify(id)},` : ""}"method":"${method}","params":{"method":${JSON.stringify(message.method)},"params":`;
-      const text = textOf(holder, [head, ...params, "}}"]);
-      if (memo !== undefined) {
-        memo.wrapped = text;
-        memo.wrappedIn = method;
-        memo.wrappedPieces = holder.pieces;
-      }
-      return text;
+      return textOf(holder, [head, ...params, "}}"]);
     });
     holder.envelopeMethod = method;
   }
   carry(wrapped, message);
+  if (memo !== undefined) {
+    memo.wrapped = wrapped;
+    memo.wrappedIn = method;
+  }
   return wrapped;
 }
 
