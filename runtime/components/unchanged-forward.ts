@@ -37,7 +37,7 @@
  * chunk, against a decode, `JSON.parse`, the I-JSON scan and a raw-text field per crossing.
  */
 import type { JsonRpcId, JsonRpcResponse } from "../protocol/json-rpc.js";
-import { isProxySuccessor, Methods } from "../protocol/methods.js";
+import { FORWARD_MARKER, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { withMember } from "../protocol/raw-json.js";
 import { type Call, carriedBy, isRequest, unwrap, withId, wrap } from "../routing/envelope.js";
 
@@ -178,6 +178,9 @@ export function unchangedForward(delivered: Delivered, output: string): object |
  * `_cordon/*` method from a proxy.
  */
 export function forwardMarker(delivered: Delivered, output: string): object | null {
+  const message = delivered.message as Call | JsonRpcResponse;
+  // A notification's marker, the common case: one comparison (usually of the same string, canonical-host.ts).
+  if (output === FORWARD_MARKER) return handedOn(message, formOf(message), undefined, true);
   // 44 units without an id; with one, at most 116 (a string id of MAX_ID_CHARS and its quotes).
   if (output.length < HEAD.length + MARKER_TAIL.length || output.length > HEAD.length + ID.length + MAX_ID_CHARS + 2 + MARKER_TAIL.length) {
     return null;
@@ -185,7 +188,6 @@ export function forwardMarker(delivered: Delivered, output: string): object | nu
   if (!writtenAt(output, output.length - MARKER_TAIL.length, MARKER_TAIL)) return null;
   const pos = readHead(output, SENT);
   if (pos < 0 || pos !== output.length - MARKER_TAIL.length) return null;
-  const message = delivered.message as Call | JsonRpcResponse;
   return handedOn(message, formOf(message), SENT.id, true);
 }
 

@@ -33,5 +33,13 @@ export const Methods = {
   cordonNotice: "_cordon/notice",
 } as const;
 
+/**
+ * The marker a guest sends to hand on, unchanged, the notification it was just delivered, written
+ * exactly so (components/unchanged-forward.ts; a request's marker carries the guest's id). The
+ * sandbox hands this very string over when a guest writes it (canonical-host.ts), so the marker is
+ * neither copied out of the guest nor taken apart to be recognised.
+ */
+export const FORWARD_MARKER = `{"jsonrpc":"2.0","method":"${Methods.cordonForward}"}`;
+
 export const isProxyInitialize = (method: string) => method === Methods.proxyInitialize || method === Methods.legacyProxyInitialize;
 export const isProxySuccessor = (method: string) => method === Methods.proxySuccessor || method === Methods.legacyProxySuccessor;

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
+import { FORWARD_MARKER } from "../protocol/methods.js";
 import { CanonicalHost, GuestFault, InstancePoisoned } from "./canonical-host.js";
 import { loadComponentBytes } from "./component-loader.js";
 
@@ -33,6 +34,30 @@ describe("CanonicalHost", () => {
       expect(h.receive(tricky, [tricky.slice(0, 9), tricky.slice(9)])).toEqual([tricky]);
     });
   }
+
+  it("hands over the forward marker a guest writes, from any 2-aligned pointer, and nothing else for it", async () => {
+    // The marker is compared where it lies in guest memory (a word at a time when 4-aligned).
+    const near = [
+      FORWARD_MARKER.replace("forward", "forwarD"),
+      `${FORWARD_MARKER.slice(0, -1)} `,
+      ` ${FORWARD_MARKER.slice(1)}`,
+      "x".repeat(FORWARD_MARKER.length),
+    ];
+    const echo = await host(await echoComponent("utf16"));
+    expect(echo.receive(FORWARD_MARKER)).toEqual([FORWARD_MARKER]);
+    for (const text of near) expect(echo.receive(text)).toEqual([text]);
+    // Sends what it was given without its first code unit: from a pointer 2 past a 4-aligned one.
+    const shifted = await host(
+      await buildComponent({
+        wat: `(module (import "cordon:proxy/channel@0.1.0" "send" (func $send (param i32 i32)))
+          ${ECHO_BODY.replace("(call $send (local.get $ptr) (local.get $len))", "(call $send (i32.add (local.get $ptr) (i32.const 2)) (i32.sub (local.get $len) (i32.const 1)))")})`,
+        wit: `world guest { import cordon:proxy/channel@0.1.0; export cordon:proxy/handler@0.1.0; }`,
+        encoding: "utf16",
+      }),
+    );
+    expect(shifted.receive(`-${FORWARD_MARKER}`)).toEqual([FORWARD_MARKER]);
+    for (const text of near) expect(shifted.receive(`-${text}`)).toEqual([text]);
+  });
 
   it("reads and writes guest memory after the guest grew it (the old view is detached)", async () => {
     // Grows by a page on every receive, between the host's copy in and its read of the send.

