@@ -3,6 +3,7 @@ import {
   attachPieces,
   attachRaw,
   layoutOf,
+  lazyRawOf,
   memberRange,
   objectMembers,
   piecesOf,
@@ -113,6 +114,26 @@ describe("raw JSON members", () => {
         expect(written.slice(0, start) + written.slice(end)).toBe(text.slice(0, oStart) + text.slice(oEnd));
         if ("params" in message) expect(rawParams(message)).toBe(text.slice(...objectMembers(text)!.get("params")!));
       }
+    }
+  });
+
+  it("a member set again on a copy whose text is not built yet is spliced once, from the original's text", () => {
+    for (const text of [
+      '{"jsonrpc":"2.0","id":7,"method":"m","params":{"id":"inner"}}',
+      '{ "params" : [1, 2.0] , "id" : "x", "jsonrpc":"2.0", "method":"m" }',
+      '{"jsonrpc":"2.0","id":1,"method":"m","\\u0069d":2,"result":{}}',
+    ]) {
+      const [oStart, oEnd] = objectMembers(text)!.get("id")!;
+      const mid = withMember(withMember(parsed(text), "id", "a-1"), "id", 22);
+      const last = withMember(mid, "id", "b-3");
+      const written = serialize(last);
+      expect(written).toBe(`${text.slice(0, oStart)}"b-3"${text.slice(oEnd)}`);
+      // The copies in between were never written: their texts were not built.
+      expect(lazyRawOf(mid)?.text).toBeUndefined();
+      // Another member on top of them: spliced from the copy, which is then built.
+      const edited = withMember(last, "method", "n");
+      expect(JSON.parse(serialize(edited))).toEqual({ ...JSON.parse(text), id: "b-3", method: "n" });
+      expect(serialize(mid)).toBe(`${text.slice(0, oStart)}22${text.slice(oEnd)}`);
     }
   });
 

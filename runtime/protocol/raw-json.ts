@@ -34,6 +34,9 @@ export class TextHolder {
   build: (() => string) | undefined;
   carried: object | undefined = undefined;
   envelopeMethod: string | undefined = undefined;
+  /** For a copy `withMember` made: the message it was copied from, and the member it sets. */
+  splicedFrom: object | undefined = undefined;
+  splicedKey: string | undefined = undefined;
   layout: TextLayout | undefined = undefined;
   /** A notification's envelope around this message, and that envelope's method (envelope.ts). */
   wrapped: object | undefined = undefined;
@@ -395,20 +398,27 @@ function objectEnd(text: string, pos: number, members: number[]): number {
  */
 export function withMember<T extends object>(message: T, key: string, value: unknown): T {
   const copy = { ...message, [key]: value } as T;
-  if (!hasRaw(message)) return copy;
+  // A copy of a copy that set the same member, whose text is not built yet (a request's or an
+  // answer's id is set twice per proxy it crosses: the guest's, then the next hop's), is spliced
+  // from that copy's source: one splice of the text instead of two.
+  const lazy = lazyRawOf(message);
+  const source = lazy?.text === undefined && lazy?.splicedKey === key ? lazy.splicedFrom! : message;
+  if (!hasRaw(source)) return copy;
   // Spliced when the copy's text is first read: most copies are written, but not all.
   const holder = attachLazyRaw(copy, () => {
-    const text = rawOf(message)!;
+    const text = rawOf(source)!;
     const laid = key === "id" || key === "params";
-    const layout = laid ? layoutFor(message)! : undefined;
+    const layout = laid ? layoutFor(source)! : undefined;
     const range = laid ? layout![key as "id" | "params"] : memberRange(text, key);
     if (range === undefined) return JSON.stringify(copy);
     const replacement = JSON.stringify(value);
     if (layout !== undefined) holder.layout = shifted(layout, range, replacement.length);
     if (text.length <= FLATTEN_UP_TO) return text.slice(0, range[0]) + replacement + text.slice(range[1]);
-    const pieces = piecesOrText(message, text);
+    const pieces = piecesOrText(source, text);
     return textOf(holder, [...slicePieces(pieces, 0, range[0]), replacement, ...slicePieces(pieces, range[1], text.length)]);
   });
+  holder.splicedFrom = source;
+  holder.splicedKey = key;
   return copy;
 }
 
