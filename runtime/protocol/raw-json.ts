@@ -355,11 +355,13 @@ function memberRanges(text: string, keys: readonly string[], start = 0, paramsMe
   pos = skipWs(text, pos + 1);
   while (pos < text.length && text.charCodeAt(pos) !== 0x7d) {
     const keyEnd = stringEnd(text, pos);
+    // The name as written, or decoded when it has an escape (then longer than any name it spells).
+    const length = keyEnd - pos - 2;
+    const decoded = hasBackslash(text, pos + 1, keyEnd - 1) ? (JSON.parse(text.slice(pos, keyEnd)) as string) : undefined;
     let named = -1;
     for (let k = 0; k < keys.length && named < 0; k++) {
       const key = keys[k];
-      const plain = keyEnd - pos - 2 === key.length && text.startsWith(key, pos + 1);
-      if (plain || (hasBackslash(text, pos + 1, keyEnd - 1) && JSON.parse(text.slice(pos, keyEnd)) === key)) named = k;
+      if (decoded === undefined ? length === key.length && text.startsWith(key, pos + 1) : decoded === key) named = k;
     }
     pos = skipWs(text, skipWs(text, keyEnd) + 1); // past the colon
     // `params`' members are recorded on the way through it (the last params' members, as JSON.parse reads it).
