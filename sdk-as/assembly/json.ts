@@ -348,16 +348,19 @@ export class RawObject {
     return this.indexOf(key) >= 0;
   }
 
-  valueStart(i: i32): usize {
+  // @ts-ignore: decorator
+  @inline valueStart(i: i32): usize {
     return this.slot((i << 2) + 2);
   }
 
-  valueEnd(i: i32): usize {
+  // @ts-ignore: decorator
+  @inline valueEnd(i: i32): usize {
     return this.slot((i << 2) + 3);
   }
 
   /** First code unit of member `i`'s value: `"`, `{`, `[`, a digit, `t`, `f`, `n`. */
-  firstChar(i: i32): u16 {
+  // @ts-ignore: decorator
+  @inline firstChar(i: i32): u16 {
     return load<u16>(this.valueStart(i));
   }
 
