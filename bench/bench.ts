@@ -12,7 +12,9 @@
  *       `@thinkwell/conductor` 0.5.7 with 0 and 3 pass-through process proxies. Conductor RSS is
  *       the process tree without the agent (thinkwell's proxy processes included).
  *   P2  BENCH_CHUNKS streamed `agent_message_chunk`s through 3 pass-through proxies: rate, % of
- *       direct, and conductor CPU per chunk (the steady figure on a loaded machine).
+ *       direct, and conductor CPU per chunk (the steady figure on a loaded machine); then, in one
+ *       process with in-memory peers (in-process-chain.ts), the conductor's CPU per chunk and per
+ *       P1 round trip alone.
  *   P3  BENCH_P3 100 KB prompts through `context.wasm`, end to end through the conductor (its CPU per
  *       prompt over Cordon+0's) vs the same edit in plain JS, all measured in turns of 50 prompts so
  *       the machine's drift falls on each alike; and the sandbox alone, in this process.
@@ -34,6 +36,7 @@ import { DEFAULT_LIMITS, type ProxySandbox } from "../runtime/sandbox/sandbox.js
 import { DEFAULT_ISOLATION, ISOLATIONS, sandboxFactory } from "../runtime/sandbox/sandbox-factory.js";
 import { Chain, cacheDir, cordonArgs, isAgent, open, rawAgent, root, thinkwellArgs, WATCH_ALL } from "./chain.js";
 import { goals, judge, type Results, type RoundTrip, type Stream } from "./goals.js";
+import type { InProcessChains } from "./in-process-chain.js";
 import { treeCpuMs, treeRssMiB } from "./process-tree.js";
 import type { SandboxMemory } from "./sandbox-memory.js";
 import { fixed, goalsTable, table, times } from "./table.js";
@@ -422,6 +425,34 @@ async function main() {
           const s = results.p2.get(p.key)!;
           return [p.name, fixed(s.rate, 0), `${fixed((100 * s.rate) / direct, 0)} %`, fixed(s.cpuUs, 1)];
         }),
+      ),
+    );
+    progress("P2 and P1 in one process");
+    const inProcess: InProcessChains = JSON.parse(
+      execFileSync(process.execPath, [join(root, "dist/bench/in-process-chain.js"), `${root}proxies/dist/passthrough.wasm`], {
+        env: { ...process.env, CORDON_CACHE_DIR: cacheDir },
+        encoding: "utf8",
+      }),
+    );
+    const row = (name: string, key: "watching3" | "declared3") => [
+      name,
+      fixed(inProcess.stream.cpuUs[key], 2),
+      fixed(inProcess.stream.overCordon0[key], 2),
+      fixed(inProcess.roundTrip.cpuUs[key], 1),
+      fixed(inProcess.roundTrip.overCordon0[key], 2),
+    ];
+    out.push(
+      table(
+        `P2 and P1 in one process — the conductor's CPU with in-memory peers: no pipes, no other processes (${inProcess.rounds} alternated rounds of ${inProcess.chunksPerRound} chunks, and of ${inProcess.promptsPerRound} prompts with one update each)`,
+        [
+          "(routing, the thread sandboxes and the guests alone; medians of each chain's rounds and of its ratio to Cordon 0 in the same round)",
+        ],
+        ["path", "CPU µs per chunk", "× cordon 0", "CPU µs per round trip", "× cordon 0"],
+        [
+          ["cordon, 0 proxies", fixed(inProcess.stream.cpuUs.cordon0, 2), "1", fixed(inProcess.roundTrip.cpuUs.cordon0, 1), "1"],
+          row("cordon, 3 WASM proxies (thread) watching every update", "watching3"),
+          row("cordon, 3 WASM proxies (thread) declared not watching updates", "declared3"),
+        ],
       ),
     );
   }
