@@ -39,6 +39,7 @@ import { goals, judge, type Results, type RoundTrip, type Stream } from "./goals
 import type { InProcessChains } from "./in-process-chain.js";
 import { treeCpuMs, treeRssMiB } from "./process-tree.js";
 import type { SandboxMemory } from "./sandbox-memory.js";
+import { median, quantile } from "./stats.js";
 import { fixed, goalsTable, table, times } from "./table.js";
 
 const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 2000);
@@ -58,13 +59,7 @@ const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").
 const runs = (part: string) => ONLY === null || ONLY.has(part);
 
 const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const median = (xs: number[]) =>
-  quantile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  );
 
 /** The P3 edit: context.wasm's rules, and the user's 100 KB block (175 KB of UTF-8, 25,000 escaped quotes). */
 const RULES = "Project rules (AGENTS.md): answer briefly.";

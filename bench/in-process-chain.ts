@@ -25,6 +25,7 @@ import type { JsonRpcMessage } from "../runtime/protocol/json-rpc.js";
 import { attachRaw, serialize } from "../runtime/protocol/raw-json.js";
 import { Conductor } from "../runtime/routing/conductor.js";
 import type { Peer, PeerSink } from "../runtime/routing/peer.js";
+import { median } from "./stats.js";
 
 /** What one kind of traffic cost each chain, in µs of CPU per unit (a chunk, a prompt's round trip). */
 export interface InProcessFigures {
@@ -147,8 +148,6 @@ async function openChain(wasm: string, proxies: number, watching: boolean): Prom
 
 /** What the chains logged: a proxy stopped or bypassed would make the figures wrong, so any warning fails the run. */
 const warnings: string[] = [];
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /** Each chain's CPU per unit of `work` (which does `units` of it), over alternated rounds. */
 async function measure(
