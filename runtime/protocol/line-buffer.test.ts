@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { LineBuffer } from "./line-buffer.js";
 
 const texts = (lines: ReturnType<LineBuffer["push"]>) => lines.map((l) => (l.kind === "line" ? l.text : `<${l.bytes}>`));
@@ -60,5 +60,44 @@ describe("LineBuffer", () => {
       if (expected[expected.length - 1] === "") expected.pop();
       expect(got, JSON.stringify(text)).toEqual(expected);
     }
+  });
+
+  describe("a line spanning chunks", () => {
+    afterEach(() => vi.restoreAllMocks());
+
+    /** The bytes of `text` and a newline. */
+    const line = (text: string) => Buffer.from(`${text}\n`);
+    /** `bytes` pushed in `parts` chunks of about equal size. */
+    const pushed = (b: LineBuffer, bytes: Buffer, parts: number) => {
+      const size = Math.ceil(bytes.length / parts);
+      const out: string[] = [];
+      for (let at = 0; at < bytes.length; at += size) out.push(...texts(b.push(bytes.subarray(at, at + size))));
+      return out;
+    };
+
+    it("is put together in one buffer kept for the next, whose texts stay as they were", () => {
+      // Multi-byte characters cut at chunk edges (the sizes are not multiples of their lengths).
+      const first = `{"text":"${"é😀x".repeat(30_001)}"}`;
+      const second = `{"text":"${"ü\\\"y".repeat(40_000)}"}`;
+      const [a, b2] = [line(first), line(second)];
+      const concat = vi.spyOn(Buffer, "concat");
+      const allocated = vi.spyOn(Buffer, "allocUnsafeSlow");
+      const b = new LineBuffer();
+      const got = [...pushed(b, a, 5), ...pushed(b, b2, 7), ...pushed(b, a, 3)];
+      expect(got).toEqual([first, second, first]);
+      expect(got[0]).toBe(first); // not overwritten by the later lines put together in the same buffer
+      expect(concat).not.toHaveBeenCalled();
+      expect(allocated).toHaveBeenCalledTimes(1);
+    });
+
+    it("past the reused buffer's limit gets a buffer of its own", () => {
+      const long = "a".repeat(1024 * 1024 + 1);
+      const [bytes, short] = [line(long), line("short")];
+      const concat = vi.spyOn(Buffer, "concat");
+      const b = new LineBuffer();
+      expect(pushed(b, bytes, 4)).toEqual([long]);
+      expect(concat).toHaveBeenCalledTimes(1);
+      expect(pushed(b, short, 2)).toEqual(["short"]);
+    });
   });
 });

@@ -12,13 +12,29 @@
  * what decoding line by line gives. A line cut from it is a view that keeps the chunk's text
  * (≤ one read, 64 KB) alive as long as it lives; routed messages live for one routing step.
  *
+ * A line that spans chunks is copied into one buffer kept for the next such line, not into a new
+ * one each time (`assemble`): a `Buffer`'s bytes lie outside V8's heap, and V8 counts such memory
+ * allocated since its last major GC toward the old generation's limit. A 100 KB prompt made a
+ * 175 KB `Buffer.concat` per line, and once the heap had settled V8 started a major GC every ~60
+ * prompts (30 against 3 in 3,000 prompts through `context.wasm`, issue 20's P3; measured). The
+ * reused buffer holds at most `REUSED_UP_TO` bytes for as long as the stream lives; a longer line
+ * gets a buffer of its own, as before.
+ *
  * Invariant: `push` returns complete lines in arrival order; bytes after the last newline stay
- * buffered (at most `maxLineBytes` of them) until more data or `end()`.
+ * buffered (at most `maxLineBytes` of them) until more data or `end()`. No line's text shares
+ * memory with the reused buffer: decoding copies.
  */
 export type Line = { kind: "line"; text: string } | { kind: "oversized"; bytes: number };
 
+/** Longest line assembled in the reused buffer (`assemble`); the buffer never grows past it. */
+const REUSED_UP_TO = 1024 * 1024;
+/** The reused buffer's first size: room for a 100 KB prompt's line, which is larger than one read. */
+const FIRST_SIZE = 256 * 1024;
+
 export class LineBuffer {
   private chunks: Buffer[] = [];
+  /** Where a line spanning chunks is put together (`assemble`); made by the first such line. */
+  private reused: Buffer | null = null;
   private buffered = 0;
   private dropping = 0;
 
@@ -80,12 +96,26 @@ export class LineBuffer {
       this.dropping = 0;
       return { kind: "oversized", bytes };
     }
-    const buf = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.buffered);
+    const buf = this.chunks.length === 1 ? this.chunks[0] : this.assemble();
     this.chunks = [];
     this.buffered = 0;
     let end = buf.length;
     if (end > 0 && buf[end - 1] === 0x0d) end--;
     return { kind: "line", text: buf.toString("utf8", 0, end) };
+  }
+
+  /** The buffered chunks as one run of bytes, in the reused buffer when the line fits it (a view, valid until the next line). */
+  private assemble(): Buffer {
+    const n = this.buffered;
+    if (n > REUSED_UP_TO) return Buffer.concat(this.chunks, n);
+    let reused = this.reused;
+    if (reused === null || reused.length < n) {
+      const size = Math.min(REUSED_UP_TO, Math.max(n, FIRST_SIZE, 2 * (reused?.length ?? 0)));
+      reused = this.reused = Buffer.allocUnsafeSlow(size);
+    }
+    let at = 0;
+    for (const chunk of this.chunks) at += chunk.copy(reused, at);
+    return reused.subarray(0, n);
   }
 }
 
