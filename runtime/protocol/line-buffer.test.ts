@@ -78,7 +78,7 @@ describe("LineBuffer", () => {
     it("is put together in one buffer kept for the next, whose texts stay as they were", () => {
       // Multi-byte characters cut at chunk edges (the sizes are not multiples of their lengths).
       const first = `{"text":"${"é😀x".repeat(30_001)}"}`;
-      const second = `{"text":"${"ü\\\"y".repeat(40_000)}"}`;
+      const second = `{"text":"${'ü\\"y'.repeat(40_000)}"}`;
       const [a, b2] = [line(first), line(second)];
       const concat = vi.spyOn(Buffer, "concat");
       const allocated = vi.spyOn(Buffer, "allocUnsafeSlow");
