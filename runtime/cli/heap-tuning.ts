@@ -16,6 +16,11 @@
  * proxies moved within noise. V8 reads both flags each time it decides, so setting them once the
  * process runs takes effect.
  *
+ * Memory outside V8's heap (a `Buffer`'s bytes) allocated since the last major GC counts toward the
+ * same limit, so the hot paths keep such buffers instead of making one per message
+ * (protocol/line-buffer.ts: a `Buffer.concat` per 100 KB prompt still brought a major GC every ~60
+ * prompts under these flags).
+ *
  * Only `cordon run` and `cordon proxy` set them: an embedding's process and its heap are its
  * owner's. `CORDON_V8_TUNING=off` leaves V8's own heuristic.
  */
