@@ -16,8 +16,9 @@
  *       process with in-memory peers (in-process-chain.ts), the conductor's CPU per chunk and per
  *       P1 round trip alone.
  *   P3  BENCH_P3 100 KB prompts through `context.wasm`, end to end through the conductor (its CPU per
- *       prompt over Cordon+0's) vs the same edit in plain JS, all measured in turns of 50 prompts so
- *       the machine's drift falls on each alike; and the sandbox alone, in this process.
+ *       prompt over Cordon+0's) vs the same edit in plain JS, each chain after BENCH_WARMUP prompts (as
+ *       P1; `first 200` shows the warm-up), then all measured in turns of 50 prompts so the
+ *       machine's drift falls on each alike; and the sandbox alone, in this process.
  *       The goal's text (an escaped quote every 6 characters), then prose (a newline escape per line).
  *   P4  cold start to the first `initialize` answer with 3 proxies (warm compile cache) vs direct;
  *       where NODE_EXTRA_CA_CERTS is set, direct and the default isolation again without it.
@@ -215,6 +216,8 @@ function plainJsEdits(block: string): (n: number) => number {
 
 /** One chain of P3, warmed up: `run(n)` sends `n` 100 KB prompts and says what they cost. */
 interface LargePromptChain {
+  /** Conductor CPU per prompt over the first `FIRST` prompts of the warm-up, µs (NaN without a warm-up). */
+  firstCpuUs: number;
   run(n: number): Promise<{ cpuMs: number; ms: number }>;
   close(): Promise<void>;
 }
@@ -223,14 +226,24 @@ interface LargePromptChain {
  * P3 end to end: `argv` between the client and the raw agent, sent 100 KB prompts. `run` measures
  * conductor CPU (process tree without the agent) and wall time. The agent answers each prompt with
  * `ok (<length of its first block> chars)`, which proves the edit reached it (`expectChunk`).
+ *
+ * Warmed up as P1 is (`WARMUP` prompts, the first `FIRST` measured): V8 goes on optimizing the
+ * conductor's functions through the first few thousand 100 KB prompts (`--trace-opt`: ~40
+ * functions a second at first, ~2 after 3,000 prompts), on its helper threads, which count in the
+ * conductor's CPU. The edit's path has more functions of its own to optimize than Cordon 0's, so
+ * after 50 prompts of warm-up their one-time compiling was still part of the CPU added per prompt.
  */
 async function openLargePrompts(argv: string[], expectChunk: string, block: string): Promise<LargePromptChain> {
   const { chain, session } = await open(argv);
   const once = () => chain.request("session/prompt", null, (id: number) => p3Prompt(id, block, session));
-  for (let i = 0; i < Math.min(50, P3_ROUNDS); i++) await once();
-  if (chain.lastChunk !== expectChunk) throw new Error(`P3 ${argv.join(" ")}: the agent said "${chain.lastChunk}", not "${expectChunk}"`);
   const pid = chain.child.pid!;
+  const cpu0 = treeCpuMs(pid, isAgent);
+  for (let i = 0; i < FIRST; i++) await once();
+  const firstCpuUs = ((treeCpuMs(pid, isAgent) - cpu0) * 1000) / FIRST;
+  for (let i = FIRST; i < Math.max(WARMUP, 1); i++) await once();
+  if (chain.lastChunk !== expectChunk) throw new Error(`P3 ${argv.join(" ")}: the agent said "${chain.lastChunk}", not "${expectChunk}"`);
   return {
+    firstCpuUs,
     async run(n) {
       const cpu0 = treeCpuMs(pid, isAgent);
       const t = performance.now();
@@ -457,7 +470,14 @@ async function main() {
       { name: 'x"ü\\n text', block: BIG_TEXT },
       { name: "prose", block: PROSE_TEXT },
     ];
-    const ends: { name: string; cpuUs: number; ms: number; zeroCpuUs?: number; jsEditUs: number }[] = [];
+    const ends: {
+      name: string;
+      cpuUs: number;
+      ms: number;
+      firstCpuUs: number;
+      zero?: { cpuUs: number; firstCpuUs: number };
+      jsEditUs: number;
+    }[] = [];
     const alone: { name: string; us: number; jsEditUs: number }[] = [];
     const jsEdits: string[] = [];
     for (const { name: textName, block } of texts) {
@@ -468,7 +488,7 @@ async function main() {
       // edit the target compares with, measured in turns (interleavedLargePrompts).
       const isolations = block === BIG_TEXT ? ISOLATIONS : [DEFAULT_ISOLATION];
       progress(
-        `P3 100 KB prompts (${textName}) end to end, in turns: cordon 0, cordon + context.wasm (${isolations.join(", ")}), plain JS`,
+        `P3 100 KB prompts (${textName}) end to end, each chain after ${WARMUP} of warm-up, then in turns: cordon 0, cordon + context.wasm (${isolations.join(", ")}), plain JS`,
       );
       const chains = [await openLargePrompts(cordonArgs(0, DEFAULT_ISOLATION), `ok (${block.length} chars)`, block)];
       for (const isolation of isolations) {
@@ -477,11 +497,12 @@ async function main() {
       const { runs, jsEditUs } = await interleavedLargePrompts(chains, plainJsEdits(block));
       for (const chain of chains) await chain.close();
       jsEdits.push(`${fixed(jsEditUs, 0)} µs per prompt, ${textName}`);
-      const [zero, ...withContext] = runs;
+      const [zeroRun, ...withContext] = runs;
+      const zero = { ...zeroRun, firstCpuUs: chains[0].firstCpuUs };
       ends.push({ name: `cordon, 0 proxies, ${textName}`, ...zero, jsEditUs });
       for (const [k, isolation] of isolations.entries()) {
-        const run = withContext[k];
-        ends.push({ name: `cordon + context.wasm (${isolation}), ${textName}`, ...run, zeroCpuUs: zero.cpuUs, jsEditUs });
+        const run = { ...withContext[k], firstCpuUs: chains[k + 1].firstCpuUs };
+        ends.push({ name: `cordon + context.wasm (${isolation}), ${textName}`, ...run, zero, jsEditUs });
         if (isolation === DEFAULT_ISOLATION && block === BIG_TEXT) {
           results.p3 = { jsEditUs, cordon0CpuUs: zero.cpuUs, contextCpuUs: run.cpuUs };
         }
@@ -489,18 +510,29 @@ async function main() {
     }
     out.push(
       table(
-        `P3 — one 100 KB prompt, context.wasm prepends a text block; end to end through the conductor (${P3_ROUNDS} prompts each, in turns of ${P3_BLOCK})`,
+        `P3 — one 100 KB prompt, context.wasm prepends a text block; end to end through the conductor (${P3_ROUNDS} prompts each after ${WARMUP} of warm-up, in turns of ${P3_BLOCK})`,
         [
           `(plain JS edit in this process, in the same turns: parse, prepend, stringify: ${jsEdits.join("; ")})`,
           "(the goal's text is x\"ü\\n: an escaped quote every 6 characters; prose: a newline escape every 62, as a pasted document)",
+          `(first ${FIRST}: the warm-up's first prompts, each chain alone, while V8 still compiles the path)`,
         ],
-        ["path", "round trip (ms)", "conductor CPU µs per prompt", "CPU added over cordon 0", "added vs plain JS edit"],
+        [
+          "path",
+          "round trip (ms)",
+          "conductor CPU µs per prompt",
+          "CPU added over cordon 0",
+          "added vs plain JS edit",
+          `first ${FIRST}: CPU µs per prompt`,
+          `first ${FIRST}: added vs plain JS`,
+        ],
         ends.map((e) => [
           e.name,
           fixed(e.ms, 2),
           fixed(e.cpuUs, 0),
-          e.zeroCpuUs === undefined ? "—" : fixed(e.cpuUs - e.zeroCpuUs, 0),
-          e.zeroCpuUs === undefined ? "—" : times(e.cpuUs - e.zeroCpuUs, e.jsEditUs),
+          e.zero === undefined ? "—" : fixed(e.cpuUs - e.zero.cpuUs, 0),
+          e.zero === undefined ? "—" : times(e.cpuUs - e.zero.cpuUs, e.jsEditUs),
+          FIRST === 0 ? "—" : fixed(e.firstCpuUs, 0),
+          FIRST === 0 || e.zero === undefined ? "—" : times(e.firstCpuUs - e.zero.firstCpuUs, e.jsEditUs),
         ]),
       ),
       table(
