@@ -15,6 +15,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { CanonicalHost, describe, GuestFault } from "./canonical-host.js";
+import { withMemoryAtTrap } from "./memory-at-trap.js";
 import type { DeliveryResult, WorkerReply, WorkerRequest } from "./worker-protocol.js";
 
 /** Results held longer than this (ms) are sent before the next delivery runs. */
@@ -30,15 +31,17 @@ let host: CanonicalHost | null = null;
 let hold: Int32Array | null = null;
 
 const reply = (message: WorkerReply) => port.postMessage(message);
-const failure = (error: unknown): WorkerReply => ({
-  type: "failed",
-  kind: error instanceof GuestFault ? "fault" : "trap",
-  message: describe(error),
-});
+/** The guest's memory cap, in pages (from `start`). */
+let maxMemoryPages = Number.POSITIVE_INFINITY;
+const failure = (error: unknown): WorkerReply =>
+  error instanceof GuestFault
+    ? { type: "failed", kind: "fault", message: describe(error) }
+    : { type: "failed", kind: "trap", message: withMemoryAtTrap(describe(error), host?.memoryBytes, maxMemoryPages) };
 
 port.on("message", (request: WorkerRequest) => {
   if (request.type === "start") {
     hold = new Int32Array(request.hold);
+    maxMemoryPages = request.limits.maxMemoryPages;
     try {
       host = new CanonicalHost(request.module, {
         encodings: request.encodings,
@@ -79,9 +82,10 @@ port.on("message", (request: WorkerRequest) => {
     try {
       output = host.receive(message);
     } catch (error) {
+      const failed = failure(error); // while the host (and the memory it names) is still there
       host = null;
       flush(since); // what came before it, first
-      reply(failure(error));
+      reply(failed);
       return;
     }
     const now = performance.now();

@@ -40,6 +40,7 @@ import { GuestBudget } from "./budget.js";
 import { CanonicalHost, describe, GuestFault } from "./canonical-host.js";
 import type { LoadedComponent } from "./component-loader.js";
 import { FUEL_EXPORT, FuelUnsupported, isOutOfFuel, START_EXPORT } from "./fuel.js";
+import { withMemoryAtTrap } from "./memory-at-trap.js";
 import { meterCached } from "./metered-cache.js";
 import { capModule } from "./module-caps.js";
 import { Delivery, type ProxySandbox, QueueCongestion, type SandboxFailure, type SandboxHandlers, type SandboxLimits } from "./sandbox.js";
@@ -315,7 +316,7 @@ export class ThreadSandbox implements ProxySandbox {
       } catch (error) {
         const now = performance.now();
         this.cpuMs += now - t;
-        slice.failure = this.failureOf(error, "receive", this.deliveryFuel, now - t);
+        slice.failure = this.failureOf(error, "receive", this.deliveryFuel, now - t, host.memoryBytes);
         return;
       }
       const now = performance.now();
@@ -334,14 +335,15 @@ export class ThreadSandbox implements ProxySandbox {
     }
   }
 
-  private failureOf(error: unknown, what: string, fuel: bigint, ranMs: number): SandboxFailure {
+  private failureOf(error: unknown, what: string, fuel: bigint, ranMs: number, memoryBytes?: number): SandboxFailure {
     if (isOutOfFuel(this.fuel)) {
       return {
         kind: "timeout",
         message: `${what} used its fuel budget of ${fuel} units${what === "receive" ? " on one message" : ""} (≈ ${Math.round(Number(fuel) / FUEL_PER_MS)} ms of work; it ran ${Math.round(ranMs)} ms)`,
       };
     }
-    return { kind: error instanceof GuestFault ? "fault" : "trap", message: describe(error) };
+    if (error instanceof GuestFault) return { kind: "fault", message: describe(error) };
+    return { kind: "trap", message: withMemoryAtTrap(describe(error), memoryBytes, this.limits.maxMemoryPages) };
   }
 
   private fail(failure: SandboxFailure): void {
