@@ -9,6 +9,7 @@
 //   adopts that object as the message;
 // - `send` costs no copy in the guest: the host reads the string's code units where they lie.
 
+import { deliveryBegins, deliveryEnds } from "./collect";
 import { Builder } from "./json";
 
 @external("cordon:proxy/channel@0.1.0", "send")
@@ -41,9 +42,11 @@ export function takeDelivered(text: string): bool {
   return true;
 }
 /** Inside `receive` (where `send` is allowed): an abort can tell the host why before it traps. */
-let receiving = false;
+// @ts-ignore: decorator (lazy: `abort` may be compiled before this module's globals are)
+@lazy let receiving = false;
 /** An abort is being reported (building its message may itself abort, e.g. out of memory). */
-let aborting = false;
+// @ts-ignore: decorator
+@lazy let aborting = false;
 
 /** Installs the function that receives every message from the conductor (`register()` does this). */
 export function setReceiver(fn: (message: string) => void): void {
@@ -67,11 +70,13 @@ export function cordon_receive(ptr: usize, units: usize): void {
   }
   const fn = handler;
   if (fn == null) unreachable(); // the proxy never called register()
+  deliveryBegins();
   receiving = true;
   delivered = message;
   fn(message);
   delivered = null;
   receiving = false;
+  deliveryEnds(units); // may collect: nothing of this delivery is used after it
 }
 
 /** Whether `ptr` is a string object whose payload is exactly `units` code units. */

@@ -130,9 +130,7 @@ export class RawObject {
    * Four pointers per member (key start, key end, value start, value end), at `at`: the first four
    * members in the fields below, in this object itself (every level of a streamed chunk has at
    * most four, so scanning one allocates one object, not an object and an array), more in `spill`.
-   * Objects do not move in AssemblyScript's heap, so `at` may point into this one. Fields left
-   * without an initializer are the zeros `__new` fills an object with (an initializer is a store
-   * each, and a write-barrier call for a reference).
+   * Objects do not move in AssemblyScript's heap, so `at` may point into this one.
    */
   private at: usize;
   /** Slots at `at`. */

@@ -1,6 +1,6 @@
 /**
  * Compiling an author's AssemblyScript into the core module: asc in process, in memory (-O3,
- * incremental GC, the SDK's trapping abort, json-as and the export-rename transforms), on the
+ * the minimal runtime, the SDK's trapping abort, json-as and the export-rename transforms), on the
  * generated entry module. `@cordon/sdk-as` resolves through node_modules; where it is not
  * installed, the SDK this tool belongs to is served instead, so the ABI and the tool always match.
  */
@@ -76,8 +76,10 @@ export async function compileCore(entry: string, { world = null }: { world?: Wor
     "--outFile",
     "proxy.core.wasm",
     "-O3",
+    // The collector that runs only when called, between deliveries (assembly/collect.ts): no shadow
+    // stack, write barriers or zero-filling of new objects, which the incremental one paid for.
     "--runtime",
-    "incremental",
+    "minimal",
     // Fixed-width SIMD (WebAssembly 2.0): the SDK skips long strings 64 code units at a time
     // (assembly/string-scan.ts). Cordon's fuel pass meters its instructions like any other.
     "--enable",

@@ -5,9 +5,9 @@
  * - json-as reserves its string-cache arena (1 MiB by default) in every module, even with the cache
  *   off; `JSON_CACHE_SIZE=0` makes that arena its 128-byte minimum. An author who turns the cache
  *   on (`JSON_CACHE=true|<size>` at build time, json-as's own switch) gets json-as's sizing back.
- * - The incremental GC runs a step every `ASC_GC_GRANULARITY` bytes allocated (1 KiB by default).
- *   At 32 KiB it collects in larger steps; the heap settles at about the same size and the guest
- *   spends less on stepping bookkeeping per message (measured: `sdk-as/test/guest-memory.test.ts`).
+ * - The heap is collected between deliveries (`assembly/collect.ts`), every 32 small messages, after
+ *   each large one and whenever memory grew: the heap settles near what the proxy holds plus what
+ *   32 deliveries leave behind (measured: `sdk-as/test/guest-memory.test.ts`).
  */
 
 /** json-as's own reading of `JSON_CACHE`: unset, empty or one of these leaves the cache off. */
@@ -19,11 +19,9 @@ export function jsonCacheSetting(env: NodeJS.ProcessEnv = process.env): string |
   return CACHE_OFF.has(raw.toLowerCase()) ? null : raw;
 }
 
-export const GC_GRANULARITY = 32 * 1024;
-
 /** The asc arguments for the memory settings above. */
 export function memoryArgs(env: NodeJS.ProcessEnv = process.env): string[] {
-  const args = ["--use", `ASC_GC_GRANULARITY=${GC_GRANULARITY}`];
+  const args: string[] = [];
   // With the cache on, json-as defines JSON_CACHE_SIZE itself; defining it twice fails the build.
   if (jsonCacheSetting(env) === null) args.push("--use", "JSON_CACHE_SIZE=0");
   return args;
