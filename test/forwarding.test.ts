@@ -21,6 +21,13 @@ const TOPOLOGIES: Record<string, string[]> = {
   "1 pass-through proxy": pass,
   "3 pass-through proxies": [...pass, ...pass, ...pass],
   "a nested conductor (2 proxies) and an empty one between pass-throughs": [...pass, ...nested(...pass, ...pass), ...nested(), ...pass],
+  // Unconfigured, context and tool-guard hand every request on unchanged; their manifests watch
+  // no answers (`watches.answers: []`), so the answers to the prompts and permission requests
+  // they forward, and the cancellations of those, go past their guests (interest-filter.ts).
+  "proxies whose answers pass them (context, tool-guard) and a pass-through": [
+    ...["--proxy", proxyWasm("context"), "--proxy", proxyWasm("tool-guard")],
+    ...pass,
+  ],
 };
 
 async function chain(topology: string, env: Record<string, string> = {}): Promise<RawClient> {
@@ -158,63 +165,64 @@ describe.each(Object.keys(TOPOLOGIES))("through %s", (n) => {
   });
 });
 
-describe.each(["1 pass-through proxy", "a nested conductor (2 proxies) and an empty one between pass-throughs"])(
-  "cancellation and the capability contract, through %s",
-  (topology) => {
-    it("session/cancel answers the permission request the chain still holds with cancelled", async () => {
-      const client = await chain(topology);
-      const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
-      const sessionId = result.sessionId;
-      const permission = {
-        method: "session/request_permission",
-        params: {
-          sessionId,
-          toolCall: { toolCallId: "t9", title: "Deploy" },
-          options: [{ optionId: "ok", name: "Allow", kind: "allow_once" }],
-        },
-      };
-      let asked: Json | null = null;
-      client.onRequest = (m) => {
-        asked = m;
-        return new Promise(() => {}); // the user never answers
-      };
-      const turn = client.request("session/prompt", { sessionId, prompt: script([{ ask: permission }, { report: true }]) });
-      await expect.poll(() => asked).not.toBeNull();
-      client.notify("session/cancel", { sessionId });
-      const report = await client.waitFor((m) => m.method === "_test/answers");
-      expect(report.params.answers.map((a: Json) => a.result)).toEqual([{ outcome: { outcome: "cancelled" } }]);
-      // The client is told the request it holds is void, with the id it knows it by.
-      const cancel = await client.waitFor((m) => m.method === "$/cancel_request");
-      expect(cancel.params.requestId).toBe(asked!.id);
-      expect((await turn).result).toEqual({ stopReason: "end_turn" });
-    });
+describe.each([
+  "1 pass-through proxy",
+  "a nested conductor (2 proxies) and an empty one between pass-throughs",
+  "proxies whose answers pass them (context, tool-guard) and a pass-through",
+])("cancellation and the capability contract, through %s", (topology) => {
+  it("session/cancel answers the permission request the chain still holds with cancelled", async () => {
+    const client = await chain(topology);
+    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+    const sessionId = result.sessionId;
+    const permission = {
+      method: "session/request_permission",
+      params: {
+        sessionId,
+        toolCall: { toolCallId: "t9", title: "Deploy" },
+        options: [{ optionId: "ok", name: "Allow", kind: "allow_once" }],
+      },
+    };
+    let asked: Json | null = null;
+    client.onRequest = (m) => {
+      asked = m;
+      return new Promise(() => {}); // the user never answers
+    };
+    const turn = client.request("session/prompt", { sessionId, prompt: script([{ ask: permission }, { report: true }]) });
+    await expect.poll(() => asked).not.toBeNull();
+    client.notify("session/cancel", { sessionId });
+    const report = await client.waitFor((m) => m.method === "_test/answers");
+    expect(report.params.answers.map((a: Json) => a.result)).toEqual([{ outcome: { outcome: "cancelled" } }]);
+    // The client is told the request it holds is void, with the id it knows it by.
+    const cancel = await client.waitFor((m) => m.method === "$/cancel_request");
+    expect(cancel.params.requestId).toBe(asked!.id);
+    expect((await turn).result).toEqual({ stopReason: "end_turn" });
+  });
 
-    it("rejects prompt content the agent did not advertise, before any of it is sent", async () => {
-      const client = await chain(topology, { SCRIPTED_CAPS: JSON.stringify({ promptCapabilities: { image: true } }) });
-      const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
-      const image = { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" };
-      const audio = { type: "audio", data: "UklGRg==", mimeType: "audio/wav" };
-      const ok = await client.request("session/prompt", {
-        sessionId: result.sessionId,
-        prompt: [image, { type: "resource_link", uri: "file:///a", name: "a" }],
-      });
-      expect(ok.result).toEqual({ stopReason: "end_turn" });
-      const refused = await client.request("session/prompt", {
-        sessionId: result.sessionId,
-        prompt: [{ type: "text", text: "hi" }, audio],
-      });
-      expect(refused.error).toEqual({
-        code: -32602,
-        message: "prompt block 1 is an audio, but the agent did not advertise promptCapabilities.audio; nothing was sent",
-      });
-      const resource = await client.request("session/prompt", {
-        sessionId: result.sessionId,
-        prompt: [{ type: "resource", resource: { uri: "file:///x", text: "x" } }],
-      });
-      expect(resource.error.message).toMatch(/block 0 is an embedded resource, .*promptCapabilities\.embeddedContext/);
+  it("rejects prompt content the agent did not advertise, before any of it is sent", async () => {
+    const client = await chain(topology, { SCRIPTED_CAPS: JSON.stringify({ promptCapabilities: { image: true } }) });
+    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+    const image = { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" };
+    const audio = { type: "audio", data: "UklGRg==", mimeType: "audio/wav" };
+    const ok = await client.request("session/prompt", {
+      sessionId: result.sessionId,
+      prompt: [image, { type: "resource_link", uri: "file:///a", name: "a" }],
     });
-  },
-);
+    expect(ok.result).toEqual({ stopReason: "end_turn" });
+    const refused = await client.request("session/prompt", {
+      sessionId: result.sessionId,
+      prompt: [{ type: "text", text: "hi" }, audio],
+    });
+    expect(refused.error).toEqual({
+      code: -32602,
+      message: "prompt block 1 is an audio, but the agent did not advertise promptCapabilities.audio; nothing was sent",
+    });
+    const resource = await client.request("session/prompt", {
+      sessionId: result.sessionId,
+      prompt: [{ type: "resource", resource: { uri: "file:///x", text: "x" } }],
+    });
+    expect(resource.error.message).toMatch(/block 0 is an embedded resource, .*promptCapabilities\.embeddedContext/);
+  });
+});
 
 describe("bad input", () => {
   it("answers a malformed line with a parse error and keeps going", async () => {

@@ -44,7 +44,7 @@ describe("what a proxy watches, in words", () => {
     expect(r.stdout).toMatch(/1\. context[\s\S]*?\n {7}watches {4}only method session\/prompt\n {18}everything else passes it/);
     expect(r.stdout).toMatch(/2\. tool-guard[\s\S]*?\n {7}watches {4}only method session\/request_permission\n/);
     const json = JSON.parse((await cordon(["check", chain({ proxies: [{ wasm: proxyWasm("context") }] }), "--json"])).stdout);
-    expect(json.proxies[0].manifest.watches).toEqual({ methods: ["session/prompt"], updates: [] });
+    expect(json.proxies[0].manifest.watches).toEqual({ methods: ["session/prompt"], updates: [], answers: [] });
   }, 60_000);
 });
 

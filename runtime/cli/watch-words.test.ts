@@ -14,6 +14,18 @@ describe("watchLines", () => {
     expect(watchLines({ methods: [], updates: [] }, "", false)[0]).toBe("nothing: it declares no method and no update kind");
   });
 
+  it("says which answers pass it when the manifest declares `answers`", () => {
+    expect(watchLines({ methods: ["session/prompt"], updates: [], answers: [] }, "  ", false)).toEqual([
+      "only method session/prompt",
+      "  everything else passes it without entering its sandbox (it never sees it)",
+      "  the answers to what it forwards pass it too",
+    ]);
+    expect(watchLines({ methods: ["session/new", "session/prompt"], answers: ["session/new"] }, "", false).at(-1)).toBe(
+      "of the answers to what it forwards, it sees only those to session/new; the rest pass it",
+    );
+    expect(watchLines({ methods: ["session/prompt"] }, "", false)).toHaveLength(2);
+  });
+
   it("says a proxy without watches sees everything, and when filters are turned off", () => {
     expect(watchLines(undefined, "  ", false)).toEqual(["every message (its manifest declares no watches)"]);
     expect(watchLines({ methods: ["session/prompt"] }, "  ", true).at(-1)).toMatch(/CORDON_INTEREST_FILTERS=off/);

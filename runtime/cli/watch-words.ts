@@ -24,6 +24,14 @@ export function watchLines(
   else if (updates.length > 0) seen.push(`session/update ${updates.length === 1 ? "kind" : "kinds"} ${updates.join(", ")}`);
   const lines = seen.length > 0 ? [`only ${seen.join("; ")}`] : ["nothing: it declares no method and no update kind"];
   lines.push(`${indent}everything else passes it without entering its sandbox (it never sees it)`);
+  const answers = watches.answers;
+  if (answers !== undefined && handled.length > 0) {
+    lines.push(
+      answers.length === 0
+        ? `${indent}the answers to what it forwards pass it too`
+        : `${indent}of the answers to what it forwards, it sees only those to ${answers.join(", ")}; the rest pass it`,
+    );
+  }
   if (filtersOff) lines.push(`${indent}(ignored now: CORDON_INTEREST_FILTERS=off makes every proxy see every message)`);
   return lines;
 }

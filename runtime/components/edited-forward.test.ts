@@ -213,7 +213,7 @@ describe("editedForward", () => {
 });
 
 describe.each<Isolation>(["thread", "worker"])("the context guest in %s isolation", (isolation) => {
-  it("hands its block back as an edit, routed checked: the prompt the successor gets is the one written out", async () => {
+  it("hands its block back as an edit, routed checked: the prompt the successor gets is the one written out, its answer passing the guest", async () => {
     const cacheDir = mkdtempSync(join(tmpdir(), "cordon-edit-"));
     const peer = new WasmProxyPeer(
       { name: "context", path: proxyWasm("context"), config: { text: "Project rules." } },
@@ -225,9 +225,11 @@ describe.each<Isolation>(["thread", "worker"])("the context guest in %s isolatio
     const prompt = parsed<JsonRpcMessage>(PROMPT);
     peer.send(prompt);
     await expect.poll(() => routed.length).toBe(1);
+    // Its manifest watches no answers (`watches.answers: []`): the guest hands the prompt on with
+    // `"pass":true`, under an id of the interest filter's.
     const expected = {
       jsonrpc: "2.0",
-      id: 1,
+      id: "cordon-pass:1",
       method: "proxy/successor",
       params: {
         method: "session/prompt",
@@ -237,6 +239,31 @@ describe.each<Isolation>(["thread", "worker"])("the context guest in %s isolatio
     expect(routed[0].admitted).toBe(true);
     expect(routed[0].value).toEqual(expected);
     expect(JSON.parse(serialize(routed[0].value as object))).toEqual(expected);
+    // The answer goes back under the id the prompt came with, without entering the guest.
+    peer.send({ jsonrpc: "2.0", id: "cordon-pass:1", result: { stopReason: "end_turn", _meta: { m: 1 } } } as JsonRpcMessage);
+    await expect.poll(() => routed.length).toBe(2);
+    expect(routed[1]).toEqual({ value: { jsonrpc: "2.0", id: 4, result: { stopReason: "end_turn", _meta: { m: 1 } } }, admitted: true });
+    await peer.close();
+  });
+
+  it("a cancellation queued behind the prompt it names goes on to where the prompt went, by the filter's id", async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), "cordon-edit-"));
+    const peer = new WasmProxyPeer(
+      { name: "context", path: proxyWasm("context"), config: { text: "Project rules." } },
+      { cacheDir },
+      sandboxFactory(isolation),
+    );
+    const routed: { value: Json; admitted?: boolean }[] = [];
+    await peer.open({ message: (value, admitted) => routed.push({ value, admitted }), malformed: () => {}, closed: () => {} });
+    // Both wait in the sandbox's queue: when the cancel was sent, the prompt was not handed on yet.
+    peer.send(parsed<JsonRpcMessage>(PROMPT));
+    peer.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 4 } });
+    // And one naming no request the guest handed on is dropped: its id means nothing past the guest.
+    peer.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 1 } });
+    await expect.poll(() => routed.length).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(routed.map((r) => r.value.id ?? r.value.params.params)).toEqual(["cordon-pass:1", { requestId: "cordon-pass:1" }]);
+    expect(routed[1].value.method).toBe("proxy/successor");
     await peer.close();
   });
 });

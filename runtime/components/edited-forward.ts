@@ -8,7 +8,8 @@
  *
  *   {"jsonrpc":"2.0"[,"id":ID],"method":"_cordon/forward","params":{"at":S,"end":E,"value":V}}
  *
- * exactly so written: the call delivered in this `receive`, handed on as the plain marker hands it
+ * (a request's with `"pass":true,` before `"at"` when its answer passes the guest: unchanged-forward.ts
+ * `markerPasses`) exactly so written: the call delivered in this `receive`, handed on as the plain marker hands it
  * on (unchanged-forward.ts), with the code units `[S, E)` of its `params` text replaced by the JSON
  * value `V`, as one of
  *
@@ -59,9 +60,13 @@ import { callHandedOn, type Delivered, formOf, HEAD, handOn, readHead, type Shap
 export interface EditedForward {
   message: object;
   checked: boolean;
+  /** The marker's pass form: the request's answer goes past the guest (interest-filter.ts `handOnPassing`). */
+  pass: boolean;
 }
 
 const EDIT_OPEN = `,"method":"${Methods.cordonForward}","params":{"at":`;
+/** The same, for a request handed on with its answer passing the guest (interest-filter.ts `handOnPassing`). */
+const PASS_EDIT_OPEN = `,"method":"${Methods.cordonForward}","params":{"pass":true,"at":`;
 const END = ',"end":';
 const VALUE = ',"value":';
 const SENT: Shape = { enveloped: false, body: 0, end: 0, id: undefined };
@@ -69,6 +74,8 @@ const SENT: Shape = { enveloped: false, body: 0, end: 0, id: undefined };
 /** The edit a marker asks for: its id, and `[at, end)` of the params text replaced by `value`. */
 interface Edit {
   id: JsonRpcId | undefined;
+  /** The pass form: a request's answer goes past the guest. */
+  pass: boolean;
   at: number;
   end: number;
   value: string;
@@ -77,14 +84,17 @@ interface Edit {
 /** Reads an edit marker (see the module comment); null for any other text. */
 function readEdit(output: string): Edit | null {
   const pos = readHead(output, SENT);
-  if (pos < 0 || !output.startsWith(EDIT_OPEN, pos)) return null;
-  const at = readCount(output, pos + EDIT_OPEN.length);
+  if (pos < 0) return null;
+  const pass = output.startsWith(PASS_EDIT_OPEN, pos);
+  // Only a request's answer can pass: a passing marker without an id is no marker.
+  if (pass ? SENT.id === undefined : !output.startsWith(EDIT_OPEN, pos)) return null;
+  const at = readCount(output, pos + (pass ? PASS_EDIT_OPEN : EDIT_OPEN).length);
   if (at === null || !output.startsWith(END, at.next)) return null;
   const end = readCount(output, at.next + END.length);
   if (end === null || !output.startsWith(VALUE, end.next) || !output.endsWith("}}")) return null;
   const from = end.next + VALUE.length;
   if (from >= output.length - 2) return null;
-  return { id: SENT.id, at: at.value, end: end.value, value: output.slice(from, output.length - 2) };
+  return { id: SENT.id, pass, at: at.value, end: end.value, value: output.slice(from, output.length - 2) };
 }
 
 /** A count at `pos` (digits, no sign or leading zero, below 2^31) and where it ends. */
@@ -123,7 +133,7 @@ export function editedForward(delivered: Delivered, output: string): EditedForwa
   const edited = value === undefined ? undefined : editedParams(call.params, spot!, value.parsed);
   const message = handOn(withParamsEdit(call, edited ?? call.params, edit.at, edit.end, insert) as Call, form, edit.id);
   if (message === null) return null;
-  return { message, checked: edited !== undefined };
+  return { message, checked: edited !== undefined, pass: edit.pass };
 }
 
 /** Where an edit falls in a params text (`locate`). */

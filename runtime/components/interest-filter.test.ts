@@ -162,6 +162,61 @@ describe("interest filter: a proxy that watches nothing", () => {
   });
 });
 
+describe("interest filter: a request handed on with its answer passing the guest", () => {
+  it("offers the pass only when the manifest declares `answers`", () => {
+    expect(new InterestFilter(interestOf({ watches: { methods: ["session/prompt"] } }, {})!).answersPass).toBe(false);
+    expect(new InterestFilter(interestOf({ watches: { methods: ["session/prompt"], answers: [] } }, {})!).answersPass).toBe(true);
+  });
+
+  it("re-issues the guest's forward under an id of its own; the answer and a cancellation then pass the guest, both ways", () => {
+    const filter = new InterestFilter(interestOf({ watches: { methods: ["session/prompt", "fs/read_text_file"], answers: [] } }, {})!);
+    // From the client side: the conductor delivered prompt 3, the guest forwarded it in an envelope as its 41.
+    const prompt = msg({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: "s" } });
+    const handed = filter.handOnPassing(
+      prompt,
+      msg({ jsonrpc: "2.0", id: 41, method: "proxy/successor", params: { method: "session/prompt", params: { sessionId: "s" } } }),
+    ) as Json;
+    expect(handed).toEqual({
+      jsonrpc: "2.0",
+      id: `${FILTER_ID_PREFIX}1`,
+      method: "proxy/successor",
+      params: { method: "session/prompt", params: { sessionId: "s" } },
+    });
+    expect(filter.inFlight).toBe(1);
+    // The conductor's cancel of 3 goes on to where the prompt went, by the filter's id, in an envelope.
+    expect(filter.pass(msg({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 3 } }))).toEqual({
+      jsonrpc: "2.0",
+      method: "proxy/successor",
+      params: { method: "$/cancel_request", params: { requestId: handed.id } },
+    });
+    // The answer goes back under the conductor's id, and the request is done.
+    expect(filter.pass(msg({ jsonrpc: "2.0", id: handed.id, result: { stopReason: "cancelled" } }))).toEqual({
+      jsonrpc: "2.0",
+      id: 3,
+      result: { stopReason: "cancelled" },
+    });
+    expect(filter.inFlight).toBe(0);
+    expect(filter.pass(msg({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 3 } }))).toBeNull();
+    // From the agent side: an envelope's request, handed on unwrapped toward the predecessor.
+    const read = msg({ jsonrpc: "2.0", id: 8, method: "proxy/successor", params: { method: "fs/read_text_file", params: { path: "/p" } } });
+    const up = filter.handOnPassing(read, msg({ jsonrpc: "2.0", id: 42, method: "fs/read_text_file", params: { path: "/p" } })) as Json;
+    expect(up.id).toBe(`${FILTER_ID_PREFIX}2`);
+    expect(filter.pass(msg({ ...update("x"), params: { method: "$/cancel_request", params: { requestId: 8 } } }))).toEqual({
+      jsonrpc: "2.0",
+      method: "$/cancel_request",
+      params: { requestId: up.id },
+    });
+    expect(filter.pass(msg({ jsonrpc: "2.0", id: up.id, result: { content: "x" } }))).toEqual({
+      jsonrpc: "2.0",
+      id: 8,
+      result: { content: "x" },
+    });
+    // A notification handed on is left as it is.
+    const note = msg({ jsonrpc: "2.0", method: "proxy/successor", params: { method: "session/cancel", params: {} } });
+    expect(filter.handOnPassing(msg({ jsonrpc: "2.0", method: "session/cancel", params: {} }), note)).toBe(note);
+  });
+});
+
 describe("interest filter: what the conductor may route past the proxy (ignores)", () => {
   const call = (m: Json) => msg({ jsonrpc: "2.0", ...m }) as Json;
 

@@ -17,6 +17,12 @@
  * - the host's messages (`_cordon/*`), `initialize` in every spelling, answers to the guest's own
  *   requests and cancellations of requests the guest holds always go to the guest.
  *
+ * - a request the guest forwards with `"pass":true` (`_cordon/forward`'s pass forms; offered in
+ *   `_cordon/configure` as `answers`, from the manifest's `watches.answers`) is handed on under an
+ *   id of the filter's own, like one that passed: its answer and its cancellations then take the
+ *   filter's path, behind the guest's queued work, and the guest, which keeps nothing for it, never
+ *   sees them. So a proxy that edits a prompt and has no use for its answer spends no crossing on it.
+ *
  * Usually the filter is not even asked: while the guest owes no output, the conductor routes a
  * message it does not watch straight past the proxy (`ignores`, `Peer.passes`) — no hop, no ids,
  * and the answer waits for the proxy to be idle before it crosses back (`Peer.whenIdle`). Only
@@ -31,7 +37,7 @@
 import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, paramsObject } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { withMember } from "../protocol/raw-json.js";
-import { type Call, isRequest, unwrap, wrap } from "../routing/envelope.js";
+import { type Call, isRequest, unwrap, withId, wrap } from "../routing/envelope.js";
 import { isReserved } from "../routing/gates/reserved-methods.js";
 import type { Manifest } from "../sandbox/manifest.js";
 
@@ -45,6 +51,8 @@ export interface Interest {
   methods: ReadonlySet<string>;
   /** `session/update` kinds watched; null: all of them. */
   updates: ReadonlySet<string> | null;
+  /** Methods whose answers the guest sees when it forwards such a request; null: all of them (nothing passes it). */
+  answers: ReadonlySet<string> | null;
 }
 
 /** The interest a manifest declares; null when it watches everything (no `watches`, or filters turned off). */
@@ -52,7 +60,30 @@ export function interestOf(manifest: Manifest | null, env: NodeJS.ProcessEnv = p
   const watches = manifest?.watches;
   if (!watches || env[INTEREST_FILTERS_ENV] === "off") return null;
   const methods = new Set(watches.methods ?? []);
-  return { methods, updates: methods.has(SESSION_UPDATE) ? null : new Set(watches.updates ?? []) };
+  return {
+    methods,
+    updates: methods.has(SESSION_UPDATE) ? null : new Set(watches.updates ?? []),
+    answers: watches.answers ? new Set(watches.answers) : null,
+  };
+}
+
+/** A `$/cancel_request` delivered to a proxy: the call, and whether it came from the client side (toward the successor). */
+export interface Cancellation {
+  call: Call;
+  toSuccessor: boolean;
+}
+
+/**
+ * The `$/cancel_request` `delivered` is, or carries in a successor's envelope; undefined for
+ * anything else. Cheap for the common case (a method compared, an envelope's inner method read).
+ */
+export function cancellationIn(delivered: object): Cancellation | undefined {
+  const method = (delivered as { method?: unknown }).method;
+  if (method === Methods.cancelRequest) return { call: delivered as Call, toSuccessor: true };
+  if (typeof method !== "string" || !isProxySuccessor(method)) return undefined;
+  if (paramsObject((delivered as Call).params)?.method !== Methods.cancelRequest) return undefined;
+  const inner = unwrap(delivered as Call);
+  return typeof inner === "string" ? undefined : { call: inner, toSuccessor: false };
 }
 
 /** A request that passed: the conductor's id for it, and which way it went. */
@@ -74,6 +105,34 @@ export class InterestFilter {
   /** Requests passed and not yet answered. */
   get inFlight(): number {
     return this.passed.size;
+  }
+
+  /**
+   * A `$/cancel_request` the guest handed on as it was delivered (by the marker): it names a
+   * request by the conductor's id on this hop, which means nothing past the guest. The SDK does so
+   * for a request it does not know, which it may have handed on with its answer passing while the
+   * cancel waited behind it: routed then, that request is known here, and the cancel goes on to
+   * where it went, by the filter's id. Null for any other: dropped.
+   */
+  cancelHandedOn(cancel: Cancellation): JsonRpcMessage | null {
+    return this.cancel(cancel.call, cancel.toSuccessor ? this.fromClient : this.fromAgent, cancel.toSuccessor);
+  }
+
+  /** Whether the guest may hand a request on with its answer passing it (`answers` for `_cordon/configure`). */
+  get answersPass(): boolean {
+    return this.interest.answers !== null;
+  }
+
+  /**
+   * `handed`, the guest's forward of the request it was `delivered` (routed as its marker says,
+   * under the guest's id), under an id of the filter's instead: the answer and any cancellation
+   * then pass the guest as for a request that passed. `handed` itself when it is not a request.
+   */
+  handOnPassing(delivered: object, handed: object): object {
+    const id = (delivered as { id?: JsonRpcId }).id;
+    if (!("id" in handed) || id === undefined) return handed;
+    const toSuccessor = !isProxySuccessor((delivered as { method?: string }).method ?? "");
+    return withId(handed, this.issue(id, toSuccessor, toSuccessor ? this.fromClient : this.fromAgent));
   }
 
   /**

@@ -15,7 +15,7 @@ import { attachRaw, piecesOf, serialize } from "../protocol/raw-json.js";
 import { type Call, unwrap, withId, wrap } from "../routing/envelope.js";
 import { type Isolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { INTEREST_FILTERS_ENV } from "./interest-filter.js";
-import { forwardMarker, unchangedForward } from "./unchanged-forward.js";
+import { forwardMarker, markerPasses, unchangedForward } from "./unchanged-forward.js";
 import { WasmProxyPeer } from "./wasm-proxy.js";
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -193,6 +193,21 @@ describe("forwardMarker (_cordon/forward)", () => {
     // A string id as long as the written-out forward takes is taken here too.
     const long = `"${"a".repeat(60)}"`;
     expect(forwardMarker(request, marker(long))).toMatchObject({ id: "a".repeat(60) });
+  });
+
+  it("takes a request's pass form (its answer goes past the guest) as the plain marker, and says so", () => {
+    const pass = (id?: string) => marker(id).replace(/\}$/, ',"params":{"pass":true}}');
+    const request = parsed<Call>('{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}');
+    const routed = forwardMarker(delivered(request), pass("41"));
+    expect(serialize(routed!)).toBe(serialize(forwardMarker(delivered(request), marker("41"))!));
+    expect(markerPasses(pass("41"))).toBe(true);
+    expect(markerPasses(marker("41"))).toBe(false);
+    // Only a request's answer can pass: without an id it is no marker; a notification has no answer.
+    expect(forwardMarker(delivered(request), pass())).toBeNull();
+    expect(forwardMarker(delivered(wrap(parsed<Call>(AGENT_UPDATE), "rfd")), pass())).toBeNull();
+    for (const text of [pass("41").replace("true", "false"), pass("41").replace('{"pass":true}', '{"pass":true }'), `${pass("41")} `]) {
+      expect(forwardMarker(delivered(request), text), text).toBeNull();
+    }
   });
 });
 

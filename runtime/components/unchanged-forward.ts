@@ -175,23 +175,41 @@ export function unchangedForward(delivered: Delivered, output: string): object |
  * as the call it carries, a predecessor's call in the guest's envelope, an answer as the answer to
  * the guest's asker. Null for any other text, or a marker whose id does not fit (an id for a
  * notification, none for a request or an answer): the ordinary path then refuses it as a
- * `_cordon/*` method from a proxy.
+ * `_cordon/*` method from a proxy. A request's marker may say its answer passes the guest:
+ * `…,"method":"_cordon/forward","params":{"pass":true}}` (see `markerPasses`).
  */
 export function forwardMarker(delivered: Delivered, output: string): object | null {
   const message = delivered.message as Call | JsonRpcResponse;
   // A notification's marker, the common case: one comparison (usually of the same string, canonical-host.ts).
   if (output === FORWARD_MARKER) return handedOn(message, formOf(message), undefined, true);
-  // 44 units without an id; with one, at most 116 (a string id of MAX_ID_CHARS and its quotes).
-  if (output.length < HEAD.length + MARKER_TAIL.length || output.length > HEAD.length + ID.length + MAX_ID_CHARS + 2 + MARKER_TAIL.length) {
+  // 44 units without an id; with one, at most 116 (a string id of MAX_ID_CHARS and its quotes), 140 passing.
+  if (output.length < HEAD.length + MARKER_TAIL.length || output.length > HEAD.length + ID.length + MAX_ID_CHARS + 2 + PASS_TAIL.length) {
     return null;
   }
-  if (!writtenAt(output, output.length - MARKER_TAIL.length, MARKER_TAIL)) return null;
+  const tail = writtenAt(output, output.length - MARKER_TAIL.length, MARKER_TAIL)
+    ? MARKER_TAIL
+    : writtenAt(output, output.length - PASS_TAIL.length, PASS_TAIL)
+      ? PASS_TAIL
+      : null;
+  if (tail === null) return null;
   const pos = readHead(output, SENT);
-  if (pos < 0 || pos !== output.length - MARKER_TAIL.length) return null;
+  if (pos < 0 || pos !== output.length - tail.length) return null;
+  // Only a request's answer can pass: a passing marker without an id is no marker.
+  if (tail === PASS_TAIL && SENT.id === undefined) return null;
   return handedOn(message, formOf(message), SENT.id, true);
 }
 
 const MARKER_TAIL = `,"method":"${Methods.cordonForward}"}`;
+/**
+ * The marker of a request handed on with its answer passing the guest: the guest keeps nothing for
+ * it, and the host hands it on under an id of the interest filter's (`InterestFilter.handOnPassing`).
+ */
+const PASS_TAIL = `,"method":"${Methods.cordonForward}","params":{"pass":true}}`;
+
+/** Whether `marker`, which `forwardMarker` took, hands its request on with the answer passing the guest. */
+export function markerPasses(marker: string): boolean {
+  return marker.length > PASS_TAIL.length && marker.endsWith(PASS_TAIL);
+}
 
 /**
  * What a guest hands on when it forwards `message`, which it was delivered, unchanged under its own

@@ -8,7 +8,7 @@
 
 import { parseLevel } from "../log.js";
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../protocol/json-rpc.js";
-import { Methods } from "../protocol/methods.js";
+import { FORWARD_MARKER, Methods } from "../protocol/methods.js";
 import { attachRaw, piecesOf, serialize } from "../protocol/raw-json.js";
 import type { Peer, PeerSink } from "../routing/peer.js";
 import { type LoadOptions, loadComponent } from "../sandbox/component-loader.js";
@@ -16,8 +16,8 @@ import { configProblems } from "../sandbox/manifest.js";
 import { DEFAULT_LIMITS, Delivery, type ProxySandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { type SandboxFactory, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { editedForward } from "./edited-forward.js";
-import { InterestFilter, interestOf } from "./interest-filter.js";
-import { forwardMarker, unchangedForward } from "./unchanged-forward.js";
+import { cancellationIn, InterestFilter, interestOf } from "./interest-filter.js";
+import { forwardMarker, markerPasses, unchangedForward } from "./unchanged-forward.js";
 
 export interface WasmProxySpec {
   /** Name in the chain (logs, errors, the configure notification). */
@@ -98,8 +98,20 @@ export class WasmProxyPeer implements Peer {
             let forwarded: object | null = null;
             if (delivery !== undefined && !marked) {
               forwarded = forwardMarker(delivery, output);
+              // A request handed on with its answer passing the guest: under an id of the filter's (interest-filter.ts).
+              if (forwarded !== null && this.filter?.answersPass && markerPasses(output)) {
+                forwarded = this.filter.handOnPassing(delivery.message, forwarded);
+              }
+              // A cancellation handed on as delivered names a request by this hop's id: translated by the filter, or dropped.
+              const cancel = forwarded !== null && output === FORWARD_MARKER ? cancellationIn(delivery.message) : undefined;
+              if (cancel !== undefined) {
+                marked = true;
+                forwarded = this.filter?.cancelHandedOn(cancel) ?? null;
+                if (forwarded === null) continue;
+              }
               // An edit handed back as the edit alone (edited-forward.ts): routed as checked there, or as its text.
               const edited = forwarded === null && offerEdits ? editedForward(delivery, output) : null;
+              if (edited?.pass && this.filter?.answersPass) edited.message = this.filter.handOnPassing(delivery.message, edited.message);
               if (edited?.checked) forwarded = edited.message;
               else if (edited) text = serialize(edited.message);
               marked = forwarded !== null || edited !== null;
@@ -143,7 +155,16 @@ export class WasmProxyPeer implements Peer {
       method: Methods.cordonConfigure,
       // forward: the guest may hand on what it was delivered with `_cordon/forward` instead of a copy (unchanged-forward.ts).
       // forwardEdit: an edit may come back as the edit alone (edited-forward.ts), its offsets in UTF-16 code units.
-      params: { name: this.spec.name, config: this.spec.config ?? {}, debug, forward: true, forwardEdit: offerEdits },
+      // answers: the methods whose answers the guest sees when it forwards such a request; the
+      // others it may hand on with `"pass":true` (interest-filter.ts). Absent: it sees every answer.
+      params: {
+        name: this.spec.name,
+        config: this.spec.config ?? {},
+        debug,
+        forward: true,
+        forwardEdit: offerEdits,
+        ...(this.filter?.answersPass ? { answers: [...interest!.answers!] } : {}),
+      },
     };
     sandbox.deliver(JSON.stringify(configure)); // a plain text: the host's own message is never handed on
   }

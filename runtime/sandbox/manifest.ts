@@ -6,13 +6,15 @@
  *
  *   { "name": "redact", "version": "0.1.0", "description": "...",
  *     "config": { JSON Schema of the proxy's config }, "grants": ["fs:read"],
- *     "watches": { "methods": ["session/request_permission"], "updates": ["agent_message_chunk"] } }
+ *     "watches": { "methods": ["session/request_permission"], "updates": ["agent_message_chunk"], "answers": [] } }
  *
  * `watches` (optional) is the proxy's interest filter (`components/interest-filter.ts`): the
  * methods it handles and the `session/update` kinds (`sessionUpdate`) it looks at. Everything
  * else passes it without entering its sandbox, exactly as its SDK would forward it. No `watches`:
- * it sees every message. It grants nothing either: a proxy that declares it does not watch
- * something only gives up seeing it.
+ * it sees every message. `watches.answers` names the methods whose answers the proxy sees when it
+ * forwards such a request; the answers to the others go straight back to whoever sent the request
+ * (absent: it sees every answer). It grants nothing either: a proxy that declares it does not
+ * watch something only gives up seeing it.
  *
  * The shape is checked by hand (no schema library on the start-up path); the config's JSON Schema
  * is compiled with zod only when a proxy has one, loaded then.
@@ -26,6 +28,11 @@ export interface Watches {
   methods?: string[];
   /** `session/update` kinds it looks at; `session/update` in `methods` means all of them. */
   updates?: string[];
+  /**
+   * Methods whose answers it sees when it forwards such a request; the answer to any other request
+   * it forwards goes past it, to whoever sent the request (interest-filter.ts). Absent: every answer.
+   */
+  answers?: string[];
 }
 
 export interface Manifest {
@@ -50,9 +57,11 @@ export function manifestProblem(m: unknown): string | null {
   if (m.config !== undefined && !isObject(m.config)) return '"config" must be a JSON Schema object';
   if (m.grants !== undefined && !isStrings(m.grants)) return '"grants" must be an array of strings';
   if (m.watches !== undefined) {
-    if (!isObject(m.watches)) return '"watches" must be an object {methods?, updates?}';
+    if (!isObject(m.watches)) return '"watches" must be an object {methods?, updates?, answers?}';
     for (const key of Object.keys(m.watches)) {
-      if (key !== "methods" && key !== "updates") return `"watches" has an unknown member "${key}" (methods, updates)`;
+      if (key !== "methods" && key !== "updates" && key !== "answers") {
+        return `"watches" has an unknown member "${key}" (methods, updates, answers)`;
+      }
       if (!isStrings(m.watches[key])) return `"watches.${key}" must be an array of strings`;
     }
   }

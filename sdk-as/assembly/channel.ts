@@ -7,11 +7,12 @@ import { send, sendBuilt } from "./abi";
 import { ErrorCode, LogLevel } from "./codes";
 import { Config } from "./config";
 import { Builder, getString, quote } from "./json";
-import { Message, PromptRequest, Request, Response, Side } from "./messages";
+import { InitializeRequest, Message, PromptRequest, Request, Response, Side } from "./messages";
 import { AvailableCommand } from "./sessions";
-import { McpEngine } from "./tools";
+import { McpEngine, isSessionSetup } from "./tools";
 import {
   HEAD,
+  answerMayPass,
   build,
   editsOffered,
   envelopeOf,
@@ -66,7 +67,9 @@ export class Channel {
   /**
    * Sends a message on to the other side: a client-side message to the successor (in a
    * `proxy/successor` envelope), an agent-side one to the predecessor. A request's answer comes
-   * back through `onResponse` (or `onInitializeResponse`) and is relayed by default.
+   * back through `onResponse` (or `onInitializeResponse`) and is relayed by default — unless the
+   * manifest's `watches.answers` leaves its method out: then the answer goes straight back to
+   * whoever sent the request, past this proxy, which keeps nothing for it (see `answerPasses`).
    */
   forward(message: Message): void {
     if (message.isRequest) {
@@ -78,10 +81,19 @@ export class Channel {
       const to = message.from == Side.Client ? Side.Agent : Side.Client;
       const id = this.nextId++;
       request.forwardedAs = id;
+      const ids = id.toString();
+      if (this.answerPasses(request)) {
+        // Handed on by a marker, or not at all this way: only a marker names the request the host holds.
+        const marker = unchanged(message, ids) ? handOnMarker(ids, true) : editedOnce(message, ids) ? handOnEdit(ids, message, true) : null;
+        if (marker != null) {
+          this.finish(request); // answered past the proxy: nothing here waits for it
+          sendBuilt(marker);
+          return;
+        }
+      }
       this.pending.set(id, new Pending(request.method, to, request, ""));
       const host = this._mcp;
       if (host != null && to == Side.Agent) host.forwarding(request, id);
-      const ids = id.toString();
       if (unchanged(message, ids)) sendBuilt(handOnMarker(ids));
       else sendBuilt(editedOnce(message, ids) ? handOnEdit(ids, message) : envelopeOf(to, ids, message.method, message));
     } else if (unchanged(message, "")) {
@@ -91,6 +103,20 @@ export class Channel {
     } else {
       sendBuilt(envelopeOf(message.from == Side.Client ? Side.Agent : Side.Client, "", message.method, message));
     }
+  }
+
+  /**
+   * Whether `request`'s answer may go past the proxy when it is forwarded: its manifest does not
+   * watch that method's answers (wire.ts `answerMayPass`), and the SDK itself has no use for it —
+   * it reads `initialize`'s (capabilities), a session's end (`session/close`, `session/delete`:
+   * what it keeps per session), and, with MCP servers to declare, a session setup's (its id).
+   * Without the answer, `onResponse`, `onTurnEnd` and `onCancel` do not run for the request.
+   */
+  private answerPasses(request: Request): bool {
+    const method = request.method;
+    if (!answerMayPass(method) || request instanceof InitializeRequest) return false;
+    if (method == "session/close" || method == "session/delete") return false;
+    return this._mcp == null || !isSessionSetup(method);
   }
 
   /** Passes an answer back to whoever sent the request it answers (with their id). */

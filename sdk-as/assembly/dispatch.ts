@@ -13,7 +13,7 @@
 // - a successful `session/close` / `session/delete` frees `PerSession` state and calls `onSessionClosed`;
 // - what the agent side sends for a session the proxy opened itself goes to the subagent hooks.
 import { JSON } from "json-as";
-import { send } from "./abi";
+import { send, sendBuilt } from "./abi";
 import { ErrorCode, LogLevel } from "./codes";
 import { Config } from "./config";
 import { Hooks } from "./hooks";
@@ -31,7 +31,7 @@ import {
 } from "./messages";
 import { canonicalNames } from "./names";
 import { forgetSession } from "./sessions";
-import { errorResponse, fill, forwardOffered, key, parseId } from "./wire";
+import { answersOffered, answersPassing, errorResponse, fill, forwardOffered, handOnMarker, key, mayMark, parseId } from "./wire";
 
 /** Methods only the host (Cordon) may originate. */
 const RESERVED_PREFIX = "_cordon/";
@@ -313,6 +313,8 @@ export class Dispatcher extends Hooks {
     }
     if (params != null) this.debug = params.text("debug") == "true";
     forwardOffered(params != null && params.text("forward") == "true", params != null && params.text("forwardEdit") == "true");
+    const answers = params != null ? params.text("answers") : null;
+    answersOffered(answers != null && answers.length > 0 && answers.charCodeAt(0) == 0x5b ? JSON.parse<string[]>(answers) : null);
     this.config = new Config(name, obj);
     this.onConfigure(this.config);
   }
@@ -325,7 +327,13 @@ export class Dispatcher extends Hooks {
     const target = p.text("requestId");
     if (target == null) return;
     const k = key(from, target);
-    if (!this.incoming.has(k)) return; // unknown or already answered: ignored
+    if (!this.incoming.has(k)) {
+      // Unknown or already answered: ignored — unless it may name a request handed on with its
+      // answer passing (forward), which the host maps only once it has routed that forward: it may
+      // have been queued behind the request. Handed on as it came, the host translates it or drops it.
+      if (answersPassing() && mayMark(params.src, "")) sendBuilt(handOnMarker(""));
+      return;
+    }
     const request = this.incoming.get(k);
     if (request.forwardedAs != 0 && !request.answered) {
       this.sendCancel(from == Side.Client ? Side.Agent : Side.Client, request.forwardedAs);

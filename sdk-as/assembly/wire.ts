@@ -122,6 +122,38 @@ export function editsOffered(): bool {
 }
 
 /**
+ * The methods whose answers the proxy sees when it forwards such a request (`answers` in
+ * `_cordon/configure`, from its manifest's `watches.answers`); null when the host offered none, so
+ * every answer comes back through the proxy.
+ */
+let watchedAnswers: Set<string> | null = null;
+
+/** Set from `_cordon/configure`: its `answers`, or null when absent. */
+export function answersOffered(list: string[] | null): void {
+  if (list == null) {
+    watchedAnswers = null;
+    return;
+  }
+  const set = new Set<string>();
+  for (let i = 0; i < list.length; i++) set.add(list[i]);
+  watchedAnswers = set;
+}
+
+/** Whether the host offered `answers` (some request's answer may go past the proxy). */
+export function answersPassing(): bool {
+  return watchedAnswers != null;
+}
+
+/**
+ * Whether the answer to a forwarded request of `method` may go past the proxy, straight to whoever
+ * sent the request: the host offered it and the manifest does not name the method in `answers`.
+ */
+export function answerMayPass(method: string): bool {
+  const watched = watchedAnswers;
+  return watched != null && !watched.has(method);
+}
+
+/**
  * Whether `src` — the text a message or answer was read from, which it leaves as it came — may go
  * as `_cordon/forward` instead of being written out: the host offered it, and `src` is what it
  * delivered in this `receive`, not yet handed on by a marker (true once per `receive`). `id`, the
@@ -138,24 +170,29 @@ export function mayMark(src: string, id: string): bool {
   return takeDelivered(src); // last: it is used up
 }
 
-/** `{"jsonrpc":"2.0"[,"id":ID],"method":"_cordon/forward"}`: the message delivered in this `receive`, handed on unchanged. */
-export function handOnMarker(id: string): Builder {
+/**
+ * `{"jsonrpc":"2.0"[,"id":ID],"method":"_cordon/forward"}`: the message delivered in this `receive`,
+ * handed on unchanged. `pass`: a request whose answer goes past the proxy (`answerMayPass`), marked
+ * `…"_cordon/forward","params":{"pass":true}}`.
+ */
+export function handOnMarker(id: string, pass: bool = false): Builder {
   const b = Builder.begin().str(HEAD);
   if (id.length) b.str(',"id":').str(id);
-  return b.str(',"method":"_cordon/forward"}');
+  return b.str(pass ? ',"method":"_cordon/forward","params":{"pass":true}}' : ',"method":"_cordon/forward"}');
 }
 
 /**
  * `{"jsonrpc":"2.0"[,"id":ID],"method":"_cordon/forward","params":{"at":S,"end":E,"value":V}}`: the
  * message delivered in this `receive`, handed on with its one raw edit — code units [S, E) of its
  * params text replaced by the JSON value V (the host puts the comma an inserted element needs) —
- * instead of the whole edited text (the host's `runtime/components/edited-forward.ts`).
+ * instead of the whole edited text (the host's `runtime/components/edited-forward.ts`). `pass`: as
+ * for `handOnMarker`, written `"params":{"pass":true,"at":…`.
  */
-export function handOnEdit(id: string, message: Message): Builder {
+export function handOnEdit(id: string, message: Message, pass: bool = false): Builder {
   const b = Builder.begin().str(HEAD);
   if (id.length) b.str(',"id":').str(id);
   return b
-    .str(',"method":"_cordon/forward","params":{"at":')
+    .str(pass ? ',"method":"_cordon/forward","params":{"pass":true,"at":' : ',"method":"_cordon/forward","params":{"at":')
     .str(((message._editStart - message._pStart) >> 1).toString())
     .str(',"end":')
     .str(((message._editEnd - message._pStart) >> 1).toString())

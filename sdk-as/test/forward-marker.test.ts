@@ -163,3 +163,84 @@ describe("_cordon/forward with an edit", () => {
     expect(JSON.parse(written).params.params.prompt).toEqual([{ type: "text", text: "Rules." }]);
   });
 });
+
+/**
+ * A request whose answer passes the proxy: with `answers` in `_cordon/configure` (the manifest's
+ * `watches.answers`), a request of a method left out is handed on with `"pass":true` and the SDK
+ * keeps nothing for it — the host hands it on under an id of its own and routes the answer and any
+ * cancellation past the guest (components/interest-filter.ts). Only a marker can say so (it names
+ * the request the host holds); what the SDK needs itself never passes.
+ */
+describe("_cordon/forward for a request whose answer passes the proxy", () => {
+  const PASS = (id: number) => `{"jsonrpc":"2.0","id":${id},"method":"_cordon/forward","params":{"pass":true}}`;
+  const prompt = (id: number | string, text = "hi") => ({
+    jsonrpc: "2.0",
+    id,
+    method: "session/prompt",
+    params: { sessionId: "s1", prompt: [{ type: "text", text }] },
+  });
+  function offered(component: LoadedComponent, answers: string[] | undefined, config: Json = {}): ProxyUnderTest {
+    const p = new ProxyUnderTest(component);
+    const offer = { forward: true, forwardEdit: true, ...(answers ? { answers } : {}) };
+    p.deliver({ jsonrpc: "2.0", method: "_cordon/configure", params: { name: "p", config, ...offer } });
+    const [init] = p.deliverRaw({ jsonrpc: "2.0", id: 1, method: "proxy/initialize", params: INIT_PARAMS });
+    expect(init).not.toContain('"pass"'); // initialize's answer is the SDK's to read, whatever the manifest says
+    const id = JSON.parse(init).id;
+    expect(p.deliver({ jsonrpc: "2.0", id, result: INIT_RESULT })).toHaveLength(1); // relayed by the proxy
+    return p;
+  }
+  const idOf = (marker: string) => Number(/"id":(\d+)/.exec(marker)![1]);
+
+  it("hands on a request whose answers it does not watch with the pass marker, and keeps nothing for it", () => {
+    const p = offered(hooks, []);
+    const [out] = p.deliverRaw(prompt(7));
+    expect(out).toBe(PASS(idOf(out)));
+    // Nothing waits for its answer or its cancellation here: the host routes both past the guest.
+    expect(p.deliver({ jsonrpc: "2.0", id: idOf(out), result: { stopReason: "end_turn" } })).toEqual([]);
+    expect(p.logs.at(-1)).toEqual({ level: "warn", message: `dropped a response to unknown request id ${idOf(out)}` });
+    // A cancellation of a request it does not know is handed on as it came: it may name one handed
+    // on with its answer passing while the cancel waited behind it (the host translates or drops it).
+    expect(p.deliverRaw({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 7 } })).toEqual([MARK()]);
+    const [stats] = p.deliver({ jsonrpc: "2.0", id: 8, method: "_test/stats", params: {} });
+    expect(stats.result).toEqual({ pending: 0, open: 1 }); // open: the stats request itself
+  });
+
+  it("relays the answers it watches, and those the SDK reads itself, whatever the manifest leaves out", () => {
+    const p = offered(hooks, ["session/new"]);
+    // session/new is watched: its answer comes back, and the fixture's onResponse marks it.
+    const [asked] = p.deliverRaw({ jsonrpc: "2.0", id: 3, method: "session/new", params: { cwd: "/w", mcpServers: [] } });
+    expect(asked).toBe(MARK(idOf(asked)));
+    expect(p.deliver({ jsonrpc: "2.0", id: idOf(asked), result: { sessionId: "s9" } })).toEqual([
+      { jsonrpc: "2.0", id: 3, result: { sessionId: "s9", fixture: "seen" } },
+    ]);
+    // A session's end is the SDK's to see (it forgets what it keeps for the session).
+    const [closed] = p.deliverRaw({ jsonrpc: "2.0", id: 4, method: "session/close", params: { sessionId: "s9" } });
+    expect(closed).toBe(MARK(idOf(closed)));
+    // Not watched: a prompt's answer passes.
+    const [out] = p.deliverRaw(prompt(5));
+    expect(out).toBe(PASS(idOf(out)));
+  });
+
+  it("relays every answer as before when the host offers no `answers` (filters off)", () => {
+    const p = offered(hooks, undefined);
+    const [out] = p.deliverRaw(prompt(7));
+    expect(out).toBe(MARK(idOf(out)));
+    expect(p.deliverRaw({ jsonrpc: "2.0", id: idOf(out), result: { stopReason: "end_turn" } })).toEqual([MARK(7)]);
+    // A cancellation of a request it does not know is ignored, as before.
+    expect(p.deliverRaw({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 99 } })).toEqual([]);
+  });
+
+  it("hands an edited request on with the edit marker's pass form; one edited on its parsed message goes written out and keeps its answer", async () => {
+    const context = await loadExampleProxy("context");
+    const [edit] = offered(context, [], { text: "Rules." }).deliverRaw(prompt(7));
+    expect(edit).toMatch(
+      /^\{"jsonrpc":"2\.0","id":\d+,"method":"_cordon\/forward","params":\{"pass":true,"at":28,"end":28,"value":\{"type":"text","text":"Rules\."\}\}\}$/,
+    );
+    // Two edits (the fixture's "append"): written out, so the host cannot tell which request it hands on.
+    const p = offered(hooks, []);
+    const [written] = p.deliver(prompt(9, "append"));
+    expect(written.method).toBe("proxy/successor");
+    expect(written.params.params.prompt).toHaveLength(3);
+    expect(p.deliverRaw({ jsonrpc: "2.0", id: written.id, result: { stopReason: "end_turn" } })).toEqual([MARK(9)]);
+  });
+});
