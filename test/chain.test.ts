@@ -105,3 +105,43 @@ describe("proxies that change things", () => {
     expect(agent.messageText(session)).toBe(">>echo: x\n");
   });
 });
+
+/**
+ * context and tool-guard declare `watches.answers: []`: the answers to the prompts and permission
+ * requests they forward, and cancellations of those, go past their guests (interest-filter.ts).
+ * arrow, between them and the client, still edits every chunk: the answer that skipped the two
+ * guests must still come after every update of its turn.
+ */
+describe("SDK client → cordon → arrow, context, tool-guard (answers passing the last two) → reference agent", () => {
+  const chain = ["arrow", "context", "tool-guard"];
+
+  it("answers a prompt after every update of its turn, and a permission request both ways", async () => {
+    const agent = through(chain, allowFirst);
+    await agent.initialize();
+    const session = await agent.newSession();
+    const before = agent.events.length;
+    const res = await agent.prompt(session, "hello chain\nthink pondering\npermission Write notes.md\ntool Run tests");
+    expect(res.stopReason).toBe("end_turn");
+    const kinds = updatesOf(agent, before).map((u) => u.sessionUpdate);
+    expect(kinds.filter((k) => k === "agent_message_chunk").length).toBeGreaterThanOrEqual(2);
+    expect(kinds.slice(-2)).toEqual(["tool_call_update", "tool_call_update"]);
+    expect(agent.messageText(session, before)).toContain(">echo: hello chain\n");
+    expect(agent.messageText(session, before)).toContain("permission allowed: Write notes.md");
+    const rejecting = through(chain, rejectFirst);
+    await rejecting.initialize();
+    const s2 = await rejecting.newSession();
+    await rejecting.prompt(s2, "permission Write notes.md");
+    expect(rejecting.messageText(s2)).toContain("permission rejected: Write notes.md");
+  });
+
+  it("cancels a waiting turn, and the session goes on", async () => {
+    const agent = through(chain);
+    await agent.initialize();
+    const session = await agent.newSession();
+    const turn = agent.prompt(session, "wait");
+    await expect.poll(() => agent.messageText(session)).toContain("waiting for session/cancel");
+    await agent.agent.notify("session/cancel", { sessionId: session });
+    expect((await turn).stopReason).toBe("cancelled");
+    expect((await agent.prompt(session, "again")).stopReason).toBe("end_turn");
+  });
+});

@@ -254,5 +254,31 @@ describe("interest filter: order", () => {
       );
       expect(seen).toEqual(Array.from({ length: 200 }, (_, i) => [`>c${i}`, `t${i}`]).flat());
     });
+
+    it(`what passes while the guest owes nothing goes back from a microtask, and nothing after it overtakes it (${isolation})`, async () => {
+      // context watches prompts and no answers: its prompt's answer passes it.
+      const { peer, out, send } = await openPeer("context", true, isolation);
+      send({ jsonrpc: "2.0", id: 5, method: "session/prompt", params: { sessionId: "s", prompt: [] } });
+      await expect.poll(() => out.length).toBe(1);
+      const passing = out[0].id;
+      expect(passing).toMatch(FILTER_ID_PREFIX);
+      const chunk = { jsonrpc: "2.0", ...update("agent_message_chunk", { content: { type: "text", text: "after" } }).params } as Json;
+      send({ jsonrpc: "2.0", id: passing, result: { stopReason: "end_turn" } });
+      // On its way (not yet given back): the conductor may not route a later message past the proxy,
+      // and what waits for the proxy to be idle waits for it.
+      expect(out).toHaveLength(1);
+      expect(peer.passes(chunk)).toBe(false);
+      const idle: number[] = [];
+      peer.whenIdle(() => idle.push(out.length));
+      expect(idle).toEqual([]);
+      send(update("agent_message_chunk", { content: { type: "text", text: "after" } }));
+      await Promise.resolve();
+      expect(out[1]).toEqual({ jsonrpc: "2.0", id: 5, result: { stopReason: "end_turn" } });
+      expect(idle).toEqual([2]);
+      await expect.poll(() => out.length).toBe(3);
+      expect(out[2].params.update.content.text).toBe("after");
+      expect(peer.passes(chunk)).toBe(true);
+      await peer.close();
+    });
   }
 });

@@ -40,10 +40,11 @@ async function peer() {
   const sandbox = new HandSandbox();
   const proxy = new WasmProxyPeer({ name: "p", path: PASSTHROUGH, config: {} }, {}, () => sandbox);
   const closed: string[] = [];
-  const sink: PeerSink = { message: () => {}, malformed: () => {}, closed: (reason) => closed.push(reason) };
+  const sent: unknown[] = [];
+  const sink: PeerSink = { message: (m) => sent.push(m), malformed: () => {}, closed: (reason) => closed.push(reason) };
   await proxy.open(sink);
   while (sandbox.queue.length > 0) sandbox.step(); // the configure notification
-  return { proxy, sandbox, closed };
+  return { proxy, sandbox, closed, sent };
 }
 
 const update = { jsonrpc: "2.0" as const, method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "plan" } } };
@@ -72,13 +73,32 @@ describe("a WASM proxy the conductor may route past", () => {
   });
 
   it("delivers a message a rule chose it for (a session it opened itself) into the sandbox, watched or not", async () => {
-    const { proxy, sandbox } = await peer();
+    const { proxy, sandbox, sent } = await peer();
     const enveloped = { jsonrpc: "2.0" as const, method: "proxy/successor", params: { method: "session/update", params: update.params } };
+    proxy.send({ jsonrpc: "2.0", id: 2, method: "initialize", params: {} }); // a delivery: now it owes output
     proxy.send(enveloped);
-    expect(sandbox.queue).toEqual([update]); // not watched: the filter passes it on unwrapped
+    expect(sandbox.queue.at(-1)).toEqual(update); // not watched: the filter passes it on unwrapped, behind the delivery
     sandbox.step();
+    sandbox.step();
+    expect(sent).toEqual([update]);
     proxy.send(enveloped, true);
     expect(sandbox.queue).toEqual([JSON.stringify(enveloped)]); // chosen: the guest gets it
+  });
+
+  it("hands what passes back from a microtask while its sandbox owes nothing, and lets nothing overtake it", async () => {
+    const { proxy, sandbox, sent } = await peer();
+    const enveloped = { jsonrpc: "2.0" as const, method: "proxy/successor", params: { method: "session/update", params: update.params } };
+    proxy.send(enveloped);
+    expect(sandbox.queue).toEqual([]); // not through the sandbox's queue
+    expect(sent).toEqual([]); // nor from inside the router's call
+    expect(proxy.passes(update)).toBe(false); // a later message may not be routed past it meanwhile
+    const idle: number[] = [];
+    proxy.whenIdle(() => idle.push(sent.length));
+    expect(idle).toEqual([]);
+    await Promise.resolve();
+    expect(sent).toEqual([update]);
+    expect(idle).toEqual([1]);
+    expect(proxy.passes(update)).toBe(true);
   });
 
   it("runs whenIdle at once when idle, else in its turn behind the deliveries before it", async () => {

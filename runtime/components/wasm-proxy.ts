@@ -42,6 +42,9 @@ export class WasmProxyPeer implements Peer {
   private paused = false;
   /** `whenIdle` callbacks waiting in the sandbox's queue; run when their turn comes, or when the guest fails. */
   private readonly waiting = new Set<IdleMarker>();
+  /** Messages the filter passed while the guest owed nothing, on their way back from a microtask (`handBack`). */
+  private handedBack = 0;
+  private sink: PeerSink | null = null;
 
   constructor(
     private readonly spec: WasmProxySpec,
@@ -56,6 +59,7 @@ export class WasmProxyPeer implements Peer {
   /** Starts (or, after a failure, restarts) the guest in a fresh sandbox. */
   async open(sink: PeerSink): Promise<void> {
     this.dead = false;
+    this.sink = sink;
     const component = await loadComponent(this.spec.path, { ...this.loadOptions, grants: this.spec.grants });
     if (this.spec.sha256 && component.sha256 !== this.spec.sha256) {
       throw new Error(
@@ -174,7 +178,10 @@ export class WasmProxyPeer implements Peer {
     if (this.dead || sandbox === null) return;
     if (this.filter !== null && !chosen) {
       const passed = this.filter.pass(message);
-      if (passed !== null) return sandbox.passThrough!(passed);
+      if (passed === null) {
+        // the guest's to see
+      } else if (sandbox.idle?.() === true && !this.paused) return this.handBack(passed);
+      else return sandbox.passThrough!(passed);
     }
     sandbox.deliver(new Delivery(serialize(message), message, piecesOf(message)));
   }
@@ -186,15 +193,33 @@ export class WasmProxyPeer implements Peer {
    */
   passes(message: JsonRpcRequest | JsonRpcNotification): boolean {
     const sandbox = this.sandbox;
-    return this.filter !== null && !this.dead && sandbox?.idle?.() === true && this.filter.ignores(message);
+    return this.filter !== null && !this.dead && this.handedBack === 0 && sandbox?.idle?.() === true && this.filter.ignores(message);
   }
 
   whenIdle(then: () => void): void {
     const sandbox = this.sandbox;
-    if (this.dead || sandbox === null || sandbox.idle?.() !== false || !sandbox.passThrough) return then();
+    if (this.dead || sandbox === null || sandbox.idle?.() !== false || !sandbox.passThrough) {
+      // Behind what `handBack` has on its way (microtasks run in order), or at once.
+      return this.handedBack > 0 && !this.dead ? queueMicrotask(then) : then();
+    }
     const marker = new IdleMarker(then);
     this.waiting.add(marker);
     sandbox.passThrough(marker);
+  }
+
+  /**
+   * What the filter passes while the guest owes nothing and is not held back (an answer to a
+   * request that passed, most often) goes back from a microtask rather than a task of the
+   * sandbox's queue: nothing of the guest's can be ahead of it, and what comes after it meanwhile
+   * queues behind it (`passes` and `whenIdle` wait for it; a delivery's output comes in a later
+   * task). Never from inside the router's call.
+   */
+  private handBack(message: JsonRpcMessage): void {
+    this.handedBack++;
+    queueMicrotask(() => {
+      this.handedBack--;
+      if (!this.dead) this.sink?.message(message, true);
+    });
   }
 
   /** The guest is gone: what waited behind it goes on now (from a microtask, never inside the router's call). */
