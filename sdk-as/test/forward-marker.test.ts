@@ -205,6 +205,14 @@ describe("_cordon/forward for a request whose answer passes the proxy", () => {
     expect(stats.result).toEqual({ pending: 0, open: 1 }); // open: the stats request itself
   });
 
+  it("hands on an agent-side request the same way, and a cancellation from that side it does not know", () => {
+    const p = offered(hooks, []);
+    const read = envelope({ method: "fs/read_text_file", params: { sessionId: "s1", path: "/p" } });
+    const [out] = p.deliverRaw({ ...read, id: 90 });
+    expect(out).toBe(PASS(idOf(out)));
+    expect(p.deliverRaw(envelope({ method: "$/cancel_request", params: { requestId: 90 } }))).toEqual([MARK()]);
+  });
+
   it("relays the answers it watches, and those the SDK reads itself, whatever the manifest leaves out", () => {
     const p = offered(hooks, ["session/new"]);
     // session/new is watched: its answer comes back, and the fixture's onResponse marks it.
