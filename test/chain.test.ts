@@ -18,6 +18,18 @@ function through(proxies: string[], permission: PermissionResponder = allowFirst
   return agent;
 }
 
+/** A turn waiting for `session/cancel` ends `cancelled` when the client sends it, and the session still works afterwards. */
+async function cancelsAWaitingTurn(proxies: string[]): Promise<void> {
+  const agent = through(proxies);
+  await agent.initialize();
+  const session = await agent.newSession();
+  const turn = agent.prompt(session, "wait");
+  await expect.poll(() => agent.messageText(session)).toContain("waiting for session/cancel");
+  await agent.agent.notify("session/cancel", { sessionId: session });
+  expect((await turn).stopReason).toBe("cancelled");
+  expect((await agent.prompt(session, "again")).stopReason).toBe("end_turn");
+}
+
 const updatesOf = (agent: SpawnedAgent, from: number) =>
   agent.events.slice(from).flatMap((e) => (e.kind === "update" ? [e.notification.update] : []));
 
@@ -62,17 +74,7 @@ describe.each([0, 1, 3])("SDK client → cordon → %i pass-through proxies → 
     expect(failed).toHaveLength(1);
   });
 
-  it("cancels a waiting turn with session/cancel: stopReason cancelled", async () => {
-    const agent = through(proxies);
-    await agent.initialize();
-    const session = await agent.newSession();
-    const turn = agent.prompt(session, "wait");
-    await expect.poll(() => agent.messageText(session)).toContain("waiting for session/cancel");
-    await agent.agent.notify("session/cancel", { sessionId: session });
-    expect((await turn).stopReason).toBe("cancelled");
-    // The session still works afterwards.
-    expect((await agent.prompt(session, "again")).stopReason).toBe("end_turn");
-  });
+  it("cancels a waiting turn with session/cancel: stopReason cancelled", () => cancelsAWaitingTurn(proxies));
 
   it("keeps concurrent sessions apart", async () => {
     const agent = through(proxies);
@@ -134,14 +136,5 @@ describe("SDK client → cordon → arrow, context, tool-guard (answers passing 
     expect(rejecting.messageText(s2)).toContain("permission rejected: Write notes.md");
   });
 
-  it("cancels a waiting turn, and the session goes on", async () => {
-    const agent = through(chain);
-    await agent.initialize();
-    const session = await agent.newSession();
-    const turn = agent.prompt(session, "wait");
-    await expect.poll(() => agent.messageText(session)).toContain("waiting for session/cancel");
-    await agent.agent.notify("session/cancel", { sessionId: session });
-    expect((await turn).stopReason).toBe("cancelled");
-    expect((await agent.prompt(session, "again")).stopReason).toBe("end_turn");
-  });
+  it("cancels a waiting turn, and the session goes on", () => cancelsAWaitingTurn(chain));
 });

@@ -212,16 +212,22 @@ describe("editedForward", () => {
   });
 });
 
+/** The context guest (its rules configured) in a peer of its own, what it routes collected. */
+async function contextPeer(isolation: Isolation) {
+  const cacheDir = mkdtempSync(join(tmpdir(), "cordon-edit-"));
+  const peer = new WasmProxyPeer(
+    { name: "context", path: proxyWasm("context"), config: { text: "Project rules." } },
+    { cacheDir },
+    sandboxFactory(isolation),
+  );
+  const routed: { value: Json; admitted?: boolean }[] = [];
+  await peer.open({ message: (value, admitted) => routed.push({ value, admitted }), malformed: () => {}, closed: () => {} });
+  return { peer, routed };
+}
+
 describe.each<Isolation>(["thread", "worker"])("the context guest in %s isolation", (isolation) => {
   it("hands its block back as an edit, routed checked: the prompt the successor gets is the one written out, its answer passing the guest", async () => {
-    const cacheDir = mkdtempSync(join(tmpdir(), "cordon-edit-"));
-    const peer = new WasmProxyPeer(
-      { name: "context", path: proxyWasm("context"), config: { text: "Project rules." } },
-      { cacheDir },
-      sandboxFactory(isolation),
-    );
-    const routed: { value: unknown; admitted?: boolean }[] = [];
-    await peer.open({ message: (value, admitted) => routed.push({ value, admitted }), malformed: () => {}, closed: () => {} });
+    const { peer, routed } = await contextPeer(isolation);
     const prompt = parsed<JsonRpcMessage>(PROMPT);
     peer.send(prompt);
     await expect.poll(() => routed.length).toBe(1);
@@ -247,14 +253,7 @@ describe.each<Isolation>(["thread", "worker"])("the context guest in %s isolatio
   });
 
   it("a cancellation queued behind the prompt it names goes on to where the prompt went, by the filter's id", async () => {
-    const cacheDir = mkdtempSync(join(tmpdir(), "cordon-edit-"));
-    const peer = new WasmProxyPeer(
-      { name: "context", path: proxyWasm("context"), config: { text: "Project rules." } },
-      { cacheDir },
-      sandboxFactory(isolation),
-    );
-    const routed: { value: Json; admitted?: boolean }[] = [];
-    await peer.open({ message: (value, admitted) => routed.push({ value, admitted }), malformed: () => {}, closed: () => {} });
+    const { peer, routed } = await contextPeer(isolation);
     // Both wait in the sandbox's queue: when the cancel was sent, the prompt was not handed on yet.
     peer.send(parsed<JsonRpcMessage>(PROMPT));
     peer.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 4 } });
