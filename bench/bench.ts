@@ -18,7 +18,8 @@
  *   P3  BENCH_P3 100 KB prompts through `context.wasm`, end to end through the conductor (its CPU per
  *       prompt over Cordon+0's) vs the same edit in plain JS, each chain after BENCH_WARMUP prompts (as
  *       P1; `first 200` shows the warm-up), then all measured in turns of 50 prompts so the
- *       machine's drift falls on each alike; and the sandbox alone, in this process.
+ *       machine's drift falls on each alike (the ratio printed with its standard error over the
+ *       turns: ~±0.12 at 1000 prompts); and the sandbox alone, in this process.
  *       The goal's text (an escaped quote every 6 characters), then prose (a newline escape per line).
  *   P4  cold start to the first `initialize` answer with 3 proxies (warm compile cache) vs direct;
  *       where NODE_EXTRA_CA_CERTS is set, direct and the default isolation again without it.
@@ -266,22 +267,40 @@ const P3_BLOCK = 50;
 async function interleavedLargePrompts(
   chains: LargePromptChain[],
   jsEdit: (n: number) => number,
-): Promise<{ runs: { cpuUs: number; ms: number }[]; jsEditUs: number }> {
+): Promise<{ runs: { cpuUs: number; ms: number; ratioError: number }[]; jsEditUs: number }> {
   const totals = chains.map(() => ({ cpuMs: 0, ms: 0 }));
+  // Each turn's CPU added over the first chain (Cordon 0) in that turn, ms.
+  const added: number[][] = chains.map(() => []);
   let jsMs = 0;
   for (let done = 0; done < P3_ROUNDS; done += P3_BLOCK) {
     const n = Math.min(P3_BLOCK, P3_ROUNDS - done);
+    const cpu: number[] = [];
     for (const [i, chain] of chains.entries()) {
       const { cpuMs, ms } = await chain.run(n);
       totals[i].cpuMs += cpuMs;
       totals[i].ms += ms;
+      cpu.push(cpuMs);
     }
     jsMs += jsEdit(n);
+    for (const [i, ms] of cpu.entries()) added[i].push(ms - cpu[0]);
   }
+  const turns = added[0].length;
+  const jsPerTurn = jsMs / turns;
   return {
-    runs: totals.map((t) => ({ cpuUs: (t.cpuMs * 1000) / P3_ROUNDS, ms: t.ms / P3_ROUNDS })),
+    runs: totals.map((t, i) => ({
+      cpuUs: (t.cpuMs * 1000) / P3_ROUNDS,
+      ms: t.ms / P3_ROUNDS,
+      ratioError: standardError(added[i]) / jsPerTurn,
+    })),
     jsEditUs: (jsMs * 1000) / P3_ROUNDS,
   };
+}
+
+/** The standard error of the mean of `values` (their spread over the square root of their count). */
+function standardError(values: number[]): number {
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  const variance = values.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, values.length - 1);
+  return Math.sqrt(variance / values.length);
 }
 
 /** A chain config with `context.wasm` configured with the P3 rules. */
@@ -474,6 +493,7 @@ async function main() {
       name: string;
       cpuUs: number;
       ms: number;
+      ratioError: number;
       firstCpuUs: number;
       zero?: { cpuUs: number; firstCpuUs: number };
       jsEditUs: number;
@@ -514,6 +534,7 @@ async function main() {
         [
           `(plain JS edit in this process, in the same turns: parse, prepend, stringify: ${jsEdits.join("; ")})`,
           "(the goal's text is x\"ü\\n: an escaped quote every 6 characters; prose: a newline escape every 62, as a pasted document)",
+          `(± the standard error of the added CPU over the ${Math.ceil(P3_ROUNDS / P3_BLOCK)} turns: a turn of ${P3_BLOCK} prompts moves by ~±20 % with the collector's and the machine's timing)`,
           `(first ${FIRST}: the warm-up's first prompts, each chain alone, while V8 still compiles the path)`,
         ],
         [
@@ -530,7 +551,7 @@ async function main() {
           fixed(e.ms, 2),
           fixed(e.cpuUs, 0),
           e.zero === undefined ? "—" : fixed(e.cpuUs - e.zero.cpuUs, 0),
-          e.zero === undefined ? "—" : times(e.cpuUs - e.zero.cpuUs, e.jsEditUs),
+          e.zero === undefined ? "—" : `${times(e.cpuUs - e.zero.cpuUs, e.jsEditUs)} ± ${fixed(e.ratioError, 2)}`,
           FIRST === 0 ? "—" : fixed(e.firstCpuUs, 0),
           FIRST === 0 || e.zero === undefined ? "—" : times(e.firstCpuUs - e.zero.firstCpuUs, e.jsEditUs),
         ]),
