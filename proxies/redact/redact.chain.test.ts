@@ -60,6 +60,33 @@ describe("redact.wasm in a chain: secrets split across streamed chunks", () => {
     expect(JSON.stringify(client.received)).not.toContain("Ab3dEf6hIj9k");
   });
 
+  it("masks a key in a permission request; the client's answer goes back to the agent past the guest, as it was given", async () => {
+    // The manifest watches the answers to prompts only (onTurnEnd flushes what is held): a
+    // permission request's answer passes redact's sandbox (`watches.answers`).
+    const { client, sessionId } = await session();
+    const permission = {
+      method: "session/request_permission",
+      params: {
+        sessionId,
+        toolCall: { toolCallId: "t1", title: `Run curl -H "Authorization: Bearer ${KEY}"` },
+        options: [{ optionId: "ok", name: "Allow", kind: "allow_once" }],
+      },
+    };
+    let asked: Json | null = null;
+    client.onRequest = (m) => {
+      asked = m;
+      return { result: { outcome: { outcome: "selected", optionId: "ok" }, _meta: { by: "client" } } };
+    };
+    const steps = [{ ask: permission }, { report: true }];
+    const answer = await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: JSON.stringify(steps) }] });
+    expect(answer.result).toEqual({ stopReason: "end_turn" });
+    expect(asked!.params.toolCall.title).not.toContain("Ab3dEf6hIj9k");
+    const report = await client.waitFor((m) => m.method === "_test/answers");
+    expect(report.params.answers.map((a: Json) => a.result)).toEqual([
+      { outcome: { outcome: "selected", optionId: "ok" }, _meta: { by: "client" } },
+    ]);
+  });
+
   it("flushes a held key, masked, when the client cancels the turn", async () => {
     const { client, sessionId } = await session();
     const steps = [chunk(sessionId, `done: ${KEY}`), { waitCancel: true }];
