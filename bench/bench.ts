@@ -41,7 +41,7 @@ import { goals, judge, type Results, type RoundTrip, type Stream } from "./goals
 import type { InProcessChains } from "./in-process-chain.js";
 import { treeCpuMs, treeRssMiB } from "./process-tree.js";
 import type { SandboxMemory } from "./sandbox-memory.js";
-import { median, quantile } from "./stats.js";
+import { median, quantile, standardError } from "./stats.js";
 import { fixed, goalsTable, table, times } from "./table.js";
 
 const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 2000);
@@ -300,13 +300,6 @@ async function interleavedLargePrompts(
     })),
     jsEditUs: (jsMs * 1000) / P3_ROUNDS,
   };
-}
-
-/** The standard error of the mean of `values` (their spread over the square root of their count). */
-function standardError(values: number[]): number {
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  const variance = values.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, values.length - 1);
-  return Math.sqrt(variance / values.length);
 }
 
 /** A chain config with `context.wasm` configured with the P3 rules. */

@@ -9,3 +9,10 @@ export const median = (xs: number[]) =>
     [...xs].sort((a, b) => a - b),
     0.5,
   );
+
+/** The standard error of the mean of `xs`: their spread (sample standard deviation) over the square root of their count. */
+export function standardError(xs: number[]): number {
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const variance = xs.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, xs.length - 1);
+  return Math.sqrt(variance / xs.length);
+}

@@ -67,23 +67,17 @@ export function interestOf(manifest: Manifest | null, env: NodeJS.ProcessEnv = p
   };
 }
 
-/** A `$/cancel_request` delivered to a proxy: the call, and whether it came from the client side (toward the successor). */
-export interface Cancellation {
-  call: Call;
-  toSuccessor: boolean;
-}
-
 /**
- * The `$/cancel_request` `delivered` is, or carries in a successor's envelope; undefined for
- * anything else. Cheap for the common case (a method compared, an envelope's inner method read).
+ * Whether `delivered` is a `$/cancel_request`, or carries one in a successor's envelope: a method
+ * compared, an envelope's inner method read (no unwrap), as cheap as this must be for the
+ * notification every watching proxy hands on by the marker.
  */
-export function cancellationIn(delivered: object): Cancellation | undefined {
+export function isCancellation(delivered: object): boolean {
   const method = (delivered as { method?: unknown }).method;
-  if (method === Methods.cancelRequest) return { call: delivered as Call, toSuccessor: true };
-  if (typeof method !== "string" || !isProxySuccessor(method)) return undefined;
-  if (paramsObject((delivered as Call).params)?.method !== Methods.cancelRequest) return undefined;
-  const inner = unwrap(delivered as Call);
-  return typeof inner === "string" ? undefined : { call: inner, toSuccessor: false };
+  if (method === Methods.cancelRequest) return true;
+  return (
+    typeof method === "string" && isProxySuccessor(method) && paramsObject((delivered as Call).params)?.method === Methods.cancelRequest
+  );
 }
 
 /** A request that passed: the conductor's id for it, and which way it went. */
@@ -105,17 +99,6 @@ export class InterestFilter {
   /** Requests passed and not yet answered. */
   get inFlight(): number {
     return this.passed.size;
-  }
-
-  /**
-   * A `$/cancel_request` the guest handed on as it was delivered (by the marker): it names a
-   * request by the conductor's id on this hop, which means nothing past the guest. The SDK does so
-   * for a request it does not know, which it may have handed on with its answer passing while the
-   * cancel waited behind it: routed then, that request is known here, and the cancel goes on to
-   * where it went, by the filter's id. Null for any other: dropped.
-   */
-  cancelHandedOn(cancel: Cancellation): JsonRpcMessage | null {
-    return this.cancel(cancel.call, cancel.toSuccessor ? this.fromClient : this.fromAgent, cancel.toSuccessor);
   }
 
   /** Whether the guest may hand a request on with its answer passing it (`answers` for `_cordon/configure`). */

@@ -16,7 +16,7 @@ import { configProblems } from "../sandbox/manifest.js";
 import { DEFAULT_LIMITS, Delivery, type ProxySandbox, type SandboxLimits } from "../sandbox/sandbox.js";
 import { type SandboxFactory, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { editedForward } from "./edited-forward.js";
-import { cancellationIn, InterestFilter, interestOf } from "./interest-filter.js";
+import { InterestFilter, interestOf, isCancellation } from "./interest-filter.js";
 import { forwardMarker, markerPasses, unchangedForward } from "./unchanged-forward.js";
 
 export interface WasmProxySpec {
@@ -106,11 +106,13 @@ export class WasmProxyPeer implements Peer {
               if (forwarded !== null && this.filter?.answersPass && markerPasses(output)) {
                 forwarded = this.filter.handOnPassing(delivery.message, forwarded);
               }
-              // A cancellation handed on as delivered names a request by this hop's id: translated by the filter, or dropped.
-              const cancel = forwarded !== null && output === FORWARD_MARKER ? cancellationIn(delivery.message) : undefined;
-              if (cancel !== undefined) {
+              // A cancellation handed on as delivered names a request by this hop's id, which means
+              // nothing past the guest. The SDK hands on one it does not know: it may name a request
+              // the guest let pass with its answer while the cancel waited behind it, which the filter
+              // now knows and translates as for any request that passed; any other is dropped.
+              if (forwarded !== null && output === FORWARD_MARKER && isCancellation(delivery.message)) {
                 marked = true;
-                forwarded = this.filter?.cancelHandedOn(cancel) ?? null;
+                forwarded = this.filter?.pass(delivery.message as JsonRpcMessage) ?? null;
                 if (forwarded === null) continue;
               }
               // An edit handed back as the edit alone (edited-forward.ts): routed as checked there, or as its text.
@@ -178,10 +180,10 @@ export class WasmProxyPeer implements Peer {
     if (this.dead || sandbox === null) return;
     if (this.filter !== null && !chosen) {
       const passed = this.filter.pass(message);
-      if (passed === null) {
-        // the guest's to see
-      } else if (sandbox.idle?.() === true && !this.paused) return this.handBack(passed);
-      else return sandbox.passThrough!(passed);
+      if (passed !== null) {
+        if (sandbox.idle?.() === true && !this.paused) return this.handBack(passed);
+        return sandbox.passThrough!(passed);
+      }
     }
     sandbox.deliver(new Delivery(serialize(message), message, piecesOf(message)));
   }
