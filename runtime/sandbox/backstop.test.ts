@@ -108,6 +108,27 @@ describe.each([
   });
 });
 
+describe("the watchdog's poll interval (an eighth of the shortest limit a call has had, 10–250 ms)", () => {
+  it("a call with a shorter limit than any before is watched at once, not after the longer poll the watchdog is waiting out", async () => {
+    const dog = new InspectorWatchdog();
+    const spin = await spinner();
+    // A call of a 5 s limit starts the watchdog, which then waits 250 ms between looks at the word.
+    expect(await run(dog, () => 1, 5000)).toEqual({ value: 1, after: true });
+    await new Promise((r) => setTimeout(r, 60)); // the watchdog is up (~30 ms) and in its first wait
+    const t = performance.now();
+    expect(await run(dog, spin, 20)).toEqual({ interrupted: true });
+    const elapsed = performance.now() - t;
+    // Woken by the shorter limit, it polls every 10 ms: ~30 ms. Left to its wait it would have seen
+    // the spin ~220 ms late (the margin is for a loaded machine).
+    expect(elapsed).toBeLessThan(150);
+    // Calls of longer limits after it do not lengthen the interval again.
+    expect(await run(dog, () => "next", 5000)).toEqual({ value: "next", after: true });
+    const t2 = performance.now();
+    expect(await run(dog, spin, 20)).toEqual({ interrupted: true });
+    expect(performance.now() - t2).toBeLessThan(150);
+  });
+});
+
 describe("the watchdog's idle exit", () => {
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
