@@ -51,6 +51,7 @@ import { undeliverable } from "./in-flight.js";
 import type { FailureDetail, Peer } from "./peer.js";
 import { Refusals } from "./refusals.js";
 import { decide, type Forwarded, isHandled, type RouteContext, type Rule, type RuleTable, ruleTable } from "./rules/index.js";
+import { MethodRules } from "./rules/method-rules.js";
 import { Supervisor } from "./supervisor.js";
 import type { Tracer } from "./trace.js";
 
@@ -103,6 +104,8 @@ export class Conductor {
   private readonly observers: RouteObserver[];
   /** The routing rules of each direction (rules/index.ts), and what they see of the chain. */
   private readonly rules: RuleTable;
+  /** Each call table's rules by method (`method-rules.ts`): only the rules that judge a method are called for it. */
+  private readonly callRules: Record<"fromClient" | "fromAgent" | "proxyToPredecessor" | "proxyToSuccessor", MethodRules>;
   private readonly cx: RouteContext;
 
   constructor(private readonly options: ConductorOptions) {
@@ -111,6 +114,12 @@ export class Conductor {
     this.host = options.mode === "proxy" ? parentHost(this.client) : agentHost(this.client, options.agent);
     this.agent = this.host.agent;
     this.rules = ruleTable(this.host.mode);
+    this.callRules = {
+      fromClient: new MethodRules(this.rules.fromClient),
+      fromAgent: new MethodRules(this.rules.fromAgent),
+      proxyToPredecessor: new MethodRules(this.rules.proxyToPredecessor),
+      proxyToSuccessor: new MethodRules(this.rules.proxyToSuccessor),
+    };
     this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }, undefined, options.proxySettings?.[index]));
     this.backpressure = new Backpressure(() => [this.client, this.agent, ...this.proxies], this.log);
     this.observers = routeObservers(this.log, options, this.proxies);
@@ -235,7 +244,7 @@ export class Conductor {
   }
 
   private fromClientCall(original: Call): void {
-    const ruled = this.ruled(this.rules.fromClient, original, this.client);
+    const ruled = this.ruled(this.callRules.fromClient.for(original.method), original, this.client);
     if (!ruled) return;
     if (ruled.call.method === Methods.cancelRequest) return this.cancel(this.client, ruled.call.params);
     const initialized = this.ruled([this.rules.handshake], ruled.call, this.client);
@@ -256,7 +265,7 @@ export class Conductor {
     const { method } = message;
     if (method === Methods.cancelRequest) return this.cancel(hop, message.params);
     if (pos.role === "agent") {
-      const ruled = this.ruled(this.rules.fromAgent, message, hop);
+      const ruled = this.ruled(this.callRules.fromAgent.for(method), message, hop);
       if (!ruled) return;
       return this.backward(hop, ruled.call, ruled.to ?? this.proxies.length - 1, ruled.exact);
     }
@@ -264,7 +273,7 @@ export class Conductor {
     if (isRequest(message))
       this.emit({ kind: "passedOn", hop, method: isProxySuccessor(method) ? String(paramsObject(message.params)?.method) : method });
     if (!isProxySuccessor(method)) {
-      const ruled = this.ruled(this.rules.proxyToPredecessor, message, hop);
+      const ruled = this.ruled(this.callRules.proxyToPredecessor.for(method), message, hop);
       if (!ruled) return;
       return this.backward(hop, ruled.call, ruled.to ?? pos.index - 1, ruled.exact);
     }
@@ -272,7 +281,7 @@ export class Conductor {
     const inner = unwrap(message);
     if (typeof inner === "string") return this.refusals.call(message, ErrorCodes.invalidRequest, inner, hop);
     if (inner.method === Methods.cancelRequest) return this.cancel(hop, inner.params);
-    const ruled = this.ruled(this.rules.proxyToSuccessor, inner, hop, message);
+    const ruled = this.ruled(this.callRules.proxyToSuccessor.for(inner.method), inner, hop, message);
     if (!ruled) return;
     this.toward(hop, ruled.call, ruled.to ?? pos.index + 1);
   }

@@ -7,7 +7,7 @@
 import { isProxyInitialize, isProxySuccessor, Methods } from "../../protocol/methods.js";
 import { type Gate, refusal, sender } from "./gate.js";
 
-const isConductorMethod = (method: string): boolean =>
+export const isConductorMethod = (method: string): boolean =>
   method === Methods.initialize || isProxyInitialize(method) || isProxySuccessor(method);
 
 export const conductorMethods: Gate = (call, from) =>

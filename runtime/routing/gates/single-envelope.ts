@@ -8,6 +8,9 @@
 import { isProxyInitialize, isProxySuccessor } from "../../protocol/methods.js";
 import { type Gate, refusal, sender } from "./gate.js";
 
+/** The methods this gate judges: an envelope or a `proxy/initialize`, in either dialect. */
+export const isEnvelopeMethod = (method: string): boolean => isProxySuccessor(method) || isProxyInitialize(method);
+
 export const singleEnvelope: Gate = (inner, from) => {
   if (isProxySuccessor(inner.method)) {
     return refusal(

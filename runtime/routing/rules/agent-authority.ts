@@ -195,6 +195,7 @@ export function agentAuthority(): AgentAuthority {
     clientSessions.delete(session);
   };
   const owned = (call: Call): Hop | undefined => {
+    if (owners.size === 0) return undefined; // most chains: no proxy opened a session of its own, and no params are read
     const session = sessionOf(call);
     return session === undefined ? undefined : owners.get(session);
   };
@@ -204,6 +205,7 @@ export function agentAuthority(): AgentAuthority {
     call(cx: RouteContext, call) {
       const owner = owned(call);
       if (owner) return { kind: "pass", to: cx.indexOf(owner), exact: true };
+      if (orphans.size === 0) return PASS;
       const session = sessionOf(call);
       if (session === undefined || !orphans.has(session)) return PASS;
       return {

@@ -31,6 +31,7 @@ export function rustDialect(): Rule {
   };
   return {
     name: "rust-dialect",
+    judges: (method) => method === Methods.initialize || isProxyInitialize(method),
     call(cx, call, from) {
       if (call.method === Methods.initialize) passedOn.add(from);
       const record = isProxyInitialize(call.method) ? asked.get(from) : undefined;

@@ -11,6 +11,7 @@ import { PASS, type Rule } from "./rule.js";
 
 export const elicitationScope: Rule = {
   name: "elicitation-scope",
+  judges: (method) => method === Methods.elicitationCreate,
   call(cx, call, from) {
     if (call.method !== Methods.elicitationCreate) return PASS;
     const params = paramsObject(call.params);

@@ -19,6 +19,7 @@ export function fsGrant(): Rule {
   const credits = new Handed();
   return {
     name: "grant",
+    judges: (method) => grantFor(method) !== null,
     call(_cx, call, from) {
       const needed = grantFor(call.method);
       if (!needed || credits.take(from, call.method, call.params) || from.grants.has(needed)) return PASS;

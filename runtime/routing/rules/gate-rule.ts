@@ -5,9 +5,10 @@
 import type { Gate } from "../gates/gate.js";
 import { PASS, type Rule } from "./rule.js";
 
-export function gateRule(name: string, gate: Gate): Rule {
+export function gateRule(name: string, gate: Gate, judges?: (method: string) => boolean): Rule {
   return {
     name,
+    judges,
     call: (_cx, call, from) => {
       const refusal = gate(call, from);
       return refusal ? { kind: "refuse", refusal } : PASS;

@@ -19,9 +19,9 @@
  *
  * A table is built per conductor: rules keep state about its hops.
  */
-import { conductorMethods } from "../gates/conductor-methods.js";
-import { reservedMethods } from "../gates/reserved-methods.js";
-import { singleEnvelope } from "../gates/single-envelope.js";
+import { conductorMethods, isConductorMethod } from "../gates/conductor-methods.js";
+import { isReserved, reservedMethods } from "../gates/reserved-methods.js";
+import { isEnvelopeMethod, singleEnvelope } from "../gates/single-envelope.js";
 import { agentAuthority } from "./agent-authority.js";
 import { rustDialect } from "./dialect.js";
 import { elicitationScope } from "./elicitation-scope.js";
@@ -56,8 +56,8 @@ export interface RuleTable {
 
 export function ruleTable(mode: "agent" | "proxy" = "agent"): RuleTable {
   const init = handshake(mode);
-  const reserved = gateRule("reserved-method", reservedMethods);
-  const conductorOnly = gateRule("conductor-method", conductorMethods);
+  const reserved = gateRule("reserved-method", reservedMethods, isReserved);
+  const conductorOnly = gateRule("conductor-method", conductorMethods, isConductorMethod);
   const authority = agentAuthority();
   const dialect = rustDialect();
   const failed = startFailure();
@@ -65,7 +65,7 @@ export function ruleTable(mode: "agent" | "proxy" = "agent"): RuleTable {
     fromClient: [reserved, promptCapabilities(), permissionCancel(), failed],
     proxyToSuccessor: [
       dialect,
-      gateRule("single-envelope", singleEnvelope),
+      gateRule("single-envelope", singleEnvelope, isEnvelopeMethod),
       reserved,
       authority.toAgent,
       mcpServers(),

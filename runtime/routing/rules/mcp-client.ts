@@ -50,6 +50,7 @@ export function mcpClient(): Rule {
   const handed = new Handed();
   return {
     name: "mcp-client",
+    judges: (method) => MESSAGES.has(method),
     call(_cx, call, from) {
       const need = gated(call);
       if (!need || from.position.role !== "proxy" || from.grants.has(need.grant)) return PASS;

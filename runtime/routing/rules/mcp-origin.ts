@@ -25,6 +25,7 @@ export function mcpOrigin(): Rule {
   const handed = new Handed();
   return {
     name: "mcp-origin",
+    judges: (method) => MCP_CALLS.has(method),
     call(_cx, call, from) {
       if (!MCP_CALLS.has(call.method) || from.position.role !== "proxy" || from.grants.has("agent:mcp")) return PASS;
       if (handed.take(from, call.method, call.params)) return PASS;

@@ -50,6 +50,7 @@ export function mcpServers(): Rule {
   const handed = new Map<Hop, Map<string, string[]>>();
   return {
     name: "mcp-servers",
+    judges: (method) => SESSION_SETUP.has(method),
     call(_cx, call, from) {
       if (!SESSION_SETUP.has(call.method) || from.grants.has("agent:mcp")) return PASS;
       const declared = declarations(call.params);

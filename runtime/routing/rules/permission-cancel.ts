@@ -21,6 +21,7 @@ export function permissionCancel(): Rule {
   const forget = (hop: Hop, key: string) => void held.get(hop)?.delete(key);
   return {
     name: "permission-cancel",
+    judges: (method) => method === Methods.sessionCancel,
     call(cx, call) {
       if (call.method !== Methods.sessionCancel) return PASS;
       const session = sessionOf(call.params);

@@ -14,6 +14,7 @@ export function promptCapabilities(): Rule {
   let caps: PromptCapabilities | null = null;
   return {
     name: "prompt-capabilities",
+    judges: (method) => method === Methods.sessionPrompt || method === Methods.initialize || isProxyInitialize(method),
     call(_cx, call) {
       if (call.method === Methods.initialize || isProxyInitialize(call.method)) caps ??= {};
       if (call.method !== Methods.sessionPrompt || caps === null) return PASS;

@@ -25,6 +25,7 @@ export function proxyLog(now?: () => number): Rule {
   const limiters = new Map<Hop, Limiter>();
   return {
     name: "proxy-log",
+    judges: (method) => method === Methods.cordonLog,
     call(cx, call, from) {
       if (call.method !== Methods.cordonLog) return PASS;
       const p = paramsObject(call.params);

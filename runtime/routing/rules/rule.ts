@@ -98,6 +98,14 @@ export interface Rule {
   readonly name: string;
   /** A call on its way in, from `from`. */
   call?(cx: RouteContext, call: Call, from: Hop): Verdict;
+  /**
+   * Whether `call` may do anything with a call of `method` but pass it on untouched, keeping
+   * nothing; absent, it may with every method. The router asks once per table and method
+   * (`method-rules.ts`), so the answer must depend on the method alone (and no rule of a call table
+   * changes a call's method): a rule whose `call` begins with "not my method: pass" says so here,
+   * and is not called for the methods it does not judge.
+   */
+  judges?(method: string): boolean;
   /** A call is being delivered (ids issued; `toId`/`key` null for a notification). Runs before the target sees it. */
   forwarded?(cx: RouteContext, record: Forwarded | NotifiedCall): void;
   /**

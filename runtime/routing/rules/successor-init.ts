@@ -17,6 +17,7 @@ export function successorInit(): Rule {
   const states = new Map<Hop, SuccessorInitState>();
   return {
     name: "successor-init",
+    judges: (method) => method === Methods.initialize,
     call(cx, call, from) {
       if (call.method !== Methods.initialize) return PASS;
       const state = states.get(from) ?? { kind: "none" };
