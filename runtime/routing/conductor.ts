@@ -106,6 +106,8 @@ export class Conductor {
   private readonly rules: RuleTable;
   /** Each call table's rules by method (`method-rules.ts`): only the rules that judge a method are called for it. */
   private readonly callRules: Record<"fromClient" | "fromAgent" | "proxyToPredecessor" | "proxyToSuccessor", MethodRules>;
+  /** The rules told of a forwarded notification, by its method (those that judge it, or every method). */
+  private readonly notifiedRules: MethodRules;
   private readonly cx: RouteContext;
 
   constructor(private readonly options: ConductorOptions) {
@@ -120,6 +122,7 @@ export class Conductor {
       proxyToPredecessor: new MethodRules(this.rules.proxyToPredecessor),
       proxyToSuccessor: new MethodRules(this.rules.proxyToSuccessor),
     };
+    this.notifiedRules = new MethodRules(this.rules.hearing.forwarded, () => true);
     this.proxies = options.proxies.map((p, index) => new Hop(p, { role: "proxy", index }, undefined, options.proxySettings?.[index]));
     this.backpressure = new Backpressure(() => [this.client, this.agent, ...this.proxies], this.log);
     this.observers = routeObservers(this.log, options, this.proxies);
@@ -373,7 +376,7 @@ export class Conductor {
       this.emit({ kind: "notified", from, to, call: original });
       if (!to.alive) return;
       const record = { from, to, key: null, call: original };
-      for (const rule of this.rules.hearing.forwarded) rule.forwarded!(this.cx, record);
+      for (const rule of this.notifiedRules.for(original.method)) rule.forwarded!(this.cx, record);
       return to.peer.send(stripId(outgoing), chosen);
     }
     const refused = undeliverable(from, original, to);

@@ -2,9 +2,10 @@
  * The rules run for a method are the ones that judge it, in table order; and each rule's `judges`
  * is held to its `call`: for every method it says it does not judge, from every kind of sender, as
  * a request and as a notification, its `call` passes the call on untouched and asks nothing of the
- * router.
+ * router, and its `forwarded` keeps no credit for such a notification and asks nothing either.
  */
 import { describe, expect, it, vi } from "vitest";
+import { Forwardable } from "../grants.js";
 import { Hop } from "../hop.js";
 import type { Peer } from "../peer.js";
 import { ruleTable } from "./index.js";
@@ -122,6 +123,36 @@ describe("MethodRules", () => {
         for (const hook of ["send", "notice", "answerInstead", "forwardAgain", "exit", "request", "dropped"] as const)
           expect(cx[hook], `${r.name}: ${hook}`).not.toHaveBeenCalled();
       }
+    }
+  });
+
+  it("a rule that declares `judges` does nothing when told of a forwarded notification of a method it does not judge", () => {
+    const add = vi.spyOn(Forwardable.prototype, "add");
+    try {
+      const table = ruleTable("agent");
+      const told = table.hearing.forwarded.filter((r) => r.judges !== undefined);
+      expect(told.map((r) => r.name).sort()).toEqual(
+        ["grant", "mcp-client", "mcp-origin", "mcp-servers", "permission-cancel", "rust-dialect"].sort(),
+      );
+      for (const r of told) {
+        const { cx, client, agent, proxies } = context();
+        const hops = [client, ...proxies, agent];
+        for (const method of METHODS) {
+          if (r.judges!(method)) continue;
+          for (const from of hops)
+            for (const to of hops) if (from !== to) r.forwarded!(cx, { from, to, key: null, call: { jsonrpc: "2.0", method, params } });
+        }
+        expect(add, r.name).not.toHaveBeenCalled();
+        for (const hook of ["send", "notice", "answerInstead", "forwardAgain", "exit", "request", "dropped"] as const)
+          expect(cx[hook], `${r.name}: ${hook}`).not.toHaveBeenCalled();
+      }
+      // The same notifications of the methods they do judge do earn credits: the spy sees them.
+      const grant = told.find((r) => r.name === "grant")!;
+      const { cx, proxies, agent } = context();
+      grant.forwarded!(cx, { from: agent, to: proxies[1], key: null, call: { jsonrpc: "2.0", method: "fs/read_text_file", params } });
+      expect(add).toHaveBeenCalledTimes(1);
+    } finally {
+      add.mockRestore();
     }
   });
 });

@@ -1,7 +1,7 @@
 /**
  * A call table's rules as the router runs them for one method: the rules that may judge it
  * (`Rule.judges`), in table order, looked up once per method instead of every rule being called
- * for every call. A streamed `session/update` from the agent crosses four rules and, per proxy it
+ * for every call. The same for the rules told of a forwarded notification (`Rule.forwarded`). A streamed `session/update` from the agent crosses four rules and, per proxy it
  * crosses back, seven more; none of them but `owned-sessions` judges it, and calling each (a
  * megamorphic call and its verdict) was 12 % of Cordon's CPU per streamed chunk, with no proxy and
  * with three watching ones alike (one process, `bench/in-process-chain.ts`).
@@ -18,13 +18,17 @@ const MAX_METHODS = 256;
 export class MethodRules {
   private readonly selected = new Map<string, readonly Rule[]>();
 
-  constructor(private readonly rules: readonly Rule[]) {}
+  /** `takes`: which of `rules` are run at all (by default, those with a `call`). */
+  constructor(
+    private readonly rules: readonly Rule[],
+    private readonly takes: (rule: Rule) => boolean = (rule) => rule.call !== undefined,
+  ) {}
 
-  /** The rules with a `call` that may judge a call of `method`, in table order. */
+  /** The rules run (see `takes`) that may judge a call of `method`, in table order. */
   for(method: string): readonly Rule[] {
     let rules = this.selected.get(method);
     if (rules === undefined) {
-      rules = this.rules.filter((rule) => rule.call !== undefined && (rule.judges === undefined || rule.judges(method)));
+      rules = this.rules.filter((rule) => this.takes(rule) && (rule.judges === undefined || rule.judges(method)));
       if (this.selected.size < MAX_METHODS) this.selected.set(method, rules);
     }
     return rules;

@@ -103,7 +103,8 @@ export interface Rule {
    * nothing; absent, it may with every method. The router asks once per table and method
    * (`method-rules.ts`), so the answer must depend on the method alone (and no rule of a call table
    * changes a call's method): a rule whose `call` begins with "not my method: pass" says so here,
-   * and is not called for the methods it does not judge.
+   * and is not called for the methods it does not judge. Its `forwarded` must likewise do nothing
+   * with a notification of a method it does not judge: it is not told of those either.
    */
   judges?(method: string): boolean;
   /** A call is being delivered (ids issued; `toId`/`key` null for a notification). Runs before the target sees it. */
