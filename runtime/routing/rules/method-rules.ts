@@ -1,10 +1,12 @@
 /**
  * A call table's rules as the router runs them for one method: the rules that may judge it
  * (`Rule.judges`), in table order, looked up once per method instead of every rule being called
- * for every call. The same for the rules told of a forwarded notification (`Rule.forwarded`). A streamed `session/update` from the agent crosses four rules and, per proxy it
- * crosses back, seven more; none of them but `owned-sessions` judges it, and calling each (a
- * megamorphic call and its verdict) was 12 % of Cordon's CPU per streamed chunk, with no proxy and
- * with three watching ones alike (one process, `bench/in-process-chain.ts`).
+ * for every call; and the same for the rules told of a forwarded notification (`Rule.forwarded`).
+ *
+ * Why: a streamed `session/update` from the agent met four rules, and seven more per proxy it
+ * crossed back, plus eight `forwarded` hooks per hop; none of them but `owned-sessions` judges it.
+ * Calling each (a megamorphic call and its verdict) was 12 % of Cordon's CPU per streamed chunk,
+ * with no proxy and with three watching ones alike (one process, `bench/in-process-chain.ts`).
  *
  * Bounded: methods are the peers' strings (extension methods are any `_…` name), so at most
  * `MAX_METHODS` selections are kept; past them a method's rules are selected for each call, which
