@@ -375,8 +375,11 @@ export class Conductor {
     if (!isRequest(original)) {
       this.emit({ kind: "notified", from, to, call: original });
       if (!to.alive) return;
-      const record = { from, to, key: null, call: original };
-      for (const rule of this.notifiedRules.for(original.method)) rule.forwarded!(this.cx, record);
+      const told = this.notifiedRules.for(original.method);
+      if (told.length > 0) {
+        const record = { from, to, key: null, call: original };
+        for (const rule of told) rule.forwarded!(this.cx, record);
+      }
       return to.peer.send(stripId(outgoing), chosen);
     }
     const refused = undeliverable(from, original, to);

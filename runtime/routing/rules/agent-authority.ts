@@ -89,6 +89,7 @@ export function agentAuthority(): AgentAuthority {
 
   const toAgent: Rule = {
     name: "agent-authority",
+    judges: (method) => agentGrantFor(method) !== null,
     call(_cx, call, from) {
       const needed = agentGrantFor(call.method);
       if (!needed) return PASS;

@@ -132,7 +132,16 @@ describe("MethodRules", () => {
       const table = ruleTable("agent");
       const told = table.hearing.forwarded.filter((r) => r.judges !== undefined);
       expect(told.map((r) => r.name).sort()).toEqual(
-        ["grant", "mcp-client", "mcp-origin", "mcp-servers", "permission-cancel", "rust-dialect"].sort(),
+        [
+          "agent-authority",
+          "grant",
+          "mcp-client",
+          "mcp-origin",
+          "mcp-servers",
+          "permission-allow",
+          "permission-cancel",
+          "rust-dialect",
+        ].sort(),
       );
       for (const r of told) {
         const { cx, client, agent, proxies } = context();
@@ -146,6 +155,8 @@ describe("MethodRules", () => {
         for (const hook of ["send", "notice", "answerInstead", "forwardAgain", "exit", "request", "dropped"] as const)
           expect(cx[hook], `${r.name}: ${hook}`).not.toHaveBeenCalled();
       }
+      // A streamed update is told to no rule at all.
+      expect(new MethodRules(table.hearing.forwarded, () => true).for("session/update")).toEqual([]);
       // The same notifications of the methods they do judge do earn credits: the spy sees them.
       const grant = told.find((r) => r.name === "grant")!;
       const { cx, proxies, agent } = context();

@@ -79,6 +79,8 @@ export function permissionAllow(): Rule {
 
   return {
     name: "permission-allow",
+    // No call to judge: it hears the permission requests forwarded (a notification never is one).
+    judges: (method) => method === Methods.requestPermission,
     forwarded(_cx, { to, key, call }) {
       if (key === null || call.method !== Methods.requestPermission) return;
       let m = open.get(to);
