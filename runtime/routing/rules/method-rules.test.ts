@@ -94,11 +94,22 @@ describe("MethodRules", () => {
     expect(rules.for("z")).toBe(rules.for("z")); // looked up once
   });
 
-  it("past the methods it keeps, still selects right (a peer's many extension methods)", () => {
+  it("keeps at most 256 selections, of names of at most 128 characters; past either, still selects right, asking again", () => {
     const judges = vi.fn((m: string) => m.endsWith("7"));
     const rules = new MethodRules([rule("a", judges), rule("b")]);
+    const asked = (method: string) => {
+      judges.mockClear();
+      const names = rules.for(method).map((r) => r.name);
+      return { names, asked: judges.mock.calls.length };
+    };
+    // A proxy's envelope may carry a method of any length: such a name is never kept.
+    const long = `_x/${"m".repeat(100_000)}7`;
+    expect(asked(long)).toEqual({ names: ["a", "b"], asked: 1 });
+    expect(asked(long)).toEqual({ names: ["a", "b"], asked: 1 });
     for (let i = 0; i < 1000; i++) expect(rules.for(`_x/m${i}`).map((r) => r.name)).toEqual(i % 10 === 7 ? ["a", "b"] : ["b"]);
-    expect(rules.for("_x/m997").map((r) => r.name)).toEqual(["a", "b"]);
+    expect(asked("_x/m7")).toEqual({ names: ["a", "b"], asked: 0 }); // among the first 256: kept
+    expect(asked("_x/m997")).toEqual({ names: ["a", "b"], asked: 1 }); // past them: asked each time
+    expect(asked("_x/m997")).toEqual({ names: ["a", "b"], asked: 1 });
   });
 
   it("every rule of every table that declares `judges` passes, untouched, each method it does not judge", () => {

@@ -8,14 +8,18 @@
  * Calling each (a megamorphic call and its verdict) was 12 % of Cordon's CPU per streamed chunk,
  * with no proxy and with three watching ones alike (one process, `bench/in-process-chain.ts`).
  *
- * Bounded: methods are the peers' strings (extension methods are any `_…` name), so at most
- * `MAX_METHODS` selections are kept; past them a method's rules are selected for each call, which
- * costs what asking every rule did.
+ * Bounded: methods are the peers' strings (extension methods are any `_…` name, and the method
+ * inside a proxy's envelope has no length limit of its own), so at most `MAX_METHODS` selections
+ * are kept, each for a name of at most `MAX_KEPT_NAME` characters; any other method's rules are
+ * selected for each call, which costs what asking every rule did. A peer's made-up names cost at
+ * most ~64 KB here per table, however long they are.
  */
 import type { Rule } from "./rule.js";
 
 /** Methods whose selection is kept (ACP has ~40, and a chain's extensions a few more). */
 const MAX_METHODS = 256;
+/** Longest method name whose selection is kept (ACP's longest is 26 characters). */
+const MAX_KEPT_NAME = 128;
 
 export class MethodRules {
   private readonly selected = new Map<string, readonly Rule[]>();
@@ -31,7 +35,7 @@ export class MethodRules {
     let rules = this.selected.get(method);
     if (rules === undefined) {
       rules = this.rules.filter((rule) => this.takes(rule) && (rule.judges === undefined || rule.judges(method)));
-      if (this.selected.size < MAX_METHODS) this.selected.set(method, rules);
+      if (this.selected.size < MAX_METHODS && method.length <= MAX_KEPT_NAME) this.selected.set(method, rules);
     }
     return rules;
   }
