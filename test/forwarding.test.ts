@@ -42,6 +42,12 @@ async function chain(topology: string, env: Record<string, string> = {}): Promis
   return client;
 }
 
+/** Opens a session on `client` (no MCP servers) and returns its id. */
+async function newSession(client: RawClient): Promise<string> {
+  const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+  return result.sessionId;
+}
+
 const script = (steps: unknown[]) => [{ type: "text", text: JSON.stringify(steps) }];
 
 describe.each(Object.keys(TOPOLOGIES))("through %s", (n) => {
@@ -79,8 +85,7 @@ describe.each(Object.keys(TOPOLOGIES))("through %s", (n) => {
 
   it("delivers a turn's updates, in order, before its response — unknown variants included", async () => {
     const client = await chain(n);
-    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
-    const sessionId = result.sessionId;
+    const sessionId = await newSession(client);
     const updates: Json[] = [];
     for (let i = 0; i < 40; i++) {
       updates.push({
@@ -107,8 +112,7 @@ describe.each(Object.keys(TOPOLOGIES))("through %s", (n) => {
 
   it("carries agent→client requests back through every proxy and the answers forward", async () => {
     const client = await chain(n);
-    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
-    const sessionId = result.sessionId;
+    const sessionId = await newSession(client);
     const permission = {
       method: "session/request_permission",
       params: {
@@ -142,16 +146,15 @@ describe.each(Object.keys(TOPOLOGIES))("through %s", (n) => {
 
   it("passes the agent's error responses through unchanged", async () => {
     const client = await chain(n);
-    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+    const sessionId = await newSession(client);
     const error = { code: -32000, message: "Authentication required", data: { methods: ["oauth"], nested: { n: 1 } } };
-    const res = await client.request("session/prompt", { sessionId: result.sessionId, prompt: script([{ fail: error }]) });
+    const res = await client.request("session/prompt", { sessionId, prompt: script([{ fail: error }]) });
     expect(res.error).toEqual(error);
   });
 
   it("re-issues $/cancel_request per hop and the cancelled prompt still gets its answer", async () => {
     const client = await chain(n);
-    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
-    const sessionId = result.sessionId;
+    const sessionId = await newSession(client);
     const pending = client.request("session/prompt", { sessionId, prompt: script([{ waitCancel: true }]) }, "p1");
     client.notify("$/cancel_request", { requestId: "p1" });
     client.notify("$/cancel_request", { requestId: "never-sent" }); // unknown ids are ignored
@@ -172,8 +175,7 @@ describe.each([
 ])("cancellation and the capability contract, through %s", (topology) => {
   it("session/cancel answers the permission request the chain still holds with cancelled", async () => {
     const client = await chain(topology);
-    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
-    const sessionId = result.sessionId;
+    const sessionId = await newSession(client);
     const permission = {
       method: "session/request_permission",
       params: {
@@ -200,16 +202,16 @@ describe.each([
 
   it("rejects prompt content the agent did not advertise, before any of it is sent", async () => {
     const client = await chain(topology, { SCRIPTED_CAPS: JSON.stringify({ promptCapabilities: { image: true } }) });
-    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
+    const sessionId = await newSession(client);
     const image = { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" };
     const audio = { type: "audio", data: "UklGRg==", mimeType: "audio/wav" };
     const ok = await client.request("session/prompt", {
-      sessionId: result.sessionId,
+      sessionId,
       prompt: [image, { type: "resource_link", uri: "file:///a", name: "a" }],
     });
     expect(ok.result).toEqual({ stopReason: "end_turn" });
     const refused = await client.request("session/prompt", {
-      sessionId: result.sessionId,
+      sessionId,
       prompt: [{ type: "text", text: "hi" }, audio],
     });
     expect(refused.error).toEqual({
@@ -217,7 +219,7 @@ describe.each([
       message: "prompt block 1 is an audio, but the agent did not advertise promptCapabilities.audio; nothing was sent",
     });
     const resource = await client.request("session/prompt", {
-      sessionId: result.sessionId,
+      sessionId,
       prompt: [{ type: "resource", resource: { uri: "file:///x", text: "x" } }],
     });
     expect(resource.error.message).toMatch(/block 0 is an embedded resource, .*promptCapabilities\.embeddedContext/);
@@ -249,8 +251,8 @@ describe("bad input", () => {
 
   it("answers every pending request when the agent dies, names it, and exits non-zero", async () => {
     const client = await chain("3 pass-through proxies");
-    const { result } = await client.request("session/new", { cwd: "/tmp", mcpServers: [] });
-    const waiting = client.request("session/prompt", { sessionId: result.sessionId, prompt: script([{ waitCancel: true }]) });
+    const sessionId = await newSession(client);
+    const waiting = client.request("session/prompt", { sessionId, prompt: script([{ waitCancel: true }]) });
     const dying = client.request("session/prompt", { sessionId: "sess-x", prompt: script([{ exit: 7 }]) });
     const [a, b] = await Promise.all([waiting, dying]);
     for (const res of [a, b]) {
