@@ -3,7 +3,7 @@
  * conductor's cost), and the command lines of the paths measured (direct, Cordon, thinkwell).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -37,6 +37,23 @@ export const cordonArgs = (n: number, isolation: Isolation, extra: string[] = []
   "--",
   ...rawAgent,
 ];
+
+/**
+ * `cordon run` as `cordonArgs`, its `n` pass-through proxies named in a chain config that raises
+ * their output budget: P2 streams 200,000 chunks through each proxy within seconds, past the
+ * 200,000 messages per 10 s a proxy may send by default (`sandbox.ts`). A budget is charged the
+ * same way whatever its size, so the work measured is that of the default chain.
+ */
+export function streamingArgs(n: number, isolation: Isolation): string[] {
+  if (n === 0) return cordonArgs(0, isolation);
+  const file = join(cacheDir, `streaming-${n}.json`);
+  const limits = { maxOutputMessagesPerWindow: 100_000_000 };
+  writeFileSync(
+    file,
+    JSON.stringify({ proxies: Array.from({ length: n }, (_, i) => ({ name: `passthrough-${i + 1}`, wasm: passthrough, limits })) }),
+  );
+  return [node, cordon, "run", "--isolation", isolation, "--config", file, "--", ...rawAgent];
+}
 
 /** `@thinkwell/conductor` with `n` pass-through process proxies. */
 export const thinkwellArgs = (n: number) => [

@@ -21,8 +21,9 @@ describe("bench goals", () => {
         ["thinkwell3", trip(0.5)],
       ]),
       p2: new Map([
-        ["direct", { rate: 100_000, cpuUs: 2 }],
-        ["thread3-watching", { rate: 30_000, cpuUs: 8 }],
+        ["direct", { rate: 100_000, cpuUs: 2, first: { rate: 90_000, cpuUs: 2.5 } }],
+        // The goals read the steady turn, not the first (V8 still optimizing the path in it).
+        ["thread3-watching", { rate: 30_000, cpuUs: 8, first: { rate: 20_000, cpuUs: 6 } }],
       ]),
       p3: { jsEditUs: 700, cordon0CpuUs: 2000, contextCpuUs: 2300 },
       p4: new Map(),
@@ -33,6 +34,7 @@ describe("bench goals", () => {
     expect(verdict("P1 round trip, 3 watching proxies vs Cordon+0").met).toBe(true);
     expect(verdict("P1 round trip, 3 watching proxies vs thinkwell+3").value).toBeCloseTo(0.22);
     expect(verdict("P2 streaming, 3 watching proxies: conductor CPU")).toMatchObject({ value: 8, met: false });
+    expect(verdict("P2 streaming, 3 watching proxies: rate vs direct").value).toBeCloseTo(30);
     expect(verdict("P2 streaming, 3 watching proxies: rate")).toMatchObject({ value: 30, met: false }); // at least 40 %
     expect(verdict("P3")).toMatchObject({ met: true });
     expect(verdict("P3").value).toBeCloseTo(300 / 700);

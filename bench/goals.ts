@@ -23,8 +23,11 @@ export interface RoundTrip {
 
 /** One P2 path: chunks per second, and the conductor's CPU per chunk. */
 export interface Stream {
+  /** Chunks per second and CPU µs per chunk, steady: the second `BENCH_CHUNKS` of the chain. */
   rate: number;
   cpuUs: number;
+  /** The same over the first `BENCH_CHUNKS`, with V8's optimizing of the path in them. */
+  first: { rate: number; cpuUs: number };
 }
 
 /** P3, end to end: one 100 KB prompt through the conductor, with and without `context.wasm`. */
