@@ -14,6 +14,7 @@ import { iJsonViolation } from "../runtime/protocol/i-json.js";
 import { classify } from "../runtime/protocol/json-rpc.js";
 import { LineBuffer } from "../runtime/protocol/line-buffer.js";
 import { nestsDeeperThan } from "../runtime/protocol/nesting.js";
+import { parseLine } from "../runtime/protocol/parse-line.js";
 import { attachRaw, rawParamsPieces, serialize } from "../runtime/protocol/raw-json.js";
 import { type Call, unwrap, wrap } from "../runtime/routing/envelope.js";
 import { CanonicalHost } from "../runtime/sandbox/canonical-host.js";
@@ -49,6 +50,7 @@ time("LineBuffer.push (1000-line chunks)", N / 1000, () => lb.push(block), 1000)
 const parsed = lines.map((l) => attachRaw(JSON.parse(l), l));
 time("JSON.parse", N, (i) => JSON.parse(lines[i % 1000]));
 time("JSON.parse + attachRaw", N, (i) => attachRaw(JSON.parse(lines[i % 1000]), lines[i % 1000]));
+time("parseLine (what the NDJSON channel does)", N, (i) => parseLine(lines[i % 1000]));
 time("nestsDeeperThan", N, (i) => nestsDeeperThan(parsed[i % 1000]));
 time("iJsonViolation (on every proxy output)", N, (i) => iJsonViolation(lines[i % 1000]));
 time("classify", N, (i) => classify(parsed[i % 1000]));
@@ -59,6 +61,13 @@ time("serialize (raw, already built)", N, (i) => serialize(wrapped[i % 1000]));
 // What a hop really pays: a new envelope whose lazy text is spliced on its first serialisation.
 time("fresh wrap + first serialize", N, (i) => serialize(wrap(parsed[i % 1000] as Call, "rfd")));
 time("JSON.stringify envelope", N, (i) => JSON.stringify(wrapped[i % 1000]));
+// The first proxy's envelope of a line just read: its params' text must be found in the line.
+time("line read and wrapped for the first proxy: JSON.parse + attachRaw (params found by a walk)", N, (i) =>
+  serialize(wrap(attachRaw(JSON.parse(lines[i % 1000]), lines[i % 1000]) as Call, "rfd")),
+);
+time("line read and wrapped for the first proxy: parseLine (params' place known)", N, (i) =>
+  serialize(wrap(parseLine(lines[i % 1000]) as Call, "rfd")),
+);
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-hot-"));
 const component = await loadComponent(`${root}proxies/dist/passthrough.wasm`, { cacheDir });

@@ -3,8 +3,8 @@
  * round trip with nothing around it — no pipes, no client or agent processes, no kernel wake-ups —
  * so what shows is routing, the sandboxes and the guests alone. The same `Conductor`, proxies (`buildProxies`, thread
  * isolation) and MCP bridge as `cordon run`; the agent and the client are in-memory peers that do
- * what the NDJSON channel does for a line (the agent's lines are parsed with their text attached,
- * the client's messages are serialised), and the agent hands its chunks over in bursts, as a pipe
+ * what the NDJSON channel does for a line (the agent's lines are read by its `parseLine`, the
+ * client's messages are serialised), and the agent hands its chunks over in bursts, as a pipe
  * read does.
  *
  * Every chain is open at once and measured in alternated rounds (this machine's speed drifts within
@@ -22,7 +22,8 @@ import { INTEREST_FILTERS_ENV } from "../runtime/components/interest-filter.js";
 import { createLogger } from "../runtime/log.js";
 import { McpBridgePeer } from "../runtime/mcp/bridge.js";
 import type { JsonRpcMessage } from "../runtime/protocol/json-rpc.js";
-import { attachRaw, serialize } from "../runtime/protocol/raw-json.js";
+import { parseLine } from "../runtime/protocol/parse-line.js";
+import { serialize } from "../runtime/protocol/raw-json.js";
 import { Conductor } from "../runtime/routing/conductor.js";
 import type { Peer, PeerSink } from "../runtime/routing/peer.js";
 import { median } from "./stats.js";
@@ -54,7 +55,7 @@ const ROUNDS = Number(process.env.BENCH_INPROC_ROUNDS ?? 20);
 const line = (i: number) =>
   `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk ${i} of the answer"}}}}`;
 /** A line as the NDJSON channel hands it to the router: parsed, its text attached. */
-const received = (text: string): object => attachRaw(JSON.parse(text) as object, text);
+const received = (text: string): object => parseLine(text) as object;
 
 /** The agent: answers `initialize` and `session/new`; a prompt `stream N` streams N chunks, then ends the turn. */
 class StreamingAgent implements Peer {

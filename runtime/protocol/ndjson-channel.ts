@@ -1,10 +1,10 @@
 /**
  * Newline-delimited JSON over a pair of byte streams: the ACP stdio transport.
  *
- * Reading parses each line with `JSON.parse` (nothing else — classification is the router's
- * job) and reports lines that are not JSON separately, so the side that owns the connection
- * decides whether to answer them (the client gets a -32700) or log them (a misbehaving agent).
- * Each parsed message keeps its line's text (`attachRaw`), and writing sends that text (with the
+ * Reading parses each line (`parseLine`: `JSON.parse`'s value; nothing else — classification is
+ * the router's job) and reports lines that are not JSON separately, so the side that owns the
+ * connection decides whether to answer them (the client gets a -32700) or log them (a misbehaving
+ * agent). Each parsed message keeps its line's text (`attachRaw`), and writing sends that text (with the
  * router's splices, see raw-json.ts) so peers get the bytes the sender wrote. A message without
  * text, or whose text spans lines (pretty-printed JSON from a guest), is written with
  * `JSON.stringify`, which escapes newlines inside strings: a message never breaks the framing.
@@ -22,7 +22,8 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { LineBuffer } from "./line-buffer.js";
-import { attachRaw, piecesOf, serialize } from "./raw-json.js";
+import { parseLine } from "./parse-line.js";
+import { piecesOf, serialize } from "./raw-json.js";
 
 export interface NdjsonHandlers {
   message(value: unknown): void;
@@ -67,8 +68,7 @@ export class NdjsonChannel {
         if (line.text.charCodeAt(0) !== 0x7b && line.text.trim() === "") continue;
         let value: unknown;
         try {
-          value = JSON.parse(line.text);
-          if (typeof value === "object" && value !== null) attachRaw(value, line.text);
+          value = parseLine(line.text);
         } catch (error) {
           handlers.malformed(`${(error as Error).message} in ${preview(line.text)}`, line.text);
           continue;

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { parseLine } from "./parse-line.js";
+import { layoutOf, memberRange, rawOf, rawParamsPieces } from "./raw-json.js";
+
+const UPDATE =
+  '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a \\"b\\" }} c"}}}}';
+
+/** What `JSON.parse` makes of `text`, or the error it throws. */
+function reference(text: string): { value?: unknown; error?: string } {
+  try {
+    return { value: JSON.parse(text) };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+/** `parseLine` agrees with `JSON.parse` on `text`, and any params place it records is the one a walk finds. */
+function agrees(text: string): void {
+  const expected = reference(text);
+  let value: unknown;
+  try {
+    value = parseLine(text);
+  } catch (error) {
+    expect((error as Error).message, text).toBe(expected.error);
+    return;
+  }
+  expect(expected.error, text).toBeUndefined();
+  // Same members, same order (stringify writes them in order), same values.
+  expect(JSON.stringify(value), text).toBe(JSON.stringify(expected.value));
+  if (typeof value !== "object" || value === null) return;
+  expect(rawOf(value)).toBe(text);
+  const range = layoutOf(value)?.params;
+  if (range !== undefined) expect(range, text).toEqual(memberRange(text, "params"));
+}
+
+describe("parseLine", () => {
+  it("reads a streamed update as JSON.parse does, its params' place recorded without a walk", () => {
+    const message = parseLine(UPDATE) as { method: string; params: unknown };
+    expect(message).toEqual(JSON.parse(UPDATE));
+    expect(Object.keys(message)).toEqual(["jsonrpc", "method", "params"]);
+    const range = layoutOf(message)!.params!;
+    expect(UPDATE.slice(...range)).toBe(JSON.stringify(JSON.parse(UPDATE).params));
+    expect(rawParamsPieces(message)!.join("")).toBe(UPDATE.slice(...range));
+  });
+
+  it("leaves every other line to JSON.parse: a member after params, an id, another order, whitespace, an escaped method", () => {
+    for (const text of [
+      '{"jsonrpc":"2.0","method":"m","params":{"a":1},"params":{"b":2}}',
+      '{"jsonrpc":"2.0","method":"m","params":{"a":{}},"x":{}}',
+      '{"jsonrpc":"2.0","method":"m","params":{"a":1},"id":7}',
+      '{"jsonrpc":"2.0","method":"m","params":{"a":1},"id":"{}"}',
+      '{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}',
+      '{"method":"m","jsonrpc":"2.0","params":{"a":1}}',
+      '{"jsonrpc":"2.0","method":"m","params": {"a":{}}}',
+      '{"jsonrpc":"2.0","method":"m","params":{"a":{}} }',
+      '{"jsonrpc":"2.0","method":"session\\/update","params":{"a":{}}}',
+      '{"jsonrpc":"2.0","method":"m","params":[{}]}',
+    ]) {
+      agrees(text);
+      expect(layoutOf(parseLine(text) as object)?.params, text).toBeUndefined();
+    }
+    expect((parseLine('{"jsonrpc":"2.0","method":"m","params":{"a":1},"params":{"b":{}}}') as { params: unknown }).params).toEqual({
+      b: {},
+    });
+  });
+
+  it("refuses what JSON.parse refuses, with its error: a raw control character in the method, a broken tail", () => {
+    for (const text of [
+      '{"jsonrpc":"2.0","method":"m\tx","params":{"a":{}}}',
+      '{"jsonrpc":"2.0","method":"m","params":{"a":{}}}}',
+      '{"jsonrpc":"2.0","method":"m","params":{"a":{}},}}',
+      '{"jsonrpc":"2.0","method":"m","params":{"a":[}}}',
+      '{"jsonrpc":"2.0","method":"m',
+    ]) {
+      expect(() => parseLine(text), text).toThrow(reference(text).error!);
+    }
+  });
+
+  it("agrees with JSON.parse on thousands of mutated lines", () => {
+    // Each mutation inserts, deletes or replaces characters at random, from JSON's structural
+    // characters and a few others, in lines shaped like the fast path's and unlike it.
+    const bases = [
+      UPDATE,
+      '{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}',
+      '{"jsonrpc":"2.0","method":"_x/y","params":{"a":[1,{"b":"}"}],"c":null},"params":{"d":2}}',
+      '{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"prompt":[]}}',
+    ];
+    const alphabet = ['"', "{", "}", "[", "]", ",", ":", "\\", " ", "\t", "a", "1", "\u0001", "é"];
+    let seed = 20;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    for (let i = 0; i < 20_000; i++) {
+      let text = bases[random(bases.length)];
+      for (let m = 1 + random(2); m > 0; m--) {
+        const at = random(text.length + 1);
+        const c = alphabet[random(alphabet.length)];
+        const kind = random(3);
+        text = text.slice(0, at) + (kind === 1 ? "" : c) + text.slice(kind === 0 ? at : at + 1);
+      }
+      agrees(text);
+    }
+  });
+});
