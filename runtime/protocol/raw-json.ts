@@ -53,6 +53,28 @@ export class TextHolder {
   }
 }
 
+/**
+ * A notification read from a line that is exactly `{"jsonrpc":"2.0","method":"…","params":{…}}`,
+ * compact, its method without escapes: proved so by the reader that builds it (parse-line.ts), so
+ * where its params lie follows from its text (`layoutFor`) — found without a walk, and without a
+ * layout stored for each of the many lines that no proxy ever wraps. Its members are set in that
+ * order, as `JSON.parse` would have set them.
+ */
+export class CompactNotification {
+  readonly jsonrpc = "2.0";
+  method: string;
+  params: unknown;
+
+  constructor(method: string, params: unknown) {
+    this.method = method;
+    this.params = params;
+  }
+}
+
+/** The text a `CompactNotification`'s starts with, up to its method's value, and what lies between that and its params. */
+export const COMPACT_HEAD = '{"jsonrpc":"2.0","method":"';
+export const COMPACT_PARAMS = '","params":';
+
 type Raw = string | TextHolder;
 /** The text field of every message that has text. */
 const RAW = hiddenField<Raw>();
@@ -512,14 +534,17 @@ const moved = (offsets: readonly number[], delta: number): number[] => offsets.m
 
 /**
  * Where `value`'s text has its `id` and `params` (undefined without text): recorded when known
- * (admission's scan, a text Cordon wrote, a splice of a text with a layout), else one walk of the
- * top-level members, kept for every later lookup.
+ * (admission's scan, a text Cordon wrote, a splice of a text with a layout), read off the text of
+ * a `CompactNotification`, else one walk of the top-level members; kept for every later lookup.
  */
 function layoutFor(value: object): TextLayout | undefined {
   const holder = holderOf(value);
   if (holder === undefined) return undefined;
   const text = rawOf(value)!; // a lazy text records its layout as it is built
-  if (holder.layout === undefined) {
+  if (holder.layout === undefined && value instanceof CompactNotification) {
+    const start = text.indexOf('"', COMPACT_HEAD.length) + COMPACT_PARAMS.length;
+    holder.layout = { params: [start, text.length - 1] };
+  } else if (holder.layout === undefined) {
     const members: number[] = [];
     const [id, params] = memberRanges(text, LAID_KEYS, 0, members) ?? [];
     holder.layout = { id, params, paramsMembers: params !== undefined && members.length > 0 ? members : undefined };
