@@ -22,7 +22,7 @@
  * A line that starts like a notification but has something after its params costs one failed
  * parse of its tail first (checked to end in `}` so that an id written last never gets there).
  */
-import { attachRaw, COMPACT_HEAD as HEAD, COMPACT_PARAMS as PARAMS, CompactNotification } from "./raw-json.js";
+import { attachRaw, CompactNotification, COMPACT_HEAD as HEAD, COMPACT_PARAMS as PARAMS } from "./raw-json.js";
 
 /**
  * The notifications nearly every line is: a method found among them is this (interned) string, not
