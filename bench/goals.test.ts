@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { goals, judge, type Results, type RoundTrip } from "./goals.js";
+import { goalsTable } from "./table.js";
 
 const trip = (mean: number, idleRssMiB = 50, rssMiB = 60): RoundTrip => ({
   startMs: 1,
@@ -43,5 +44,19 @@ describe("bench goals", () => {
     // Not measured: no figure and no verdict, rather than a failure far from its cause.
     expect(verdict("P2 streaming, Cordon+0: conductor CPU")).toMatchObject({ value: undefined, met: undefined });
     expect(verdict("P4")).toMatchObject({ value: undefined, met: undefined });
+  });
+});
+
+describe("goals table", () => {
+  it("shows a figure that rounds to its limit with the digits that tell them apart", () => {
+    const goal = goals("thread").find((g) => g.name === "P2 streaming, Cordon+0: conductor CPU per chunk")!;
+    const row = (value: number) =>
+      goalsTable("", [{ goal, value, met: value <= goal.limit }])
+        .split("\n")
+        .at(-1);
+    expect(row(2.03)).toContain("| 2.03 µs | NOT met |");
+    expect(row(1.98)).toContain("| 1.98 µs | met |");
+    expect(row(2.4)).toContain("| 2.4 µs | NOT met |");
+    expect(row(2)).toContain("| 2.0 µs | met |");
   });
 });

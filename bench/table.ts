@@ -10,12 +10,19 @@ export function table(title: string, notes: string[], header: string[], rows: st
 export const fixed = (n: number, digits = 3) => n.toFixed(digits);
 export const times = (value: number, base: number) => `${(value / base).toFixed(2)}×`;
 
-const shown = (value: number, unit: string) =>
+const shown = (value: number, unit: string, extra = 0) =>
   unit === "×"
-    ? `${value.toFixed(2)}×`
+    ? `${value.toFixed(2 + extra)}×`
     : unit === "%"
-      ? `${value.toFixed(0)} %`
-      : `${value.toFixed(unit === "MiB" ? 1 : unit === "ms" ? 0 : 1)} ${unit}`;
+      ? `${value.toFixed(extra)} %`
+      : `${value.toFixed((unit === "ms" ? 0 : 1) + extra)} ${unit}`;
+
+/** `value` as `shown`, with more digits while it would read as the limit it missed or met ("2.0 µs ≤ 2.0 µs: NOT met"). */
+function shownAgainst(value: number, limit: number, unit: string): string {
+  let extra = 0;
+  while (extra < 3 && value !== limit && shown(value, unit, extra) === shown(limit, unit, extra)) extra++;
+  return shown(value, unit, extra);
+}
 
 /** One row per goal: its target, the figure measured, met / NOT met (or not measured). */
 export function goalsTable(title: string, verdicts: Verdict[]): string {
@@ -26,7 +33,7 @@ export function goalsTable(title: string, verdicts: Verdict[]): string {
     verdicts.map(({ goal, value, met }) => [
       goal.name,
       `${goal.kind === "max" ? "≤" : "≥"} ${shown(goal.limit, goal.unit)}`,
-      value === undefined ? "—" : shown(value, goal.unit),
+      value === undefined ? "—" : shownAgainst(value, goal.limit, goal.unit),
       met === undefined ? "not measured" : met ? "met" : "NOT met",
     ]),
   );
