@@ -15,7 +15,7 @@ import { classify } from "../runtime/protocol/json-rpc.js";
 import { LineBuffer } from "../runtime/protocol/line-buffer.js";
 import { nestsDeeperThan } from "../runtime/protocol/nesting.js";
 import { parseLine } from "../runtime/protocol/parse-line.js";
-import { attachRaw, rawParamsPieces, serialize } from "../runtime/protocol/raw-json.js";
+import { attachRaw, rawParamsPieces, serialize, withMember } from "../runtime/protocol/raw-json.js";
 import { type Call, unwrap, wrap } from "../runtime/routing/envelope.js";
 import { CanonicalHost } from "../runtime/sandbox/canonical-host.js";
 import { loadComponent } from "../runtime/sandbox/component-loader.js";
@@ -67,6 +67,21 @@ time("line read and wrapped for the first proxy: JSON.parse + attachRaw (params 
 );
 time("line read and wrapped for the first proxy: parseLine (params' place known)", N, (i) =>
   serialize(wrap(parseLine(lines[i % 1000]) as Call, "rfd")),
+);
+// A 100 KB prompt given the next hop's id: the id's place must be found in the text (the last id
+// member: a walk of the whole prompt), unless the reader proved where it lies.
+const prompt = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "session/prompt",
+  params: { sessionId: "s1", prompt: [{ type: "text", text: 'x"ü\n'.repeat(25_000) }] },
+});
+const promptN = Math.max(20, N / 1000);
+time("100 KB prompt read, id spliced for the next hop: JSON.parse + attachRaw (id found by a walk)", promptN, () =>
+  serialize(withMember(attachRaw(JSON.parse(prompt), prompt), "id", 9)),
+);
+time("100 KB prompt read, id spliced for the next hop: parseLine (id's place known)", promptN, () =>
+  serialize(withMember(parseLine(prompt) as object, "id", 9)),
 );
 
 const cacheDir = mkdtempSync(join(tmpdir(), "cordon-hot-"));

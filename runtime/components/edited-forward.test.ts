@@ -13,8 +13,9 @@ import { describe, expect, it } from "vitest";
 import { proxyWasm } from "../../test/helpers/paths.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
 import { MAX_NESTING_DEPTH } from "../protocol/nesting.js";
+import { parseLine } from "../protocol/parse-line.js";
 import { attachRaw, layoutOf, piecesOf, rawParamsPieces, serialize, withMember } from "../protocol/raw-json.js";
-import { type Call, wrap } from "../routing/envelope.js";
+import { type Call, unwrap, wrap } from "../routing/envelope.js";
 import { type Isolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { editedForward, locate } from "./edited-forward.js";
 import { WasmProxyPeer } from "./wasm-proxy.js";
@@ -45,6 +46,23 @@ function expectEdit(message: object, output: string, text: string, checked = tru
 }
 
 describe("editedForward", () => {
+  it("gives a text whose params were placed without a walk the members its own walk found, for the next edit", () => {
+    const read = parseLine(PROMPT) as object; // id and params placed by the reader, params' members not known
+    expect(layoutOf(read)!.params).toBeDefined();
+    expect(layoutOf(read)!.paramsMembers).toBeUndefined();
+    const at = PARAMS.indexOf('{"type"');
+    const first = PARAMS.slice(0, at) + `${BLOCK},` + PARAMS.slice(at);
+    const edited = expectEdit(read, marker(9, at, at, BLOCK), wrappedText(9, "session/prompt", first));
+    const walked = withMember(parsed<object>(PROMPT), "id", 4); // the layout walk records params' members
+    serialize(walked);
+    expect(layoutOf(read)!.paramsMembers).toEqual(layoutOf(walked)!.paramsMembers);
+    // The edited message (inside the guest's envelope) carries them on, moved by the edit, so a
+    // second proxy's edit walks nothing it does not hold.
+    const inner = unwrap(edited as Call) as object;
+    serialize(inner);
+    expect(layoutOf(inner)?.paramsMembers).toHaveLength(12);
+  });
+
   it("puts a block first, last, or alone in a predecessor's prompt, wrapped under the guest's id", () => {
     const at = PARAMS.indexOf('{"type"');
     const first = PARAMS.slice(0, at) + `${BLOCK},` + PARAMS.slice(at);

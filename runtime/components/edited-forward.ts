@@ -125,7 +125,11 @@ export function editedForward(delivered: Delivered, output: string): EditedForwa
   const params = pieces.length === 1 ? pieces[0] : pieces.join("");
   if (edit.end < edit.at || edit.end > params.length) return null;
   const layout = layoutOf(call);
-  const spot = locate(params, edit.at, edit.end, layout?.paramsMembers, layout?.params?.[0]);
+  // A text whose params' place was known without a walk (parse-line.ts) gets its members from this
+  // one, so a second proxy editing the same text does not walk it again.
+  const found = layout?.params !== undefined && layout.paramsMembers === undefined ? [] : undefined;
+  const spot = locate(params, edit.at, edit.end, layout?.paramsMembers, layout?.params?.[0], found);
+  if (found !== undefined && found.length > 0) layout!.paramsMembers = found;
   const insert = spot === null ? edit.value : written(spot.kind, edit.value);
   // The edited value's depth in what is routed: an envelope puts the call's params one level lower.
   const depth = spot === null ? 0 : (form === "wrapped" ? 3 : 2) + spot.path.length + (spot.kind === "value" ? 0 : 1);
@@ -213,15 +217,17 @@ function replaced(node: unknown, key: string | number, value: unknown): unknown 
  * Where `[at, end)` falls in the params text `t` (an object), if at one of the marker's places (and
  * whether every name on the way is the only one of its key in its object); null otherwise. `members`: params'
  * members as a walk already found them (raw-json.ts `TextLayout.paramsMembers`, offsets into `t`),
- * so none of their values is walked past again but the one the edit is in.
+ * so none of their values is walked past again but the one the edit is in. Without them, `found`
+ * gets the members this walk found (`base` added), for the next edit of the same text.
  */
-export function locate(t: string, at: number, end: number, members?: readonly number[], base = 0): Spot | null {
-  const walk = new Walk(t, at, end);
+export function locate(t: string, at: number, end: number, members?: readonly number[], base = 0, found?: number[]): Spot | null {
+  const walk = new Walk(t, at, end, members === undefined && found !== undefined ? [] : null);
   const start = skipWs(t, 0);
   if (t.charCodeAt(start) !== 0x7b) return null;
   const close = members === undefined ? walk.object(start, [], "params") : walk.known(start, members, base);
   const spot = walk.spot;
   if (close < 0 || skipWs(t, close) !== t.length || walk.failed || spot === null) return null;
+  for (const offset of walk.members ?? []) found!.push(offset + base);
   return { path: spot.path, kind: spot.kind, shape: spot.shape, unique: !walk.repeated };
 }
 
@@ -236,6 +242,8 @@ class Walk {
     private readonly t: string,
     private readonly at: number,
     private readonly end: number,
+    /** params' members as this walk finds them (four offsets each, as `TextLayout.paramsMembers`), when asked for. */
+    readonly members: number[] | null = null,
   ) {}
 
   /**
@@ -288,6 +296,7 @@ class Walk {
     let held = -1; // index in `keys` of the member that holds the edit
     for (;;) {
       if (t.charCodeAt(p) !== 0x22) return -1;
+      const nameStart = p;
       const nameEnd = stringEnd(t, p);
       const name = nameAt(t, p, nameEnd);
       keys.push(readerKey(name));
@@ -297,6 +306,7 @@ class Walk {
       const found = this.spot !== null;
       const close = this.value(p, path, shape, name);
       if (close < 0) return -1;
+      if (path.length === 0) this.members?.push(nameStart, nameEnd, p, close);
       if (!found && this.spot !== null) held = keys.length - 1;
       p = skipWs(t, close);
       const c = t.charCodeAt(p);

@@ -29,10 +29,11 @@ function agrees(text: string): void {
   expect(JSON.stringify(value), text).toBe(JSON.stringify(expected.value));
   if (typeof value !== "object" || value === null) return;
   expect(rawOf(value)).toBe(text);
-  if (value instanceof CompactNotification) {
-    rawParamsPieces(value); // the place read off the text
-    expect(layoutOf(value)?.params, text).toEqual(memberRange(text, "params"));
-  }
+  if (value instanceof CompactNotification) rawParamsPieces(value); // the place read off the text
+  // Any place known without a walk is the one a walk finds (the last member of its name).
+  const layout = layoutOf(value);
+  if (layout?.params !== undefined) expect(layout.params, text).toEqual(memberRange(text, "params"));
+  if (layout?.id !== undefined) expect(layout.id, text).toEqual(memberRange(text, "id"));
 }
 
 describe("parseLine", () => {
@@ -86,6 +87,11 @@ describe("parseLine", () => {
     // characters and a few others, in lines shaped like the fast path's and unlike it.
     const bases = [
       UPDATE,
+      '{"jsonrpc":"2.0","id":12,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"a\\"}"}]}}',
+      '{"jsonrpc":"2.0","id":"c-1","method":"fs/read_text_file","params":{"path":"/a"}}',
+      '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}',
+      '{"jsonrpc":"2.0","id":-40,"result":null}',
+      '{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}',
       '{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}',
       '{"jsonrpc":"2.0","method":"_x/y","params":{"a":[1,{"b":"}"}],"c":null},"params":{"d":2}}',
       '{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"prompt":[]}}',
@@ -106,5 +112,39 @@ describe("parseLine", () => {
       }
       agrees(text);
     }
+  });
+});
+
+describe("parseLine, requests and answers", () => {
+  it("records the id's place (and a request's params') of a compact request or answer, as a walk finds them", () => {
+    for (const text of [
+      '{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"x\\"}]"}]}}',
+      '{"jsonrpc":"2.0","id":"c-1","method":"fs/read_text_file","params":{"path":"/a"}}',
+      '{"jsonrpc":"2.0","id":0,"result":{"stopReason":"end_turn"}}',
+      '{"jsonrpc":"2.0","id":-12,"result":[1,"}"]}',
+      '{"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"Method not found"}}',
+      '{"jsonrpc":"2.0","id":1,"result":{} }',
+    ]) {
+      agrees(text);
+      const layout = layoutOf(parseLine(text) as object);
+      expect(layout?.id, text).toEqual(memberRange(text, "id"));
+      if (text.includes('"method"')) expect(layout?.params, text).toEqual(memberRange(text, "params"));
+    }
+  });
+
+  it("leaves to JSON.parse an id written last or twice, another id spelling (a leading zero is not JSON), whitespace around params", () => {
+    for (const text of [
+      '{"jsonrpc":"2.0","id":1,"result":{},"id":2}',
+      '{"jsonrpc":"2.0","id":1,"method":"m","params":{},"id":2}',
+      '{"jsonrpc":"2.0","id":01,"result":{}}',
+      '{"jsonrpc":"2.0","id":1.5,"result":{}}',
+      '{"jsonrpc":"2.0","id":"a\\"b","result":{}}',
+      '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}',
+      '{"jsonrpc":"2.0","id":1,"method":"m","params": {}}',
+    ]) {
+      agrees(text);
+      if (reference(text).error === undefined) expect(layoutOf(parseLine(text) as object)?.id, text).toBeUndefined();
+    }
+    expect((parseLine('{"jsonrpc":"2.0","id":1,"result":{},"id":2}') as { id: unknown }).id).toBe(2);
   });
 });

@@ -1,47 +1,69 @@
 /**
  * One NDJSON line read as a message: `JSON.parse`'s value with the line's text attached
- * (raw-json.ts `attachRaw`), and for a notification written the way ACP's SDKs write one —
- * `{"jsonrpc":"2.0","method":"…","params":{…}}`, compact, in that order — a `CompactNotification`
- * (raw-json.ts), whose params' place then follows from its text without a walk.
+ * (raw-json.ts `attachRaw`), and, for a message written the way ACP's SDKs write one — compact,
+ * its members in the order `jsonrpc`, `id`, `method`, `params` / `result` / `error` — where the
+ * members routing splices or wraps lie, known without a walk of the text.
  *
- * Why: a streamed `session/update` is most of what a conductor reads. To wrap it for a proxy,
- * routing needs its params' text, and finding it meant a walk of the whole line once per chunk
- * (`layoutFor`: ~0.7 µs of the ~9 µs a chunk cost through three watching proxies, in one process).
- * Here the params are read by a `JSON.parse` of their own text alone, which both parses them and
- * proves where they lie: if the text between `"params":` and the line's last `}` parses as one
- * value, nothing follows params, and the line is exactly the three members. Reading a line costs
- * what `JSON.parse` of it did (0.92–1.0 µs for a streamed update, `bench/hot-path.ts`); nothing is
- * stored beside the text for the lines no proxy wraps (a layout per line cost Cordon 0 ~0.1 µs a
- * chunk), and a common method is the interned constant (`COMMON`).
+ * Why: routing wraps a message for each proxy it crosses (which needs its params' text) and gives
+ * it a new id on each hop (spliced where the id lies). Finding those places was a walk of the
+ * whole text, once per message: ~0.7 µs of the ~9 µs a streamed chunk cost through three watching
+ * proxies, ~160 µs for a 100 KB prompt. Here the last member's text is parsed by a `JSON.parse` of
+ * its own, which both reads it and proves where it lies: if the text between `"params":` (or
+ * `"result":`, `"error":`) and the line's last `}` parses as one value, nothing follows it, and
+ * the line is exactly the members before it, compared as written, and that one.
+ *
+ * - A notification `{"jsonrpc":"2.0","method":"…","params":{…}}` is a `CompactNotification`
+ *   (raw-json.ts), whose params' place follows from its text: nothing is stored beside the text
+ *   for the many lines no proxy wraps (a layout per line cost Cordon 0 ~0.1 µs a chunk).
+ * - A request `{"jsonrpc":"2.0","id":…,"method":"…","params":…}` and an answer
+ *   `{"jsonrpc":"2.0","id":…,"result"|"error":…}` have their id's place (and a request's params')
+ *   recorded with the text; the id is an integer as JSON writes one, or a string without escapes.
+ *
+ * Reading a line costs what `JSON.parse` of it did (0.92–1.0 µs for a streamed update,
+ * `bench/hot-path.ts`); a common method is the interned constant (`COMMON`).
  *
  * The contract is one-sided: the value is the one `JSON.parse(line)` gives (the same members in
- * the same order), and a `CompactNotification` only where the shape above is proved. The method is
+ * the same order), and a place is known only where the shape above is proved. A method or id is
  * taken as written only if it has no escape and no control character (then its text is its
- * value); anything else — another order, whitespace, a request or an answer, a member after
- * params, a line that is not JSON — is parsed whole as before, so its error says what is wrong.
- * A line that starts like a notification but has something after its params costs one failed
- * parse of its tail first (checked to end in `}` so that an id written last never gets there).
+ * value); anything else — another order, whitespace, a member after the last one above, a line
+ * that is not JSON — is parsed whole as before, so its error says what is wrong. A line that
+ * starts like one of these but has something after its last member costs one failed parse of its
+ * tail first (a notification's is checked to end in `}}`, so that a request with its id written
+ * last never gets there).
  */
 import { attachRaw, CompactNotification, COMPACT_HEAD as HEAD, COMPACT_PARAMS as PARAMS } from "./raw-json.js";
 
+/** How every message an ACP SDK writes begins; a request or an answer has its id next. */
+const JSONRPC = '{"jsonrpc":"2.0",';
+const ID = '"id":';
+
 /**
- * The notifications nearly every line is: a method found among them is this (interned) string, not
+ * The methods nearly every line carries: a method found among them is this (interned) string, not
  * a slice of the line — routing compares a method with its constants and looks its rules up by it,
  * and a slice is compared and hashed character by character each time.
  */
-const COMMON = ["session/update", "session/cancel", "$/cancel_request"];
+const COMMON = ["session/update", "session/cancel", "$/cancel_request", "session/prompt", "session/request_permission"];
 
-/** The method written between `HEAD` and the quote at `quote` (no escape in it). */
-function methodAt(text: string, quote: number): string {
-  const length = quote - HEAD.length;
-  for (const method of COMMON) if (method.length === length && text.startsWith(method, HEAD.length)) return method;
-  return text.slice(HEAD.length, quote);
+/** The method written from `from` to the quote at `quote` (no escape in it). */
+function methodAt(text: string, from: number, quote: number): string {
+  const length = quote - from;
+  for (const method of COMMON) if (method.length === length && text.startsWith(method, from)) return method;
+  return text.slice(from, quote);
+}
+
+/** Whether `[from, to)` of `text` holds no escape and no control character: a string literal's text that is its value. */
+function plainText(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x5c) return false; // JSON has no raw control character in a string; an escape needs decoding
+  }
+  return true;
 }
 
 /** The message a line holds (its text attached); throws as `JSON.parse` does for a line that is not JSON. */
 export function parseLine(text: string): unknown {
-  const notification = readNotification(text);
-  if (notification !== undefined) return notification;
+  const compact = text.startsWith(JSONRPC) ? (readNotification(text) ?? readWithId(text)) : undefined;
+  if (compact !== undefined) return compact;
   const value: unknown = JSON.parse(text);
   if (typeof value === "object" && value !== null) attachRaw(value, text);
   return value;
@@ -56,15 +78,73 @@ function readNotification(text: string): object | undefined {
   const end = text.length - 1;
   // params is an object, and the line ends right after it: `…}}`.
   if (text.charCodeAt(start) !== 0x7b || text.charCodeAt(end) !== 0x7d || text.charCodeAt(end - 1) !== 0x7d) return undefined;
-  for (let i = HEAD.length; i < quote; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c === 0x5c) return undefined; // JSON has no raw control character in a string; an escape needs decoding
+  if (!plainText(text, HEAD.length, quote)) return undefined;
+  const params = parsedAlone(text, start, end);
+  if (params === NOT_ALONE) return undefined;
+  return attachRaw(new CompactNotification(methodAt(text, HEAD.length, quote), params), text);
+}
+
+/**
+ * A request `{"jsonrpc":"2.0","id":…,"method":"…","params":…}` or an answer
+ * `{"jsonrpc":"2.0","id":…,"result"|"error":…}`, compact and in that order, its id an integer or
+ * a string without escapes; or undefined. The last member's text is parsed alone, which proves
+ * nothing follows it, so the id written here is the message's only one: its place (and a request's
+ * params') is recorded with the text, and the id a proxy hop splices in place is found without a
+ * walk of the message (a 100 KB prompt's took ~160 µs).
+ */
+function readWithId(text: string): object | undefined {
+  const at = JSONRPC.length + ID.length;
+  if (!text.startsWith(ID, JSONRPC.length)) return undefined;
+  const idEnd = idTokenEnd(text, at);
+  if (idEnd === -1) return undefined;
+  const end = text.length - 1;
+  if (text.charCodeAt(end) !== 0x7d) return undefined;
+  const id = text.charCodeAt(at) === 0x22 ? text.slice(at + 1, idEnd - 1) : Number(text.slice(at, idEnd));
+  if (text.startsWith(',"method":"', idEnd)) {
+    const from = idEnd + ',"method":"'.length;
+    const quote = text.indexOf('"', from);
+    if (quote === -1 || !text.startsWith(PARAMS, quote) || !plainText(text, from, quote)) return undefined;
+    const start = quote + PARAMS.length;
+    if (isSpace(text.charCodeAt(start)) || isSpace(text.charCodeAt(end - 1))) return undefined; // the range recorded is the value's own
+    const params = parsedAlone(text, start, end);
+    if (params === NOT_ALONE) return undefined;
+    return attachRaw({ jsonrpc: "2.0", id, method: methodAt(text, from, quote), params }, text, { id: [at, idEnd], params: [start, end] });
   }
-  let params: unknown;
+  const member = text.startsWith(',"result":', idEnd) ? "result" : text.startsWith(',"error":', idEnd) ? "error" : undefined;
+  if (member === undefined) return undefined;
+  const value = parsedAlone(text, idEnd + member.length + 4, end);
+  if (value === NOT_ALONE) return undefined;
+  const answer = member === "result" ? { jsonrpc: "2.0", id, result: value } : { jsonrpc: "2.0", id, error: value };
+  return attachRaw(answer, text, { id: [at, idEnd] });
+}
+
+/**
+ * End of the id token at `at`, followed by a comma: an integer as JSON writes one (then `Number`
+ * reads it as `JSON.parse` does), or a string without escapes or control characters; else -1.
+ */
+function idTokenEnd(text: string, at: number): number {
+  if (text.charCodeAt(at) === 0x22) {
+    const quote = text.indexOf('"', at + 1);
+    return quote !== -1 && plainText(text, at + 1, quote) && text.charCodeAt(quote + 1) === 0x2c ? quote + 1 : -1;
+  }
+  let i = text.charCodeAt(at) === 0x2d ? at + 1 : at; // a minus sign
+  const first = text.charCodeAt(i);
+  if (first < 0x30 || first > 0x39) return -1;
+  i++;
+  if (first !== 0x30) while (text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x39) i++; // no leading zero
+  return text.charCodeAt(i) === 0x2c ? i : -1;
+}
+
+const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** What `parsedAlone` returns when the text is not one JSON value (so something follows it). */
+const NOT_ALONE = Symbol("not alone");
+
+/** `[start, end)` of `text` parsed as one JSON value, or `NOT_ALONE`. */
+function parsedAlone(text: string, start: number, end: number): unknown {
   try {
-    params = JSON.parse(text.slice(start, end));
+    return JSON.parse(text.slice(start, end));
   } catch {
-    return undefined; // more members after params (or not JSON at all): the whole line's parse decides
+    return NOT_ALONE; // more members after it (or not JSON at all): the whole line's parse decides
   }
-  return attachRaw(new CompactNotification(methodAt(text, quote), params), text);
 }
