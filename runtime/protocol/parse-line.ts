@@ -36,6 +36,10 @@ import { attachRaw, CompactNotification, COMPACT_HEAD as HEAD, COMPACT_PARAMS as
 /** How every message an ACP SDK writes begins; a request or an answer has its id next. */
 const JSONRPC = '{"jsonrpc":"2.0",';
 const ID = '"id":';
+/** What may follow the id: a request's method, an answer's result or error. */
+const METHOD = ',"method":"';
+const RESULT = ',"result":';
+const ERROR = ',"error":';
 
 /**
  * The methods nearly every line carries: a method found among them is this (interned) string, not
@@ -100,8 +104,8 @@ function readWithId(text: string): object | undefined {
   const end = text.length - 1;
   if (text.charCodeAt(end) !== 0x7d) return undefined;
   const id = text.charCodeAt(at) === 0x22 ? text.slice(at + 1, idEnd - 1) : Number(text.slice(at, idEnd));
-  if (text.startsWith(',"method":"', idEnd)) {
-    const from = idEnd + ',"method":"'.length;
+  if (text.startsWith(METHOD, idEnd)) {
+    const from = idEnd + METHOD.length;
     const quote = text.indexOf('"', from);
     if (quote === -1 || !text.startsWith(PARAMS, quote) || !plainText(text, from, quote)) return undefined;
     const start = quote + PARAMS.length;
@@ -110,11 +114,11 @@ function readWithId(text: string): object | undefined {
     if (params === NOT_ALONE) return undefined;
     return attachRaw({ jsonrpc: "2.0", id, method: methodAt(text, from, quote), params }, text, { id: [at, idEnd], params: [start, end] });
   }
-  const member = text.startsWith(',"result":', idEnd) ? "result" : text.startsWith(',"error":', idEnd) ? "error" : undefined;
-  if (member === undefined) return undefined;
-  const value = parsedAlone(text, idEnd + member.length + 4, end);
+  const isResult = text.startsWith(RESULT, idEnd);
+  if (!isResult && !text.startsWith(ERROR, idEnd)) return undefined;
+  const value = parsedAlone(text, idEnd + (isResult ? RESULT : ERROR).length, end);
   if (value === NOT_ALONE) return undefined;
-  const answer = member === "result" ? { jsonrpc: "2.0", id, result: value } : { jsonrpc: "2.0", id, error: value };
+  const answer = isResult ? { jsonrpc: "2.0", id, result: value } : { jsonrpc: "2.0", id, error: value };
   return attachRaw(answer, text, { id: [at, idEnd] });
 }
 
