@@ -127,12 +127,16 @@ const runs: (() => void)[] = [];
 const chunk = SAMPLES["text chunk"];
 const census: string[] = [];
 
-/** The component's core module metered (or counted, `censusMode`), instantiated, started and configured. */
-function meteredGuest(core: Uint8Array, censusMode: boolean, configure = CONFIGURE): Guest {
+/**
+ * The component's core module metered (or counted, `censusMode`), instantiated, started and
+ * configured. `reads`: its `send` reads what the guest sends (the answer's relay needs the id);
+ * the timed one's does nothing, as the unmetered one's, so the two timings differ by fuel alone.
+ */
+function meteredGuest(core: Uint8Array, censusMode: boolean, configure = CONFIGURE, reads = true): Guest {
   const metered = instrumentFuel(core, { startFuel: FUEL, census: censusMode });
   let meteredMemory: WebAssembly.Memory | null = null;
   const instance = new WebAssembly.Instance(new WebAssembly.Module(metered.bytes as Uint8Array<ArrayBuffer>), {
-    [CHANNEL_IMPORT]: { send: sent(() => meteredMemory as WebAssembly.Memory) },
+    [CHANNEL_IMPORT]: { send: reads ? sent(() => meteredMemory as WebAssembly.Memory) : () => {} },
   });
   const ex = instance.exports as Record<string, unknown>;
   const guest: Guest = {
@@ -166,11 +170,12 @@ for (const file of files) {
     receive: plainEx[RECEIVE_EXPORT] as Guest["receive"],
   };
   deliver(plain, CONFIGURE);
+  const timed = meteredGuest(component.coreBytes, false, CONFIGURE, false);
   runs.push(
     () => deliver(plain, chunk),
     () => {
-      guest.fuel.value = FUEL;
-      deliver(guest, chunk);
+      timed.fuel.value = FUEL;
+      deliver(timed, chunk);
     },
   );
 }
