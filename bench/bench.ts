@@ -452,6 +452,7 @@ async function main() {
       results.p2.set(path.key, await stream(path.argv, path.env));
     }
     const direct = results.p2.get("direct")!.rate;
+    const directFirst = results.p2.get("direct")!.first.rate;
     out.push(
       table(
         `P2 — agent_message_chunk updates streamed through 3 pass-through proxies: two turns of ${CHUNKS} after 1,000, the second steady`,
@@ -462,13 +463,12 @@ async function main() {
         ["path", "chunks/s", "% of direct", "conductor CPU µs per chunk", `first ${CHUNKS}: chunks/s`, "CPU µs per chunk"],
         paths.map((p) => {
           const s = results.p2.get(p.key)!;
-          const first = results.p2.get("direct")!.first.rate;
           return [
             p.name,
             fixed(s.rate, 0),
             `${fixed((100 * s.rate) / direct, 0)} %`,
             fixed(s.cpuUs, 1),
-            `${fixed(s.first.rate, 0)} (${fixed((100 * s.first.rate) / first, 0)} %)`,
+            `${fixed(s.first.rate, 0)} (${fixed((100 * s.first.rate) / directFirst, 0)} %)`,
             fixed(s.first.cpuUs, 1),
           ];
         }),

@@ -59,7 +59,7 @@
  * µs while a string with any escape went to the pattern). So checking a proxy's output costs about
  * what parsing it does or less (0.25–1.7×), once per message.
  */
-import { closingQuote, escapedAt, rawOf, stringEnd, type TextLayout } from "./raw-json.js";
+import { closingQuote, escapedAt, isBlank, rawOf, stringEnd, type TextLayout } from "./raw-json.js";
 
 export interface IJsonViolation {
   rule: "duplicate-name" | "protocol-key-spelling" | "mixed-message" | "lone-surrogate" | "nesting";
@@ -190,8 +190,6 @@ function place(text: string, frame: Frame, depth: number, end: number, layout: T
   while (end > start && isBlank(text.charCodeAt(end - 1))) end--;
   layout[slot] = [start, end];
 }
-
-const isBlank = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 function scan(text: string, maxDepth: number, layout: TextLayout | null): IJsonViolation | null {
   if (!(text as unknown as { isWellFormed(): boolean }).isWellFormed()) {

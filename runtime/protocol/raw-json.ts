@@ -255,13 +255,13 @@ export function serialize(message: object): string {
 /** `[start, end)` of a member's value in the text. */
 export type Range = readonly [number, number];
 
+/** Whether the code unit `c` is JSON whitespace (false for NaN, past a text's end). */
+export const isBlank = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
 /** The first position at or after `pos` that is not JSON whitespace (`text.length` past the end). */
 export function skipWs(text: string, pos: number): number {
-  for (;;) {
-    const c = text.charCodeAt(pos); // NaN past the end: stops there
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return pos;
-    pos++;
-  }
+  while (isBlank(text.charCodeAt(pos))) pos++; // NaN past the end: stops there
+  return pos;
 }
 
 /**
