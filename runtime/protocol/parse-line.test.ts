@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseLine } from "./parse-line.js";
-import { CompactNotification, layoutOf, memberRange, rawOf, rawParamsPieces } from "./raw-json.js";
+import { objectAlone, parseLine } from "./parse-line.js";
+import { attachRaw, CompactNotification, layoutOf, memberRange, rawOf, rawParamsPieces } from "./raw-json.js";
 
 const UPDATE =
   '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a \\"b\\" }} c"}}}}';
@@ -146,5 +146,112 @@ describe("parseLine, requests and answers", () => {
       if (reference(text).error === undefined) expect(layoutOf(parseLine(text) as object)?.id, text).toBeUndefined();
     }
     expect((parseLine('{"jsonrpc":"2.0","id":1,"result":{},"id":2}') as { id: unknown }).id).toBe(2);
+  });
+});
+
+/** params' members as the layout walk finds them (raw-json.ts `layoutFor`), offsets into `params`. */
+function walkedMembers(params: string): readonly number[] | undefined {
+  const line = `{"params":${params}}`;
+  const message = attachRaw(JSON.parse(line), line);
+  rawParamsPieces(message);
+  return layoutOf(message)!.paramsMembers?.map((offset) => offset - '{"params":'.length);
+}
+
+/** `objectAlone` reads `text` as `JSON.parse` does, with the members a walk finds, or leaves it to `JSON.parse`; whether it read it. */
+function readsAlike(text: string): boolean {
+  const members: number[] = [];
+  const value = objectAlone(text, 0, text.length, members);
+  if (typeof value !== "object") return false;
+  // Never a text JSON.parse refuses; the same members in the same order, an ordinary object.
+  const expected = JSON.parse(text);
+  expect(JSON.stringify(value), text).toBe(JSON.stringify(expected));
+  expect(Object.getPrototypeOf(value), text).toBe(Object.prototype);
+  expect(Object.keys(value), text).toEqual(Object.keys(expected));
+  expect(members, text).toEqual(walkedMembers(text));
+  return true;
+}
+
+describe("objectAlone: a long request's params read member by member", () => {
+  // JSON text dense with escapes (an escaped quote every six units: stringEnd leaves its hops for the pattern).
+  const long = 'x\\"\u00fc\\n'.repeat(1200);
+
+  it("reads a prompt as JSON.parse does and records its members, whatever member ends it", () => {
+    for (const text of [
+      `{"sessionId":"s1","prompt":[{"type":"text","text":"${long}"}]}`,
+      `{"sessionId":"s1","prompt":[{"type":"text","text":"${long}"}],"_meta":{"k":[1,"]"]}}`,
+      `{"prompt":[{"type":"text","text":"${long}"}],"sessionId":"s1"}`,
+      `{"a":1,"b":true,"c":null,"d":-2.5e3,"e":"${long}"}`,
+      `{"a":"${long}","b":[],"c":{}}`,
+      `{"p\\u0072ompt":[1],"prompt":[2],"x":"${long}","prompt":[3]}`,
+      `{"7":1,"a":2,"1":3}`,
+      '{"a":[1],"b":[2],"c":[3]}', // the one parse to the end tried at "a" fails; the rest is walked
+      '{"a":{"__proto__":1}}',
+    ]) {
+      expect(readsAlike(text), text).toBe(true);
+    }
+  });
+
+  it("leaves to JSON.parse a member named __proto__, a blank between tokens, a name with a raw control character, what is not JSON", () => {
+    for (const text of [
+      '{"__proto__":{"x":1},"a":[]}',
+      '{"a":[],"__proto__":[]}',
+      '{"a": []}',
+      '{"a":[] ,"b":1}',
+      '{"a":1 }',
+      '{ "a":1}',
+      '{"a\u0001":1,"b":[]}',
+      "{}",
+      '{"a":1,}',
+      '{"a":"x":"b":[1]}', // what follows a member is a comma, else it is not JSON
+      '{"a":"x"}"b":[1]}',
+    ]) {
+      expect(readsAlike(text), text).toBe(false);
+    }
+  });
+
+  it("agrees with JSON.parse on thousands of mutated objects, or leaves them to it", () => {
+    const bases = [
+      `{"sessionId":"s1","prompt":[{"type":"text","text":"${long.slice(0, 60)}"}],"_meta":{"k":1}}`,
+      '{"a":1,"b":"x\\"y","c":[1,{"d":"}"}],"e":null,"f":true,"g":-0.5}',
+      '{"a":"1","a":[2],"b":{"a":3},"\\u0061":4}',
+      '{"x":[[],{}],"y":"]","z":{"w":"\\\\"}}',
+    ];
+    const alphabet = ['"', "{", "}", "[", "]", ",", ":", "\\", " ", "a", "1", "e", "-", "\u0001", "é"];
+    let seed = 21;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    let read = 0;
+    for (let i = 0; i < 20_000; i++) {
+      let text = bases[random(bases.length)];
+      for (let m = 1 + random(2); m > 0; m--) {
+        const at = random(text.length + 1);
+        const c = alphabet[random(alphabet.length)];
+        const kind = random(3);
+        text = text.slice(0, at) + (kind === 1 ? "" : c) + text.slice(kind === 0 ? at : at + 1);
+      }
+      if (readsAlike(text)) read++;
+      else if (text.charCodeAt(0) === 0x7b) {
+        // Left to JSON.parse: either it refuses the text, or the text is outside the shape read here.
+        try {
+          JSON.parse(text);
+        } catch {
+          continue;
+        }
+      }
+    }
+    expect(read).toBeGreaterThan(2_000);
+  });
+
+  it("gives a long prompt line the members of its params, so a proxy's edit in it walks no text", () => {
+    const params = `{"sessionId":"s1","prompt":[{"type":"text","text":"${long}"}]}`;
+    const line = `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":${params}}`;
+    agrees(line);
+    const layout = layoutOf(parseLine(line) as object)!;
+    const from = layout.params![0];
+    expect(layout.paramsMembers!.map((offset) => offset - from)).toEqual(walkedMembers(params));
+    // A short one is parsed whole: walking its params costs less than parsing its members one by one.
+    expect(layoutOf(parseLine('{"jsonrpc":"2.0","id":3,"method":"m","params":{"a":[1]}}') as object)!.paramsMembers).toBeUndefined();
   });
 });
