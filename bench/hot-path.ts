@@ -159,6 +159,22 @@ time("guest output, a chunk's text replaced → routed as an edit (read, place, 
   const routed = editedForward(delivered, edit);
   return serialize(wrap(routed!.message as Call, "rfd"));
 });
+// context's edit of the 100 KB prompt (a block put first in it), handed back as the edit: placing it
+// needs params' members, which a walk past the prompt's text finds, unless the reader recorded
+// them (parse-line.ts `objectAlone`). Each message is read fresh: an edit's walk records them too.
+const promptParams = JSON.stringify(JSON.parse(prompt).params);
+const first = promptParams.indexOf('{"type"');
+const putFirst = `{"jsonrpc":"2.0","id":9,"method":"_cordon/forward","params":{"at":${first},"end":${first},"value":{"type":"text","text":"Rules."}}}`;
+for (const [how, read] of [
+  ["JSON.parse + attachRaw (members found by a walk)", () => attachRaw(JSON.parse(prompt), prompt)],
+  ["parseLine (members recorded by the read)", () => parseLine(prompt) as object],
+] as const) {
+  const routed = editedForward(new Delivery(prompt, read()), putFirst);
+  if (!routed?.checked) throw new Error(`the block was not placed as an edit (${how})`);
+  time(`100 KB prompt read, a block put first by an edit and placed: ${how}`, promptN, () =>
+    editedForward(new Delivery(prompt, read()), putFirst),
+  );
+}
 // Through the sandbox's queue and drain, in batches of 100.
 const batch = async (n: number) => {
   for (let i = 0; i < n; i += 100) {
