@@ -231,15 +231,7 @@ describe("objectAlone: a long request's params read member by member", () => {
         const kind = random(3);
         text = text.slice(0, at) + (kind === 1 ? "" : c) + text.slice(kind === 0 ? at : at + 1);
       }
-      if (readsAlike(text)) read++;
-      else if (text.charCodeAt(0) === 0x7b) {
-        // Left to JSON.parse: either it refuses the text, or the text is outside the shape read here.
-        try {
-          JSON.parse(text);
-        } catch {
-          continue;
-        }
-      }
+      if (readsAlike(text)) read++; // else left to JSON.parse, which refuses it or reads it whole
     }
     expect(read).toBeGreaterThan(2_000);
   });
