@@ -185,13 +185,14 @@ describe("objectAlone: a long request's params read member by member", () => {
       `{"p\\u0072ompt":[1],"prompt":[2],"x":"${long}","prompt":[3]}`,
       `{"7":1,"a":2,"1":3}`,
       '{"a":[1],"b":[2],"c":[3]}', // the one parse to the end tried at "a" fails; the rest is walked
+      `{${Array.from({ length: 31 }, (_, i) => `"m${i}":${i},`).join("")}"last":[]}`, // as many members as are read one by one
       '{"a":{"__proto__":1}}',
     ]) {
       expect(readsAlike(text), text).toBe(true);
     }
   });
 
-  it("leaves to JSON.parse a member named __proto__, a blank between tokens, a name with a raw control character, what is not JSON", () => {
+  it("leaves to JSON.parse a member named __proto__, a blank between tokens, a name with a raw control character, what is not JSON, many members", () => {
     for (const text of [
       '{"__proto__":{"x":1},"a":[]}',
       '{"a":[],"__proto__":[]}',
@@ -204,6 +205,7 @@ describe("objectAlone: a long request's params read member by member", () => {
       '{"a":1,}',
       '{"a":"x":"b":[1]}', // what follows a member is a comma, else it is not JSON
       '{"a":"x"}"b":[1]}',
+      `{${Array.from({ length: 32 }, (_, i) => `"m${i}":${i},`).join("")}"last":[]}`, // more members than are read one by one
     ]) {
       expect(readsAlike(text), text).toBe(false);
     }

@@ -162,6 +162,13 @@ const NOT_ALONE = Symbol("not alone");
 const MEMBERWISE_MIN = 4096;
 
 /**
+ * Members read one by one before the reader gives up and parses the object whole: a params object
+ * of many small members (no ACP request has more than a handful) would otherwise cost a `JSON.parse`
+ * call for each, several times one parse of the whole.
+ */
+const MEMBERWISE_MAX = 32;
+
+/**
  * `[start, end)` of `text` read as one compact JSON object member by member, each member's place
  * pushed onto `members` (name literal start and end, value start and end: raw-json.ts
  * `TextLayout.paramsMembers`); or `NOT_ALONE` (then the caller parses it whole).
@@ -178,7 +185,8 @@ const MEMBERWISE_MIN = 4096;
  * place and its last value, as there), each member's value its text's parse. Only one parse to the
  * end is tried — at the first member whose value's first character can open what the object's
  * last character closes; after a failed one the rest is walked — so a text shaped to fail it
- * costs at most one more parse of a member, never one per member. Anything else — a blank between tokens, a name with a raw control character, a member
+ * costs at most one more parse of a member, never one per member; past `MEMBERWISE_MAX` members
+ * the object is left to one parse. Anything else — a blank between tokens, a name with a raw control character, a member
  * named `__proto__` (an own member in `JSON.parse`'s value; assigning it would set the prototype) —
  * is `NOT_ALONE`.
  */
@@ -189,7 +197,7 @@ export function objectAlone(text: string, start: number, end: number, members: n
   const value: Record<string, unknown> = {};
   let tried = false;
   for (let pos = start + 1; ; ) {
-    if (text.charCodeAt(pos) !== 0x22) return NOT_ALONE;
+    if (text.charCodeAt(pos) !== 0x22 || members.length === MEMBERWISE_MAX * 4) return NOT_ALONE;
     const nameEnd = stringEnd(text, pos);
     if (text.charCodeAt(nameEnd) !== 0x3a || !namePlain(text, pos + 1, nameEnd - 1)) return NOT_ALONE;
     let name: string;
