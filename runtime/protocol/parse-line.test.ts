@@ -36,6 +36,27 @@ function agrees(text: string): void {
   if (layout?.id !== undefined) expect(layout.id, text).toEqual(memberRange(text, "id"));
 }
 
+/**
+ * 20,000 texts, each one of `bases` with one or two characters inserted, deleted or replaced at
+ * random (from `alphabet`), the same ones for the same `seed`.
+ */
+function* mutated(bases: readonly string[], alphabet: readonly string[], seed: number): Generator<string> {
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  for (let i = 0; i < 20_000; i++) {
+    let text = bases[random(bases.length)];
+    for (let m = 1 + random(2); m > 0; m--) {
+      const at = random(text.length + 1);
+      const c = alphabet[random(alphabet.length)];
+      const kind = random(3);
+      text = text.slice(0, at) + (kind === 1 ? "" : c) + text.slice(kind === 0 ? at : at + 1);
+    }
+    yield text;
+  }
+}
+
 describe("parseLine", () => {
   it("reads a streamed update as JSON.parse does, its params' place known without a walk", () => {
     const message = parseLine(UPDATE) as { method: string; params: unknown };
@@ -97,21 +118,7 @@ describe("parseLine", () => {
       '{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"prompt":[]}}',
     ];
     const alphabet = ['"', "{", "}", "[", "]", ",", ":", "\\", " ", "\t", "a", "1", "\u0001", "é"];
-    let seed = 20;
-    const random = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
-    for (let i = 0; i < 20_000; i++) {
-      let text = bases[random(bases.length)];
-      for (let m = 1 + random(2); m > 0; m--) {
-        const at = random(text.length + 1);
-        const c = alphabet[random(alphabet.length)];
-        const kind = random(3);
-        text = text.slice(0, at) + (kind === 1 ? "" : c) + text.slice(kind === 0 ? at : at + 1);
-      }
-      agrees(text);
-    }
+    for (const text of mutated(bases, alphabet, 20)) agrees(text);
   });
 });
 
@@ -219,22 +226,8 @@ describe("objectAlone: a long request's params read member by member", () => {
       '{"x":[[],{}],"y":"]","z":{"w":"\\\\"}}',
     ];
     const alphabet = ['"', "{", "}", "[", "]", ",", ":", "\\", " ", "a", "1", "e", "-", "\u0001", "é"];
-    let seed = 21;
-    const random = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
     let read = 0;
-    for (let i = 0; i < 20_000; i++) {
-      let text = bases[random(bases.length)];
-      for (let m = 1 + random(2); m > 0; m--) {
-        const at = random(text.length + 1);
-        const c = alphabet[random(alphabet.length)];
-        const kind = random(3);
-        text = text.slice(0, at) + (kind === 1 ? "" : c) + text.slice(kind === 0 ? at : at + 1);
-      }
-      if (readsAlike(text)) read++; // else left to JSON.parse, which refuses it or reads it whole
-    }
+    for (const text of mutated(bases, alphabet, 21)) if (readsAlike(text)) read++; // else left to JSON.parse, which refuses it or reads it whole
     expect(read).toBeGreaterThan(2_000);
   });
 
