@@ -231,6 +231,37 @@ describe("objectAlone: a long request's params read member by member", () => {
     expect(read).toBeGreaterThan(2_000);
   });
 
+  it("agrees with JSON.parse on mutated long request lines, and records the members a walk finds", () => {
+    // The structure is mutated, then "@" becomes the long text (a mutation that took it leaves a short line).
+    const bases = [
+      '{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"@"}]}}',
+      '{"jsonrpc":"2.0","id":"r","method":"x/y","params":{"a":[1,{"b":"}"}],"t":"@","c":{"d":[]},"a":null}}',
+      '{"jsonrpc":"2.0","id":4,"method":"x/y","params":{"p\\u0072ompt":[],"prompt":["@"],"_meta":{}}}',
+    ];
+    const alphabet = ['"', "{", "}", "[", "]", ",", ":", "\\", " ", "a", "1", "_", "\u0001"];
+    const head = long.slice(0, 4200);
+    let recorded = 0;
+    for (const mutation of mutated(bases, alphabet, 22)) {
+      const text = mutation.replace("@", head);
+      agrees(text);
+      let value: unknown;
+      try {
+        value = parseLine(text);
+      } catch {
+        continue;
+      }
+      const layout = typeof value === "object" && value !== null ? layoutOf(value) : undefined;
+      if (layout?.paramsMembers === undefined) continue;
+      recorded++;
+      const [from, to] = layout.params!;
+      expect(
+        layout.paramsMembers.map((offset) => offset - from),
+        text,
+      ).toEqual(walkedMembers(text.slice(from, to)));
+    }
+    expect(recorded).toBeGreaterThan(1_000);
+  });
+
   it("gives a long prompt line the members of its params, so a proxy's edit in it walks no text", () => {
     const params = `{"sessionId":"s1","prompt":[{"type":"text","text":"${long}"}]}`;
     const line = `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":${params}}`;
