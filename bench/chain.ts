@@ -52,7 +52,7 @@ export function streamingArgs(n: number, isolation: Isolation): string[] {
     file,
     JSON.stringify({ proxies: Array.from({ length: n }, (_, i) => ({ name: `passthrough-${i + 1}`, wasm: passthrough, limits })) }),
   );
-  return [node, cordon, "run", "--isolation", isolation, "--config", file, "--", ...rawAgent];
+  return cordonArgs(0, isolation, ["--config", file]);
 }
 
 /** `@thinkwell/conductor` with `n` pass-through process proxies. */

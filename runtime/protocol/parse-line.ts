@@ -39,7 +39,6 @@ import {
   CompactNotification,
   COMPACT_HEAD as HEAD,
   isBlank,
-  nameAt,
   COMPACT_PARAMS as PARAMS,
   stringEnd,
   valueEnd,
@@ -201,14 +200,11 @@ export function objectAlone(text: string, start: number, end: number, members: n
   for (let pos = start + 1; ; ) {
     if (text.charCodeAt(pos) !== 0x22 || members.length === MEMBERWISE_MAX * 4) return NOT_ALONE;
     const nameEnd = stringEnd(text, pos);
-    if (text.charCodeAt(nameEnd) !== 0x3a || !namePlain(text, pos + 1, nameEnd - 1)) return NOT_ALONE;
-    let name: string;
-    try {
-      name = nameAt(text, pos, nameEnd);
-    } catch {
-      return NOT_ALONE; // a broken escape: the whole parse says so
-    }
-    if (name === "__proto__") return NOT_ALONE;
+    if (text.charCodeAt(nameEnd) !== 0x3a) return NOT_ALONE;
+    // A name without escapes or control characters is its text; any other is parsed, which decodes
+    // it or refuses it (a raw control character, a broken escape: the whole parse then says so).
+    const name = plainText(text, pos + 1, nameEnd - 1) ? text.slice(pos + 1, nameEnd - 1) : parsedAlone(text, pos, nameEnd);
+    if (typeof name !== "string" || name === "__proto__") return NOT_ALONE;
     const from = nameEnd + 1;
     if (!tried && mayClose(text.charCodeAt(from), last)) {
       tried = true;
@@ -241,12 +237,6 @@ function mayClose(first: number, last: number): boolean {
   if (first === 0x5b) return last === 0x5d;
   if (first === 0x22) return last === 0x22;
   return last !== 0x7d && last !== 0x5d && last !== 0x22 && !isBlank(last);
-}
-
-/** Whether a name's text `[from, to)` has no raw control character (which `JSON.parse` refuses; escapes are decoded by `nameAt`). */
-function namePlain(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (text.charCodeAt(i) < 0x20) return false;
-  return true;
 }
 
 /** `[start, end)` of `text` parsed as one JSON value, or `NOT_ALONE`. */
