@@ -92,6 +92,25 @@ describe.each([
     }
   });
 
+  it("a self-timed call that asks to be watched is interrupted past the time it was given", async () => {
+    const spin = await spinner();
+    const outcome = await new Promise((resolve) =>
+      b.post(() => {
+        const value = b.guardSelfTimed(
+          () => {
+            b.watch(150);
+            return spin();
+          },
+          150,
+          () => resolve("interrupted"),
+        );
+        resolve(value);
+      }),
+    );
+    expect(outcome).toBe("interrupted");
+    expect(await run(b, () => "next", 1000)).toEqual({ value: "next", after: true });
+  });
+
   it("costs little per guarded call (measured, printed)", async () => {
     const n = b.mechanism === "watchdog" ? 200_000 : 2_000;
     const per = await new Promise<number>((resolve) =>
@@ -126,6 +145,70 @@ describe("the watchdog's poll interval (an eighth of the shortest limit a call h
     const t2 = performance.now();
     expect(await run(dog, spin, 20)).toEqual({ interrupted: true });
     expect(performance.now() - t2).toBeLessThan(150);
+  });
+});
+
+describe("self-timed calls (a metered guest, whose refuel door reads the clock)", () => {
+  /** Posts `fn` as a self-timed call; resolves as `run` does. */
+  const selfTimed = <T>(b: Backstop, fn: () => T, limitMs: number) =>
+    new Promise<{ value?: T; interrupted?: true; after?: true }>((resolve) =>
+      b.post(() => {
+        const value = b.guardSelfTimed(fn, limitMs, () => resolve({ interrupted: true }));
+        resolve({ value, after: true });
+      }),
+    );
+
+  it("start no watchdog: one is started only when a call asks (`watch`), and watches the rest of that call", async () => {
+    const dog = new InspectorWatchdog();
+    const spin = await spinner();
+    for (let i = 0; i < 100; i++) expect(await selfTimed(dog, () => i, 1000)).toEqual({ value: i, after: true });
+    expect(dog.started).toBe(0);
+    expect(dog.watching).toBe(false);
+    const t = performance.now();
+    const outcome = await selfTimed(
+      dog,
+      () => {
+        dog.watch(100);
+        dog.watch(100); // asked twice: one watchdog
+        return spin();
+      },
+      100,
+    );
+    expect(outcome).toEqual({ interrupted: true });
+    expect(performance.now() - t).toBeGreaterThanOrEqual(90);
+    expect(dog.started).toBe(1);
+    // The next calls end normally, watched by the watchdog now up.
+    expect(await selfTimed(dog, () => "next", 1000)).toEqual({ value: "next", after: true });
+    expect(await run(dog, () => "plain", 1000)).toEqual({ value: "plain", after: true });
+  });
+
+  it("are watched from their start while a watchdog is up (started by another call), without asking", async () => {
+    const dog = new InspectorWatchdog();
+    const spin = await spinner();
+    expect(await run(dog, () => 1, 1000)).toEqual({ value: 1, after: true });
+    expect(dog.watching).toBe(true);
+    expect(await selfTimed(dog, spin, 100)).toEqual({ interrupted: true });
+    expect(dog.started).toBe(1);
+  });
+
+  it("a call that asks after a watchdog's idle exit starts another", async () => {
+    const dog = new InspectorWatchdog({ exitAfterMs: 30 });
+    const spin = await spinner();
+    expect(await run(dog, () => 1, 1000)).toEqual({ value: 1, after: true });
+    for (let waited = 0; dog.watching && waited < 5000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    expect(dog.watching).toBe(false);
+    expect(await selfTimed(dog, () => 2, 1000)).toEqual({ value: 2, after: true });
+    expect(dog.started).toBe(1);
+    const outcome = await selfTimed(
+      dog,
+      () => {
+        dog.watch(100);
+        return spin();
+      },
+      100,
+    );
+    expect(outcome).toEqual({ interrupted: true });
+    expect(dog.started).toBe(2);
   });
 });
 

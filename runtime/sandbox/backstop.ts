@@ -33,6 +33,18 @@ export interface Backstop {
    * interrupted: nothing after it in this task runs, and `interrupted` is called from a later task.
    */
   guard<T>(fn: () => T, limitMs: number, interrupted: () => void): T;
+  /**
+   * `guard` for a call that reads the clock itself while it runs long (a metered guest: its fuel
+   * comes in slices through the refuel door, `fuel.ts` `openRefuelDoor`, whose host stops it past
+   * its limit). Nothing is started for it: a watchdog already up watches it as any call, and
+   * `watch`, called from inside it, starts one for the rest of it.
+   */
+  guardSelfTimed<T>(fn: () => T, limitMs: number, interrupted: () => void): T;
+  /**
+   * Inside `guardSelfTimed`: the call has run long (or is about to run a large step); watch it from
+   * now on, for at most `leftMs` more. Nothing if it is watched already.
+   */
+  watch(leftMs: number): void;
 }
 
 let chosen: Backstop | null = null;

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { proxyWasm, ROOT } from "../../test/helpers/paths.js";
 import { CanonicalHost } from "./canonical-host.js";
 import { loadComponentBytes } from "./component-loader.js";
-import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isOutOfFuel, START_EXPORT } from "./fuel.js";
+import { FUEL_EXPORT, FuelUnsupported, instrumentFuel, isOutOfFuel, openRefuelDoor, REFUEL_EXPORT, START_EXPORT } from "./fuel.js";
 import { CALL_FUEL, CHECK_FUEL, HOST_CALL_FUEL, PRECHARGED_CALL_TREE } from "./fuel-weigh.js";
 import { WallClockExceeded, withinWallClock } from "./wall-clock.js";
 
@@ -335,6 +335,91 @@ describe("instrumentFuel: fewer checks, no unmetered path", () => {
     global.value = 1000n;
     (exports.run as (n: number) => void)(7);
     expect(global.value).toBe(1000n - 8n); // the entry, and 7 loop iterations
+  });
+});
+
+describe("instrumentFuel: the refuel door", () => {
+  const loop = (body: string) => `(loop $l ${body} (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))`;
+  /** Guests where the fuel lives in a local (a loop), in the global (recursion), and a bulk operation's charge. */
+  const guests = {
+    "a loop (fuel in a local)": `(module (func (export "run") (param $n i32) ${loop("(nop)")}))`,
+    "recursion (fuel in the global)": `(module (func $r (export "run") (param $n i32)
+      (if (local.get $n) (then (call $r (i32.sub (local.get $n) (i32.const 1)))))))`,
+    "bulk operations": `(module (memory 1) (func (export "run") (param $n i32) ${loop("(memory.fill (i32.const 0) (i32.const 0) (i32.const 65536))")}))`,
+  };
+
+  /** The host of the door: refills `slice` per call until `budget` is spent, then throws. */
+  function slices(m: Metered, slice: bigint, budget: bigint) {
+    const host = { calls: 0, left: budget - slice, owed: [] as bigint[] };
+    openRefuelDoor(m.exports as WebAssembly.Exports, () => {
+      host.calls++;
+      const owed = -(m.fuel.value as bigint);
+      host.owed.push(owed);
+      let grant = owed + slice;
+      if (grant > host.left) grant = host.left;
+      host.left -= grant;
+      m.fuel.value = (m.fuel.value as bigint) + grant;
+      if ((m.fuel.value as bigint) < 0n) throw new Error("spent");
+    });
+    m.fuel.value = slice;
+    return host;
+  }
+
+  it("is a one-element table the guest's code cannot name, exported for the host", async () => {
+    const m = await meter(`(module (table 3 funcref) (func (export "run")))`);
+    const door = m.exports[REFUEL_EXPORT] as unknown as WebAssembly.Table;
+    expect(door).toBeInstanceOf(WebAssembly.Table);
+    expect(door.length).toBe(1);
+    expect(() => door.grow(1)).toThrow(); // its maximum is one
+    await expect(meter(`(module (table (export "${REFUEL_EXPORT}") 1 funcref))`)).rejects.toThrow(FuelUnsupported);
+  });
+
+  it.each(Object.entries(guests))("%s: work sliced by the door uses what one budget would, and completes", async (_, wat) => {
+    const whole = await meter(wat);
+    const n = 2000;
+    const { used, error } = whole.run("run", 10n ** 12n, n);
+    expect(error).toBeNull();
+    const m = await meter(wat);
+    const slice = used / 10n;
+    const host = slices(m, slice, 10n ** 12n);
+    m.exports.run(n);
+    expect(host.calls).toBeGreaterThanOrEqual(9);
+    // Every unit charged was granted: what was set and refilled, less what is left, is what one budget used.
+    expect(10n ** 12n - host.left - (m.fuel.value as bigint)).toBe(used);
+  });
+
+  it.each(Object.entries(guests))("%s: the guest stops when the door throws, the counter below zero", async (_, wat) => {
+    const m = await meter(wat);
+    const host = slices(m, 10_000n, 100_000n); // recursion must run out of fuel before it runs out of stack
+    let error: unknown = null;
+    try {
+      m.exports.run(1_000_000_000);
+    } catch (e) {
+      error = e;
+    }
+    expect((error as Error).message).toBe("spent");
+    expect(isOutOfFuel(m.fuel)).toBe(true);
+    expect(host.left).toBe(0n);
+  });
+
+  it("a bulk operation's whole charge is owed at the door before it runs", async () => {
+    const m = await meter(guests["bulk operations"]);
+    const host = slices(m, 10n, 10n ** 12n);
+    m.exports.run(3);
+    // Each fill of 64 KiB is charged by its length before it runs: the door sees it owed at once.
+    expect(host.owed.filter((owed) => owed >= 65536n >> 3n).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("a door that returns without refilling does not let the guest run on: it traps, out of fuel", async () => {
+    for (const wat of Object.values(guests)) {
+      const m = await meter(wat);
+      let calls = 0;
+      openRefuelDoor(m.exports as WebAssembly.Exports, () => {
+        calls++;
+      });
+      expect(outOfFuel(m, m.run("run", 1_000n, 1_000_000))).toBe(true);
+      expect(calls).toBe(1);
+    }
   });
 });
 

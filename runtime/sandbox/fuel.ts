@@ -77,6 +77,11 @@ export { FuelUnsupported } from "./fuel-decode.js";
 
 export const FUEL_EXPORT = "cordon:fuel";
 export const START_EXPORT = "cordon:start";
+/**
+ * The refuel door: an added table of one function, exported so the host can put its refuel
+ * function there (`refuelDoor`). Left empty, a failed check traps as it always did.
+ */
+export const REFUEL_EXPORT = "cordon:refuel";
 
 /** Most checks one module may need to be metered in-thread (the AssemblyScript proxies need 1–3 k). */
 const MAX_FUEL_CHECKS = 250_000;
@@ -106,6 +111,33 @@ export interface FuelModule {
 /** Whether the guest ran out of fuel: the counter is below zero (only a check or a host charge puts it there). */
 export function isOutOfFuel(fuel: WebAssembly.Global | null): boolean {
   return fuel !== null && (fuel.value as bigint) < 0n;
+}
+
+/**
+ * A module that only re-exports a host function: a table holds only WebAssembly functions, and
+ * an exported import is one (`(import "h" "r" (func)) (export "r" (func 0))`).
+ */
+// biome-ignore format: one line per section (header, types, import, export)
+const DOOR_MODULE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+  0x01, 0x04, 0x01, 0x60, 0x00, 0x00,
+  0x02, 0x07, 0x01, 0x01, 0x68, 0x01, 0x72, 0x00, 0x00,
+  0x07, 0x05, 0x01, 0x01, 0x72, 0x00, 0x00,
+]);
+let doorModule: WebAssembly.Module | null = null;
+
+/**
+ * Puts `refuel` in a metered instance's refuel door: a check that finds the fuel spent calls it
+ * (with the counter written back, below zero) instead of trapping. It must return with the counter
+ * at or above zero, or throw to stop the guest (the guest then traps as if it had run out, the
+ * counter still below zero, so `isOutOfFuel` tells); a host charge that overdraws should call it
+ * too. Costs nothing until the fuel is spent: the host sets a slice, refills it here, and reads
+ * its clock only here.
+ */
+export function openRefuelDoor(exports: WebAssembly.Exports, refuel: () => void): void {
+  doorModule ??= new WebAssembly.Module(DOOR_MODULE);
+  const door = new WebAssembly.Instance(doorModule, { h: { r: refuel } }).exports.r as () => void;
+  (exports[REFUEL_EXPORT] as WebAssembly.Table).set(0, door);
 }
 
 /** Returns the module with fuel metering injected. Throws `FuelUnsupported` for what it cannot meter. */
@@ -270,10 +302,28 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
   const voidType = typeCount;
   const typesOut = [...encodeU32(typeCount + 1), ...(typeSection ? bytes.subarray(typesStart, typeSection.end) : []), 0x60, 0x00, 0x00];
   const interruptFunction = imports + definedTypes.length;
+  // And the refuel function `[] -> []` after it, called by a check that found the fuel spent.
+  const refuelFunction = interruptFunction + 1;
   const functionsOut = [
-    ...encodeU32(definedTypes.length + 1),
+    ...encodeU32(definedTypes.length + 2),
     ...(funcSection ? bytes.subarray(readU32(bytes, funcSection.body)[1], funcSection.end) : []),
     ...encodeU32(voidType),
+    ...encodeU32(voidType),
+  ];
+
+  // Tables: the refuel door appended (a funcref table of exactly one element; no imported table
+  // shifts its index: only functions may be imported). The guest's code cannot name it: its index
+  // is past every table the guest's own code was validated against.
+  const tableSection = byId(4);
+  const [tableCount, tablesStart] = tableSection ? readU32(bytes, tableSection.body) : [0, 0];
+  const refuelTable = tableCount;
+  const tablesOut = [
+    ...encodeU32(tableCount + 1),
+    ...(tableSection ? bytes.subarray(tablesStart, tableSection.end) : []),
+    0x70, // funcref
+    0x01, // limits with a maximum
+    0x01,
+    0x01,
   ];
 
   // Globals: the fuel global appended.
@@ -305,7 +355,8 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     for (let n = exportCount; n > 0; n--) {
       const [len, p] = readU32(bytes, pos);
       const field = new TextDecoder().decode(bytes.subarray(p, p + len));
-      if (field === FUEL_EXPORT || field === START_EXPORT) throw new FuelUnsupported(`the module already exports ${field}`);
+      if (field === FUEL_EXPORT || field === START_EXPORT || field === REFUEL_EXPORT)
+        throw new FuelUnsupported(`the module already exports ${field}`);
       const [index, after] = readU32(bytes, p + len + 1);
       if (bytes[p + len] === 0x00) mark(escapes, index);
       pos = after;
@@ -315,11 +366,14 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
   markGlobals(bytes, globalSection, escapes);
   if (start !== null) mark(escapes, start);
   const exports = [
-    ...encodeU32(exportCount + 1 + (start === null ? 0 : 1)),
+    ...encodeU32(exportCount + 2 + (start === null ? 0 : 1)),
     ...(exportSection ? bytes.subarray(exportsStart, exportSection.end) : []),
     ...name(FUEL_EXPORT),
     0x03,
     ...encodeU32(fuelGlobal),
+    ...name(REFUEL_EXPORT),
+    0x01,
+    ...encodeU32(refuelTable),
     ...(start === null ? [] : [...name(START_EXPORT), 0x00, ...encodeU32(start)]),
   ];
 
@@ -344,7 +398,7 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     cpos = end;
   }
   settleEntries(plan, shapes, escapes, imports);
-  const emit = { bytes, plan, fuelGlobal, interruptFunction, shapes, census: options.census === true };
+  const emit = { bytes, plan, fuelGlobal, interruptFunction, refuelFunction, shapes, census: options.census === true };
   const measure = new Out(null);
   for (const body of bodies) {
     const from = measure.pos;
@@ -352,17 +406,32 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     body.size = measure.pos - from;
   }
   const interruptBody = [0x02, 0x00, 0x0b]; // size, no locals, end
-  let codeBody = lebSize(bodyCount + 1) + interruptBody.length;
+  // The refuel function: through the door, then the fuel tested again, so a host that returns
+  // without refilling (or an empty door, which traps on its own) never lets the guest run on.
+  // biome-ignore format: one instruction per line
+  const refuelCode = [
+    0x00, // no locals
+    0x41, 0x00, // i32.const 0
+    0x11, ...encodeU32(voidType), ...encodeU32(refuelTable), // call_indirect
+    0x23, ...encodeU32(fuelGlobal), // global.get
+    0x42, 0x00, // i64.const 0
+    0x53, // i64.lt_s
+    0x04, 0x40, 0x00, 0x0b, // if unreachable end
+    0x0b,
+  ];
+  const refuelBody = [...encodeU32(refuelCode.length), ...refuelCode];
+  let codeBody = lebSize(bodyCount + 2) + interruptBody.length + refuelBody.length;
   for (const body of bodies) codeBody += lebSize(body.size) + body.size;
 
   // Sections in order: the global section added if there was none, the start section dropped.
   const replaced = new Map<number, ArrayLike<number>>([
     [1, typesOut],
     [3, functionsOut],
+    [4, tablesOut],
     [6, globals],
     [7, exports],
   ]);
-  const pending = new Set([1, 3, 6, 7]);
+  const pending = new Set([1, 3, 4, 6, 7]);
   const order: (Section | number)[] = [];
   for (const s of all) {
     if (s.id !== 0) {
@@ -399,7 +468,7 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
     } else if (s.id === 10) {
       out.byte(10);
       out.u32(codeBody);
-      out.u32(bodyCount + 1);
+      out.u32(bodyCount + 2);
       for (const [i, body] of bodies.entries()) {
         out.u32(body.size);
         const at = out.pos;
@@ -407,6 +476,7 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
         if (out.pos - at !== body.size) throw new Error(`fuel: body ${i} came out ${out.pos - at - body.size} bytes off`);
       }
       out.all(interruptBody);
+      out.all(refuelBody);
     } else out.copy(bytes, s.start, s.end);
   }
   if (out.pos !== total) throw new Error(`fuel: output came out ${out.pos - total} bytes off`);
@@ -431,6 +501,7 @@ interface Emit {
   plan: FuelPlan;
   fuelGlobal: number;
   interruptFunction: number;
+  refuelFunction: number;
   shapes: BodyShape[];
   census: boolean;
 }
@@ -506,14 +577,14 @@ function writeBody(out: Out, body: Body, emit: Emit): void {
       out.byte(0x42);
       out.s32(cost);
       out.byte(0x7d); // i64.sub
-      storeAndTest(out, G, L, local);
+      storeAndTest(out, G, L, local, emit.refuelFunction);
     } else if (kind === CHARGE || emit.census) {
       fuelNow(out, G, L, local);
       out.byte(0x42);
       out.s32(cost);
       out.byte(0x7d); // i64.sub
-      storeAndTest(out, G, L, local);
-    } else if (kind !== DROPPED) writeBulk(out, G, L, local, scratch, kind, emit.interruptFunction);
+      storeAndTest(out, G, L, local, emit.refuelFunction);
+    } else if (kind !== DROPPED) writeBulk(out, G, L, local, scratch, kind, emit);
   }
   out.copy(bytes, last, body.end);
 }
@@ -533,10 +604,11 @@ function save(out: Out, G: number, L: number): void {
 }
 
 /**
- * The new fuel (on the stack) kept, then tested: `if (fuel < 0) unreachable`. In local mode it
- * goes to the local, and to the global only on the way to the trap (the host reads it there).
+ * The new fuel (on the stack) kept, then tested: `if (fuel < 0) refuel()`. In local mode it goes
+ * to the local, and to the global only on the way to the refuel (the host reads and refills it
+ * there), and is read back after it.
  */
-function storeAndTest(out: Out, G: number, L: number, local: boolean): void {
+function storeAndTest(out: Out, G: number, L: number, local: boolean, refuel: number): void {
   out.byte(0x22); // local.tee
   out.u32(L);
   if (!local) {
@@ -551,12 +623,19 @@ function storeAndTest(out: Out, G: number, L: number, local: boolean): void {
   out.byte(0x04);
   out.byte(0x40);
   if (local) save(out, G, L);
-  out.byte(0x00); // unreachable
+  out.byte(0x10); // call the refuel function: it returns only with fuel ≥ 0
+  out.u32(refuel);
+  if (local) {
+    out.byte(0x23);
+    out.u32(G);
+    out.byte(0x21);
+    out.u32(L);
+  }
   out.byte(0x0b);
 }
 
-/** Before a bulk operation (its length on top of the stack): fuel -= length << shift; if (fuel < 0) unreachable; call the interrupt point */
-function writeBulk(out: Out, G: number, L: number, local: boolean, scratch: number, kind: number, interrupt: number): void {
+/** Before a bulk operation (its length on top of the stack): fuel -= length << shift; if (fuel < 0) refuel(); call the interrupt point */
+function writeBulk(out: Out, G: number, L: number, local: boolean, scratch: number, kind: number, emit: Emit): void {
   out.byte(0x22); // local.tee: the length stays on the stack for the operation
   out.u32(scratch);
   fuelNow(out, G, L, local);
@@ -570,7 +649,7 @@ function writeBulk(out: Out, G: number, L: number, local: boolean, scratch: numb
     out.byte(0x86); // i64.shl
   }
   out.byte(0x7d); // i64.sub
-  storeAndTest(out, G, L, local);
+  storeAndTest(out, G, L, local, emit.refuelFunction);
   out.byte(0x10);
-  out.u32(interrupt);
+  out.u32(emit.interruptFunction);
 }

@@ -162,6 +162,8 @@ export class InspectorWatchdog implements Backstop {
   private gen = 0;
   /** Watchdogs started so far (tests read it). */
   started = 0;
+  /** A self-timed call in flight that no watchdog watches: its running word, for `watch`; else -1. */
+  private unwatched = -1;
   /** The guarded call in flight (or interrupted, until the watchdog's reply). */
   private interrupted: (() => void) | null = null;
   private readonly channel = new MessageChannel();
@@ -204,26 +206,47 @@ export class InspectorWatchdog implements Backstop {
   }
 
   guard<T>(fn: () => T, limitMs: number, interrupted: () => void): T {
+    return this.guarded(fn, limitMs, interrupted, false);
+  }
+
+  guardSelfTimed<T>(fn: () => T, limitMs: number, interrupted: () => void): T {
+    return this.guarded(fn, limitMs, interrupted, true);
+  }
+
+  watch(leftMs: number): void {
+    const running = this.unwatched;
+    if (running === -1) return;
+    this.unwatched = -1;
+    this.startWatchdog(running, Math.max(1, leftMs));
+  }
+
+  private guarded<T>(fn: () => T, limitMs: number, interrupted: () => void, selfTimed: boolean): T {
     if (this.lost) return vmTimeoutBackstop.guard(fn, limitMs, interrupted);
     const idle = (this.gen << 2) | IDLE;
     this.gen = (this.gen + 1) & 0x1fffffff;
     const running = (this.gen << 2) | RUNNING;
-    let word = this.current.word;
+    const word = this.current.word;
     word[2] = Math.ceil(limitMs); // published by the swap below
     if (limitMs < this.shortestLimit) this.shorterLimit(word, limitMs);
     this.interrupted = interrupted;
     const was = Atomics.compareExchange(word, 0, idle, running);
     if (was !== idle) {
-      if ((was & 3) === GONE) word = this.startWatchdog(running, limitMs);
-      else Atomics.store(word, 0, running); // not reached: guarded calls do not nest
+      if ((was & 3) !== GONE) Atomics.store(word, 0, running); // not reached: guarded calls do not nest
+      else if (selfTimed) this.unwatched = running; // `watch` may start one for it
+      else this.startWatchdog(running, limitMs);
     }
     try {
       return fn();
     } finally {
       // Not reached when interrupted: V8 runs no finally under termination.
-      if (Atomics.compareExchange(word, 0, running, (this.gen << 2) | IDLE) !== running) {
-        // The watchdog won the swap: its termination is on the way and must land here.
-        while (Atomics.load(word, 0) === ((this.gen << 2) | KILLING));
+      if (this.unwatched !== -1) this.unwatched = -1; // it ran with no watchdog, and none was started
+      else {
+        // The watchdog watching it: the one up when it began, or the one `watch` started.
+        const watched = this.current.word;
+        if (Atomics.compareExchange(watched, 0, running, (this.gen << 2) | IDLE) !== running) {
+          // The watchdog won the swap: its termination is on the way and must land here.
+          while (Atomics.load(watched, 0) === ((this.gen << 2) | KILLING));
+        }
       }
       this.interrupted = null;
     }

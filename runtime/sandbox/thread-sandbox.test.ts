@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { buildComponent, ECHO_BODY, echoComponent } from "../../test/fixtures/wat-components.js";
 import { watchSandbox } from "../../test/helpers/watched-sandbox.js";
+import { backstop } from "./backstop.js";
 import { loadComponentBytes } from "./component-loader.js";
+import type { InspectorWatchdog } from "./inspector-watchdog.js";
 import { DEFAULT_LIMITS, THREAD_QUEUE_HIGH_WATER } from "./sandbox.js";
 import { sandboxFactory } from "./sandbox-factory.js";
 import { forgetPreparedModules, ThreadSandbox, type ThreadSandboxOptions } from "./thread-sandbox.js";
@@ -19,7 +21,7 @@ async function sandboxFor(bytes: Uint8Array, limits = {}, options: ThreadSandbox
   return watchSandbox(new ThreadSandbox(component, { ...DEFAULT_LIMITS, ...limits }, [], options));
 }
 
-/** Fuel for ~200 s of work: only the wall-clock backstop can stop a guest within these tests. */
+/** Fuel for ~200 s of work: only a clock can stop a guest within these tests (the door's, at a fuel check, or the backstop's). */
 const UNMETERED = { maxFuelPerDelivery: 10n ** 15n, maxFuelAtStart: 10n ** 15n };
 
 const loopInReceive = () =>
@@ -97,14 +99,15 @@ describe("ThreadSandbox", () => {
     await expect(s.started).rejects.toThrow(/^instantiation used its fuel budget of 50000000 units/);
   });
 
-  it("the wall-clock backstop stops a receive that fuel does not (its limit plus a slice); the bystander's output arrives first", async () => {
+  it("the refuel door stops a receive at its time limit that its fuel does not; the bystander's output arrives first", async () => {
     const s = await sandboxFor(await loopInReceive(), { receiveTimeoutMs: 300 }, UNMETERED);
     await s.started;
     const t = Date.now();
     s.sandbox.deliver("{}");
     await s.died;
     expect(Date.now() - t).toBeLessThan(5_000);
-    expect(s.failure()).toEqual({ kind: "timeout", message: "receive did not return within 300 ms (stopped by the wall-clock backstop)" });
+    expect(s.failure()?.kind).toBe("timeout");
+    expect(s.failure()?.message).toMatch(/^receive did not return within 300 ms \(stopped at a fuel check after \d+ ms\)$/);
     // Later work in this thread goes on: another guest still answers.
     const echo = await sandboxFor(await echoComponent("utf8"));
     await echo.started;
@@ -127,16 +130,37 @@ describe("ThreadSandbox", () => {
     s.sandbox.deliver(`"b"`);
     await s.died;
     expect(s.outputs).toEqual([`"a"`]);
-    expect(s.failure()?.message).toMatch(/wall-clock backstop/);
+    expect(s.failure()?.message).toMatch(/^receive did not return within 300 ms/);
   });
 
-  it("the wall-clock backstop stops a start function that fuel does not", async () => {
+  it("no watchdog is started for guests whose calls end quickly; one that runs away is watched from ~10 ms on while the door stops it", async () => {
+    const dog = backstop() as InspectorWatchdog;
+    expect(dog.mechanism).toBe("watchdog");
+    // One left up by an earlier test ends after a second idle.
+    await expect.poll(() => dog.watching, { timeout: 5_000 }).toBe(false);
+    const started = dog.started;
+    const echo = await sandboxFor(await echoComponent("utf8"));
+    await echo.started;
+    for (let i = 0; i < 100; i++) echo.sandbox.deliver(`{"n":${i}}`);
+    await expect.poll(() => echo.outputs.length).toBe(100);
+    expect(dog.started).toBe(started);
+    expect(dog.watching).toBe(false);
+
+    const s = await sandboxFor(await loopInReceive(), { receiveTimeoutMs: 300 }, UNMETERED);
+    await s.started;
+    s.sandbox.deliver("{}");
+    await s.died;
+    expect(s.failure()?.message).toMatch(/^receive did not return within 300 ms \(stopped at a fuel check/);
+    expect(dog.started).toBe(started + 1);
+  });
+
+  it("the refuel door stops a start function at its time limit that its fuel does not", async () => {
     const loop = await buildComponent({
       wat: `(module ${IMPORT} ${ECHO_BODY} (func $start (loop $spin (br $spin))) (start $start))`,
       wit: WORLD,
     });
     const s = await sandboxFor(loop, { startTimeoutMs: 300 }, UNMETERED);
-    await expect(s.started).rejects.toThrow(/^instantiation did not finish within 300 ms \(stopped by the wall-clock backstop\)$/);
+    await expect(s.started).rejects.toThrow(/^instantiation did not finish within 300 ms \(stopped at a fuel check after \d+ ms\)$/);
   });
 
   it("random bytes in a loop (wasi:random granted) are charged by length; the shim's allocations through cabi_realloc do not refill", async () => {

@@ -39,7 +39,7 @@ import { backstop } from "./backstop.js";
 import { GuestBudget } from "./budget.js";
 import { CanonicalHost, describe, GuestFault } from "./canonical-host.js";
 import type { LoadedComponent } from "./component-loader.js";
-import { FUEL_EXPORT, FuelUnsupported, isOutOfFuel, START_EXPORT } from "./fuel.js";
+import { FUEL_EXPORT, FuelUnsupported, isOutOfFuel, openRefuelDoor, START_EXPORT } from "./fuel.js";
 import { withMemoryAtTrap } from "./memory-at-trap.js";
 import { meterCached } from "./metered-cache.js";
 import { capModule } from "./module-caps.js";
@@ -57,6 +57,20 @@ import { Delivery, type ProxySandbox, QueueCongestion, type SandboxFailure, type
 export const FUEL_PER_MS = 6_000_000;
 /** Longest a drain runs before yielding to the event loop. */
 const SLICE_MS = 4;
+/**
+ * Fuel is put in the guest's counter a slice at a time: the refuel door (`refuel`) refills it from
+ * the call's budget and reads the clock, once per slice. 4 ms of work by the calibration, ~0.6 ms
+ * of a tight loop here: a message's work never reaches it (a streamed chunk through a pass-through
+ * proxy burns ~90 K units, a 100 KB prompt through `context` ~10 M), a guest running away passes it
+ * ~1,700 times a second.
+ */
+const FUEL_SLICE = BigInt(FUEL_PER_MS * 4);
+/**
+ * A call still running this long (ms) at the door, or about to run a step charged more than a
+ * slice, is watched by the backstop's watchdog from then on (`Backstop.watch`); one that ends
+ * sooner starts none.
+ */
+const WATCH_AFTER_MS = 10;
 
 export interface ThreadSandboxOptions {
   /** Fuel per delivery; default `receiveTimeoutMs × FUEL_PER_MS`. */
@@ -108,6 +122,16 @@ export class ThreadSandbox implements ProxySandbox {
   cpuMs = 0;
   /** When the delivery in flight started. */
   private deliveryStart = 0;
+  /** Fuel of the metered call in flight not yet in the counter (the door gives it out a slice at a time). */
+  private fuelLeft = 0n;
+  /** When the metered call in flight began, and its limit (ms): the door stops it past that. */
+  private callStart = 0;
+  private callLimitMs = 0;
+  /** When the backstop's guard of the drain (or the start) began, and its limit: what `watch` is given. */
+  private guardStart = 0;
+  private guardLimitMs = 0;
+  /** How long the call had run when the door stopped it at its limit; null if it did not. */
+  private stoppedAfterMs: number | null = null;
   /** Where the metered module came from: this process, the disk cache (`metered-cache.ts`), or the rewrite. */
   meteredFrom: "memory" | "disk" | "rewrite" = "rewrite";
 
@@ -167,23 +191,27 @@ export class ThreadSandbox implements ProxySandbox {
       maxSendsPerReceive: this.limits.maxSendsPerReceive,
       grants: this.grants,
       instantiated: (exports: WebAssembly.Exports) => {
-        const fuel = (this.fuel = exports[FUEL_EXPORT] as WebAssembly.Global);
-        fuel.value = this.startFuel;
+        this.fuel = exports[FUEL_EXPORT] as WebAssembly.Global;
+        openRefuelDoor(exports, this.refuel);
+        this.meter(this.startFuel, this.guardStart, this.limits.startTimeoutMs);
         (exports[START_EXPORT] as (() => void) | undefined)?.();
       },
       chargeFuel: (units: number) => {
         const fuel = this.fuel!;
         fuel.value = (fuel.value as bigint) - BigInt(units);
-        if ((fuel.value as bigint) < 0n) throw new Error("out of fuel");
+        if ((fuel.value as bigint) < 0n) this.refuel();
       },
     };
     const guard = backstop();
     const stopped = `instantiation did not finish within ${this.limits.startTimeoutMs} ms (stopped by the wall-clock backstop)`;
+    // The backstop's limit is a slice past the door's, so a call the door can stop is stopped there.
+    this.guardLimitMs = this.limits.startTimeoutMs + SLICE_MS;
     try {
       this.host = await new Promise<CanonicalHost>((resolve, reject) =>
         guard.post(() => {
+          this.guardStart = performance.now(); // the start's time runs from here, not from its wait in the queue
           // Guest errors are caught inside the guarded call: only an interruption unwinds past it.
-          const made = guard.guard(
+          const made = guard.guardSelfTimed(
             () => {
               try {
                 return { host: new CanonicalHost(module, options), error: null };
@@ -191,7 +219,7 @@ export class ThreadSandbox implements ProxySandbox {
                 return { host: null, error };
               }
             },
-            this.limits.startTimeoutMs,
+            this.guardLimitMs,
             () => reject(new Error(stopped)),
           );
           if (made.host) resolve(made.host);
@@ -259,7 +287,7 @@ export class ThreadSandbox implements ProxySandbox {
     if (this.dead || this.paused || this.head === this.queue.length) return;
     const slice: Slice = { events: [], failure: null, more: false };
     // A delivery starts at most SLICE_MS into the slice, so each gets its full limit.
-    backstop().guard(
+    backstop().guardSelfTimed(
       () => this.runSlice(slice),
       this.limits.receiveTimeoutMs + SLICE_MS,
       () => {
@@ -296,6 +324,8 @@ export class ThreadSandbox implements ProxySandbox {
     // deliveries is counted as the second's guest time).
     let t = performance.now();
     const until = t + SLICE_MS;
+    this.guardStart = t;
+    this.guardLimitMs = this.limits.receiveTimeoutMs + SLICE_MS;
     while (!this.dead && !this.paused && this.head < this.queue.length) {
       const message = this.queue[this.head++];
       if (this.head === this.queue.length) {
@@ -311,7 +341,7 @@ export class ThreadSandbox implements ProxySandbox {
       this.deliveryStart = t;
       let output: string[];
       try {
-        this.fuel!.value = this.deliveryFuel;
+        this.meter(this.deliveryFuel, t, this.limits.receiveTimeoutMs);
         output = host.receive(delivery?.text ?? (message as string), delivery?.pieces);
       } catch (error) {
         const now = performance.now();
@@ -335,7 +365,50 @@ export class ThreadSandbox implements ProxySandbox {
     }
   }
 
+  /** Gives the metered call about to begin its budget: the first slice in the counter, the rest to the door. */
+  private meter(budget: bigint, start: number, limitMs: number): void {
+    const first = budget < FUEL_SLICE ? budget : FUEL_SLICE;
+    this.fuel!.value = first;
+    this.fuelLeft = budget - first;
+    this.callStart = start;
+    this.callLimitMs = limitMs;
+  }
+
+  /**
+   * The refuel door (`fuel.ts` `openRefuelDoor`): a check found the counter below zero, by what the
+   * guest owes. Past the call's limit the guest is stopped (it traps, the counter below zero); past
+   * its budget too; else the counter gets what is owed and another slice. A call that has run
+   * `WATCH_AFTER_MS`, or owes more than a slice (one large bulk step about to run), is handed to the
+   * backstop's watchdog for the rest of its guard, for what the door cannot see (a step mispriced).
+   */
+  private readonly refuel = (): void => {
+    const fuel = this.fuel!;
+    const now = performance.now();
+    const ran = now - this.callStart;
+    if (ran >= this.callLimitMs) {
+      this.stoppedAfterMs = ran;
+      throw new Error("past its time limit");
+    }
+    const owed = -(fuel.value as bigint);
+    if (owed > this.fuelLeft) {
+      this.fuelLeft = 0n;
+      throw new Error("out of fuel");
+    }
+    if (ran >= WATCH_AFTER_MS || owed > FUEL_SLICE) backstop().watch(this.guardStart + this.guardLimitMs - now);
+    let grant = owed + FUEL_SLICE;
+    if (grant > this.fuelLeft) grant = this.fuelLeft;
+    this.fuelLeft -= grant;
+    fuel.value = (fuel.value as bigint) + grant;
+  };
+
   private failureOf(error: unknown, what: string, fuel: bigint, ranMs: number, memoryBytes?: number): SandboxFailure {
+    if (this.stoppedAfterMs !== null) {
+      const limit = what === "receive" ? this.limits.receiveTimeoutMs : this.limits.startTimeoutMs;
+      const ran = Math.round(this.stoppedAfterMs);
+      this.stoppedAfterMs = null;
+      const verb = what === "receive" ? "did not return" : "did not finish";
+      return { kind: "timeout", message: `${what} ${verb} within ${limit} ms (stopped at a fuel check after ${ran} ms)` };
+    }
     if (isOutOfFuel(this.fuel)) {
       return {
         kind: "timeout",

@@ -70,4 +70,9 @@ export const vmTimeoutBackstop: Backstop = {
       throw INTERRUPTED;
     }
   },
+  // Nothing can be started halfway through a call here: a self-timed call is watched from its start.
+  guardSelfTimed(fn, limitMs, interrupted) {
+    return vmTimeoutBackstop.guard(fn, limitMs, interrupted);
+  },
+  watch() {},
 };
