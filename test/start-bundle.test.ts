@@ -2,15 +2,16 @@
  * The start bundle (`dist/bundle/`, build/bundle.mjs) is what `bin/cordon.js` runs: everything
  * that finds a file of Cordon's own must find it from there too. Checked through real starts:
  * the fuel pass's output is cached (its fingerprint reads the pass's modules), the backstop's
- * watchdog worker starts (its source runs outside the bundle), a worker-isolation proxy finds its
- * worker script, and `--version` reads the package — each also with `CORDON_BUNDLE=off`.
+ * watchdog worker starts for a guest call that runs long (its source runs outside the bundle), a
+ * worker-isolation proxy finds its worker script, and `--version` reads the package — each also
+ * with `CORDON_BUNDLE=off`.
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CORDON, NODE, proxyWasm, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
 import { RawClient } from "./helpers/raw-client.js";
 
@@ -19,6 +20,31 @@ const open: RawClient[] = [];
 afterEach(async () => {
   for (const c of open.splice(0)) await c.close();
 });
+
+/** The hostile fixture whose `loop` prompt spins in receive, built for this file alone. */
+const saboteur = join(mkdtempSync(join(tmpdir(), "cordon-bundle-saboteur-")), "saboteur.wasm");
+beforeAll(async () => {
+  await exec(NODE, [join(ROOT, "sdk-as/tools/build-proxy.mjs"), join(ROOT, "test/fixtures/hostile/saboteur.ts"), "-o", saboteur]);
+}, 120_000);
+
+/**
+ * A guest call that runs long starts the backstop's watchdog (its source is eval'd in a worker);
+ * with `CORDON_LOG=debug` it says so once it watches. Fuel or the refuel door stops the call.
+ */
+async function runaway(env: Record<string, string>): Promise<string> {
+  const config = join(mkdtempSync(join(tmpdir(), "cordon-bundle-chain-")), "chain.json");
+  const agent = { command: SCRIPTED_AGENT[0], args: SCRIPTED_AGENT.slice(1) };
+  writeFileSync(config, JSON.stringify({ proxies: [{ name: "saboteur", wasm: saboteur, limits: { receiveTimeoutMs: 1000 } }], agent }));
+  const client = new RawClient(NODE, [CORDON, "run", "--config", config], { ...env, CORDON_LOG: "debug" });
+  open.push(client);
+  await client.request("initialize", { protocolVersion: 1 });
+  const sessionId = (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
+  const answer = await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "loop" }] });
+  expect(answer.error?.message).toMatch(/receive (did not return within 1000 ms|used its fuel budget)/);
+  await expect.poll(() => client.stderr, { timeout: 10_000 }).toMatch(/the backstop's watchdog is watching/);
+  await client.close();
+  return client.stderr;
+}
 
 async function start(env: Record<string, string>, isolation: string): Promise<string> {
   const client = new RawClient(
@@ -65,9 +91,9 @@ describe("the start bundle", () => {
     it(`with CORDON_BUNDLE=${bundle}: caches the metered module, starts the watchdog, finds the worker script and the version`, async () => {
       const cache = mkdtempSync(join(tmpdir(), "cordon-bundle-cache-"));
       const env = { CORDON_BUNDLE: bundle, CORDON_CACHE_DIR: cache };
-      const stderr = await start(env, "thread");
-      expect(stderr).not.toMatch(/watchdog failed/);
+      expect(await start(env, "thread")).not.toMatch(/watchdog/);
       expect(readdirSync(cache).filter((f) => f.startsWith("metered-"))).toHaveLength(1);
+      expect(await runaway(env)).not.toMatch(/watchdog failed/);
       expect(await start(env, "worker")).not.toMatch(/error/);
       const { stdout } = await exec(NODE, [CORDON, "--version"], { env: { ...process.env, CORDON_BUNDLE: bundle } });
       expect(stdout.trim()).toMatch(/^cordon \d+\.\d+\.\d+$/);

@@ -40,6 +40,7 @@
  * `EXIT_AFTER_MS` of a chain's activity.
  */
 import { MessageChannel, Worker } from "node:worker_threads";
+import { createLogger } from "../log.js";
 import type { Backstop } from "./backstop.js";
 import { INTERRUPTED, vmTimeoutBackstop } from "./wall-clock.js";
 
@@ -92,6 +93,7 @@ function watch(data: WatchdogData): void {
   const { parentPort } = process.getBuiltinModule("node:worker_threads");
   const session = new Session();
   session.connectToMainThread();
+  parentPort!.postMessage("up");
   const word = new Int32Array(data.shared);
   const now = () => performance.now();
   const leave = () => {
@@ -231,8 +233,10 @@ export class InspectorWatchdog implements Backstop {
     this.interrupted = interrupted;
     const was = Atomics.compareExchange(word, 0, idle, running);
     if (was !== idle) {
-      if ((was & 3) !== GONE) Atomics.store(word, 0, running); // not reached: guarded calls do not nest
-      else if (selfTimed) this.unwatched = running; // `watch` may start one for it
+      // Not reached: guarded calls do not nest.
+      if ((was & 3) !== GONE) Atomics.store(word, 0, running);
+      // None is up: a self-timed call runs unwatched unless it asks (`watch`); any other starts one.
+      else if (selfTimed) this.unwatched = running;
       else this.startWatchdog(running, limitMs);
     }
     try {
@@ -318,7 +322,11 @@ export class InspectorWatchdog implements Backstop {
     this.current = dog;
     this.live.add(dog);
     this.started++;
-    worker.on("message", (gen: number) => {
+    worker.on("message", (gen: number | "up") => {
+      if (gen === "up") {
+        createLogger().debug("the backstop's watchdog is watching (a guest call ran long)");
+        return;
+      }
       if (Atomics.load(word, 0) !== ((gen << 2) | KILLING)) return;
       Atomics.store(word, 0, (gen << 2) | IDLE);
       const interrupted = this.interrupted;
