@@ -1,8 +1,11 @@
 /**
  * The wall-clock backstop of the in-thread sandbox: a guest call still running on the main thread
  * past its limit is interrupted, whatever it is doing. Fuel (`fuel.ts`) is what normally stops a
- * guest; this bounds what fuel misprices (a host import slower than its price, a bulk operation
- * slower than its per-byte weight, a machine slower than the calibration).
+ * guest, and the clock its host reads at the refuel door stops one whose work fuel misprices (a
+ * machine slower than the calibration); this bounds what neither sees, one step between two fuel
+ * checks that runs long (a host import slower than its price, a bulk operation slower than its
+ * per-byte weight). A call that reads the clock itself is guarded with `guardSelfTimed`: no
+ * watchdog is started for it unless it asks (`watch`).
  *
  * Two mechanisms behind one interface:
  * - `watchdog` (`inspector-watchdog.ts`, the default): a watchdog worker that reads a shared word

@@ -1,9 +1,13 @@
 /**
  * Fuel metering: rewrites a guest's core module so that it stops itself in the conductor's own
  * thread when it has done its budget of work (`fuel-weigh.ts` says what costs what). One added
- * mutable i64 global holds the fuel; each check subtracts its charge and executes `unreachable`
- * when the fuel is below zero. The guest cannot read, write or refill it: its index lies past
- * every global the guest's own code may name.
+ * mutable i64 global holds the fuel; each check subtracts its charge and, when the fuel is below
+ * zero, calls the added refuel function, which calls the host through the refuel door (an added
+ * table of one function, exported as `REFUEL_EXPORT`, `openRefuelDoor`) and executes `unreachable`
+ * if the fuel is still below zero. The host refills the counter there from the call's budget, a
+ * slice at a time, and reads its clock (`thread-sandbox.ts`), or throws to stop the guest; a door
+ * left empty traps. The guest cannot read, write or refill the fuel, nor reach the door: their
+ * indices lie past every global and table the guest's own code may name.
  *
  * The host owns the counter: the global is exported (`cordon:fuel`) and the host sets it before
  * each delivery, so nothing the guest or a host import does mid-delivery (an allocation through
@@ -23,6 +27,8 @@
  *    charges the whole region, including branches not taken), so fuel reaches zero no later than
  *    one check's charge past the budget: the overshoot is the failing check's own charge, and a
  *    region's charge is bounded by its size (plus `PRECHARGED_CALL_TREE` per direct call in it).
+ *    The work runs only if the refuel function returns, which it does only with the fuel at or
+ *    above zero: the host has paid what the check owed from the call's budget.
  * 2. Unbounded work needs a back edge or a call cycle. Every loop header has a check that charges
  *    at least `CHECK_FUEL`, every iteration. Every cycle in the direct-call graph contains a
  *    function that keeps its entry check (`settleEntries`); a function reachable other than by a
@@ -39,7 +45,7 @@
  *    it is written to the global before every exit (`return`, a branch to the function's label,
  *    the final `end`, a tail call), before every call that may touch the fuel (a checked callee or
  *    one that calls such, an import — the host charges by length there —, `call_indirect`) and on
- *    the way to the trap, and read back after every such call. A callee that touches no fuel (no
+ *    the way to the refuel function, and read back after every such call and after the refuel. A callee that touches no fuel (no
  *    check, no such call) cannot see a stale global. A guest trap of its own leaves the global at
  *    or above the true fuel, which is then ≥ 0, so it is not mistaken for running out.
  *

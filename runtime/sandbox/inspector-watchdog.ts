@@ -30,11 +30,14 @@
  * interval, an eighth of the limit or 10 ms (the watchdog starts a call's clock when it first sees
  * it), plus the time V8 takes to reach a stack check.
  *
- * Idle exit: a watchdog is a worker, an isolate and a Node environment of its own, ~10 MiB of the
- * process's memory (7 of it returned when it ends; measured). After `EXIT_AFTER_MS` without a
- * guarded call it swaps `IDLE → GONE` and ends; the next guarded call, finding `GONE` where it
- * swaps `IDLE → RUNNING`, starts a new watchdog with that call already in flight. Exactly one of
- * the two swaps wins, so no call ever runs with nobody watching it. A new watchdog takes ~30 ms to
+ * Started when needed, ended when idle: a watchdog is a worker, an isolate and a Node environment
+ * of its own, ~10 MiB of the process's memory (7 of it returned when it ends; measured). After
+ * `EXIT_AFTER_MS` without a guarded call it swaps `IDLE → GONE` and ends; the next guarded call,
+ * finding `GONE` where it swaps `IDLE → RUNNING`, starts a new watchdog with that call already in
+ * flight — unless the call is self-timed (`guardSelfTimed`: a metered guest whose refuel door
+ * reads the clock), which runs unwatched until it asks (`watch`, from the door, once it has run
+ * long), and then gets a watchdog for the rest of it. Exactly one of the two swaps wins, so no
+ * call that is not self-timed ever runs with nobody watching it. A new watchdog takes ~30 ms to
  * start watching (~1 ms of it on the main thread, ~35 ms of CPU in all), which only delays an
  * interruption by that much, as the first one's start always did; restarts cost at most that per
  * `EXIT_AFTER_MS` of a chain's activity.

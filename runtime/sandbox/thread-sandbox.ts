@@ -11,17 +11,21 @@
  * since it runs in this thread; a guest over it fails with kind `budget`).
  *
  * Fuel: `receiveTimeoutMs` and `startTimeoutMs` are turned into fuel at `FUEL_PER_MS` units per
- * millisecond — about the rate of a tight loop on a 2-core development machine. This sandbox sets
- * the counter before each delivery and before the (deferred) start function, and nothing else
- * does; a guest that spends it is reported as a `timeout` failure naming its fuel.
+ * millisecond — about a seventh of a tight loop's rate on a 2-core development machine. This
+ * sandbox gives a call its budget a slice at a time (`FUEL_SLICE`): the first before each delivery
+ * and before the (deferred) start function, the rest at the refuel door (`refuel`), where it also
+ * reads the clock and stops a call past its limit; nothing else sets the counter. A guest that
+ * spends its fuel, or runs past its limit, is reported as a `timeout` failure naming which.
  *
- * Backstop (`backstop.ts`): each drain runs a slice of deliveries (at most `SLICE_MS` of them, then
- * one more) under `receiveTimeoutMs + SLICE_MS` of wall time, and instantiation under
- * `startTimeoutMs`: a guest still running then is interrupted (V8 TerminateExecution, sent by the
- * inspector watchdog) and reported as a `timeout`; the interrupted instance is thrown away. Its
- * cost is a few atomic operations per slice, and each slice runs as a `MessagePort` task of its own
- * (the only kind of task an interruption unwinds cleanly); slices of several proxies posted
- * meanwhile share one.
+ * Backstop (`backstop.ts`), for a step between two fuel checks that runs long: each drain runs a
+ * slice of deliveries (at most `SLICE_MS` of them, then one more) under `receiveTimeoutMs +
+ * SLICE_MS` of wall time, and instantiation under `startTimeoutMs + SLICE_MS`: a guest still
+ * running then is interrupted (V8 TerminateExecution, sent by the inspector watchdog) and reported
+ * as a `timeout`; the interrupted instance is thrown away. The calls are self-timed (the door reads
+ * the clock), so no watchdog is started for them until one runs `WATCH_AFTER_MS` or is about to run
+ * a step charged past a slice. Its cost is a few atomic operations per slice, and each slice runs
+ * as a `MessagePort` task of its own (the only kind of task an interruption unwinds cleanly);
+ * slices of several proxies posted meanwhile share one.
  *
  * Order and re-entry: `deliver` only queues; the queue is drained from a posted task, and a slice's
  * outputs and pass-throughs are handed to the conductor in order after the slice — so the router is
