@@ -76,6 +76,12 @@ const FUEL_SLICE = BigInt(FUEL_PER_MS * 4);
  */
 const WATCH_AFTER_MS = 10;
 
+/** A budget as the meter gives it out: the first slice, and the rest. */
+function slices(budget: bigint): [bigint, bigint] {
+  const first = budget < FUEL_SLICE ? budget : FUEL_SLICE;
+  return [first, budget - first];
+}
+
 export interface ThreadSandboxOptions {
   /** Fuel per delivery; default `receiveTimeoutMs × FUEL_PER_MS`. */
   maxFuelPerDelivery?: bigint;
@@ -109,6 +115,8 @@ export class ThreadSandbox implements ProxySandbox {
   private startError: Error | null = null;
   private readonly budget: GuestBudget;
   private readonly deliveryFuel: bigint;
+  /** A delivery's budget as the meter gives it: the first slice, and the rest for the door (no BigInt arithmetic per delivery). */
+  private readonly deliverySlices: readonly [bigint, bigint];
   private readonly startFuel: bigint;
   private host: CanonicalHost | null = null;
   /** The guest's fuel counter (`fuel.ts`): set here before each metered call, read after a trap. */
@@ -150,6 +158,7 @@ export class ThreadSandbox implements ProxySandbox {
     options: ThreadSandboxOptions = {},
   ) {
     this.deliveryFuel = options.maxFuelPerDelivery ?? BigInt(limits.receiveTimeoutMs) * BigInt(FUEL_PER_MS);
+    this.deliverySlices = slices(this.deliveryFuel);
     this.startFuel = options.maxFuelAtStart ?? BigInt(limits.startTimeoutMs) * BigInt(FUEL_PER_MS);
     this.budget = new GuestBudget(limits);
     const key = `${component.sha256}:${limits.maxMemoryPages}:${limits.maxTableElements}:${this.startFuel}:${this.deliveryFuel}`;
@@ -197,7 +206,8 @@ export class ThreadSandbox implements ProxySandbox {
       instantiated: (exports: WebAssembly.Exports) => {
         this.fuel = exports[FUEL_EXPORT] as WebAssembly.Global;
         openRefuelDoor(exports, this.refuel);
-        this.meter(this.startFuel, this.guardStart, this.limits.startTimeoutMs);
+        const [first, rest] = slices(this.startFuel);
+        this.meter(first, rest, this.guardStart, this.limits.startTimeoutMs);
         (exports[START_EXPORT] as (() => void) | undefined)?.();
       },
       chargeFuel: (units: number) => {
@@ -345,7 +355,7 @@ export class ThreadSandbox implements ProxySandbox {
       this.deliveryStart = t;
       let output: string[];
       try {
-        this.meter(this.deliveryFuel, t, this.limits.receiveTimeoutMs);
+        this.meter(this.deliverySlices[0], this.deliverySlices[1], t, this.limits.receiveTimeoutMs);
         output = host.receive(delivery?.text ?? (message as string), delivery?.pieces);
       } catch (error) {
         const now = performance.now();
@@ -370,10 +380,9 @@ export class ThreadSandbox implements ProxySandbox {
   }
 
   /** Gives the metered call about to begin its budget: the first slice in the counter, the rest to the door. */
-  private meter(budget: bigint, start: number, limitMs: number): void {
-    const first = budget < FUEL_SLICE ? budget : FUEL_SLICE;
+  private meter(first: bigint, rest: bigint, start: number, limitMs: number): void {
     this.fuel!.value = first;
-    this.fuelLeft = budget - first;
+    this.fuelLeft = rest;
     this.callStart = start;
     this.callLimitMs = limitMs;
   }
