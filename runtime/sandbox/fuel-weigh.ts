@@ -59,6 +59,14 @@ export const EXIT = 3;
 export const CALL = 4;
 /** Not a check: a call of an import or through a table (`cost`: the position after the call). */
 export const CALL_OUT = 5;
+/** Not a check: a `loop` whose refuel path is wrapped around it (`WRAPPED`; `cost`: its block type byte). */
+export const LOOP = 6;
+/** Not a check: the `end` of such a loop, after which its refuel path is written (`aux`: its header check). */
+export const LOOP_END = 7;
+/** Not a check: a branch out of such a loop, its labels renumbered (`aux`: where they start in `labels`). */
+export const BRANCH = 8;
+/** `aux` of a loop's header check whose loop is wrapped: it branches out to its refuel path rather than calling the door. */
+export const WRAPPED = 1;
 
 /** The checks of every body, in body order and, within a body, in position order. */
 export class FuelPlan {
@@ -74,8 +82,10 @@ export class FuelPlan {
 
   constructor(readonly maxChecks: number) {}
 
-  /** For `CALL`: its index in `callee`. */
+  /** For `CALL`: its index in `callee`; for `BRANCH`: its first label in `labels`; `WRAPPED` for a wrapped loop's check. */
   readonly aux: number[] = [];
+  /** The renumbered labels of `BRANCH` points. */
+  readonly labels: number[] = [];
 
   push(at: number, kind: number, cost: number): number {
     if (++this.checks > this.maxChecks) {
@@ -133,6 +143,9 @@ export function weighBody(bytes: Uint8Array, start: number, end: number, ctx: We
   // The counting record (index into the plan) of each open block: loops open one, blocks and ifs inherit.
   const records: number[] = [entry];
   const frames: boolean[] = [true]; // whether each open frame opened a record
+  // Whether each open frame is a wrapped loop: three blocks are written around it (fuel.ts
+  // `writeBody`), so a branch out of it to a label outside counts three more frames.
+  const wrapped: boolean[] = [false];
   let record = entry;
   let unbounded = false;
   let loops = false;
@@ -148,39 +161,53 @@ export function weighBody(bytes: Uint8Array, start: number, end: number, ctx: We
     instructions++;
     costs[record]++;
     switch (op) {
-      case 0x03: // loop
+      case 0x03: {
+        // loop: wrapped when its block type is empty or one value type (no parameters to carry out)
+        const type = bytes[pos + 1];
+        const wraps = (type & 0xc0) === 0x40;
+        if (wraps) plan.point(pos, LOOP, type, 0);
         record = plan.push(next, CHARGE, CHECK_FUEL);
+        if (wraps) plan.aux[record] = WRAPPED;
         records.push(record);
         frames.push(true);
+        wrapped.push(wraps);
         unbounded = true;
         loops = true;
         break;
+      }
       case 0x0f: // return
         plan.point(pos, EXIT, 0, 0);
         break;
       case 0x0c: // br
       case 0x0d: // br_if
-        if (readU32(bytes, pos + 1)[0] === frames.length - 1) plan.point(pos, EXIT, 0, 0);
-        break;
       case 0x0e: {
         // br_table: an exit if any of its labels is the function's
-        let [n, p] = readU32(bytes, pos + 1);
+        let [n, p] = op === 0x0e ? readU32(bytes, pos + 1) : [0, pos + 1];
         let exits = false;
+        const first = plan.labels.length;
+        let renumbered = false;
         for (; n >= 0; n--) {
           const [label, q] = readU32(bytes, p);
           exits ||= label === frames.length - 1;
+          const to = label + 3 * crossed(wrapped, label);
+          renumbered ||= to !== label;
+          plan.labels.push(to);
           p = q;
         }
         if (exits) plan.point(pos, EXIT, 0, 0);
+        if (renumbered) plan.point(pos, BRANCH, 0, first);
+        else plan.labels.length = first;
         break;
       }
       case 0x02: // block
       case 0x04: // if
         frames.push(false);
+        wrapped.push(false);
         break;
       case 0x0b: {
         const opened = frames.pop();
         if (opened === undefined) throw new FuelUnsupported("unbalanced end in code");
+        if (wrapped.pop()) plan.point(pos, LOOP_END, 0, records[records.length - 1]);
         if (frames.length === 0) plan.point(pos, EXIT, 0, 0);
         if (opened) {
           records.pop();
@@ -231,6 +258,13 @@ export function weighBody(bytes: Uint8Array, start: number, end: number, ctx: We
   if (frames.length !== 0) throw new FuelUnsupported("function body is not terminated by end");
   const small = !unbounded && instructions <= SMALL_LEAF;
   return { entry, firstCall, lastCall: plan.callee.length, small, loops, callsOut, touches: false, codeStart, groups, locals, scratch };
+}
+
+/** How many wrapped loops a branch of label `label` leaves: among the `label` innermost open frames. */
+function crossed(wrapped: boolean[], label: number): number {
+  let n = 0;
+  for (let i = wrapped.length - label; i < wrapped.length; i++) if (wrapped[i]) n++;
+  return n;
 }
 
 /**

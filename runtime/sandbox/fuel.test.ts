@@ -410,6 +410,50 @@ describe("instrumentFuel: the refuel door", () => {
     expect(host.owed.filter((owed) => owed >= 65536n >> 3n).length).toBeGreaterThanOrEqual(3);
   });
 
+  it("loops keep their meaning when wrapped: nested loops, branches out of them (br, br_if, br_table), a loop with a value", async () => {
+    // Each export computes a number; run plain, and metered with a door refilling every few checks.
+    const wat = `(module
+      (global $acc (mut i32) (i32.const 0))
+      (func (export "nested") (param $n i32) (result i32) (local $i i32) (local $j i32) (local $s i32)
+        (block $outer
+          (loop $a
+            (local.set $j (i32.const 0))
+            (block $skip
+              (loop $b
+                (local.set $s (i32.add (local.get $s) (i32.mul (local.get $i) (local.get $j))))
+                (local.set $j (i32.add (local.get $j) (i32.const 1)))
+                (br_if $skip (i32.eq (local.get $j) (i32.const 7)))
+                (br_if $outer (i32.gt_u (local.get $s) (i32.const 100000)))
+                (br_table $b $skip $a $outer (i32.rem_u (local.get $j) (i32.const 5)))))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br_if $a (i32.lt_u (local.get $i) (local.get $n)))))
+        (local.get $s))
+      (func (export "valued") (param $n i32) (result i32) (local $k i32)
+        (i32.add (i32.const 1000)
+          (loop $l (result i32)
+            (local.set $k (i32.add (local.get $k) (i32.const 3)))
+            (br_if $l (i32.lt_u (local.get $k) (local.get $n)))
+            (local.get $k))))
+      (func (export "leave") (param $n i32) (result i32) (local $k i32)
+        (loop $l
+          (local.set $k (i32.add (local.get $k) (i32.const 1)))
+          (loop $m
+            (if (i32.eq (local.get $k) (local.get $n)) (then (return (i32.mul (local.get $k) (i32.const 2)))))
+            (if (i32.gt_u (local.get $k) (i32.const 100000)) (then (br 3 (i32.const -2)))) ;; out to the function's label
+            (br $l)))
+        (i32.const -1)))`;
+    const plain = new WebAssembly.Instance(new WebAssembly.Module(await parse(wat))).exports as Metered["exports"];
+    for (const slice of [10n, 97n, 1000n, 10n ** 9n]) {
+      const m = await meter(wat);
+      const host = slices(m, slice, 10n ** 12n);
+      for (const [name, n] of [["nested", 40], ["nested", 3000], ["valued", 100], ["valued", 1], ["leave", 50], ["leave", 1]] as const) {
+        m.fuel.value = slice;
+        expect(m.exports[name](n), `${name}(${n}), slice ${slice}`).toBe(plain[name](n));
+      }
+      if (slice === 10n) expect(host.calls).toBeGreaterThan(100);
+    }
+  });
+
   it("a door that returns without refilling does not let the guest run on: it traps, out of fuel", async () => {
     for (const wat of Object.values(guests)) {
       const m = await meter(wat);

@@ -246,7 +246,8 @@ export class InspectorWatchdog implements Backstop {
       return fn();
     } finally {
       // Not reached when interrupted: V8 runs no finally under termination.
-      if (this.unwatched !== -1) this.unwatched = -1; // it ran with no watchdog, and none was started
+      if (this.unwatched !== -1)
+        this.unwatched = -1; // it ran with no watchdog, and none was started
       else {
         // The watchdog watching it: the one up when it began, or the one `watch` started.
         const watched = this.current.word;
