@@ -442,7 +442,7 @@ describe("instrumentFuel: the refuel door", () => {
             (if (i32.gt_u (local.get $k) (i32.const 100000)) (then (br 3 (i32.const -2)))) ;; out to the function's label
             (br $l)))
         (i32.const -1)))`;
-    const plain = new WebAssembly.Instance(new WebAssembly.Module(await parse(wat))).exports as Metered["exports"];
+    const plain = new WebAssembly.Instance(new WebAssembly.Module((await parse(wat)) as Uint8Array<ArrayBuffer>)).exports as Metered["exports"];
     for (const slice of [10n, 97n, 1000n, 10n ** 9n]) {
       const m = await meter(wat);
       const host = slices(m, slice, 10n ** 12n);
