@@ -196,6 +196,12 @@ function encodeS64(value: bigint): number[] {
 const utf8 = (s: string) => new TextEncoder().encode(s);
 const name = (s: string) => [...encodeU32(utf8(s).length), ...utf8(s)];
 
+/** A vector section's body with `entry` appended, and the index the entry gets. */
+function appendEntry(bytes: Uint8Array, section: Section | undefined, entry: number[]): { body: number[]; index: number } {
+  const [count, start] = section ? readU32(bytes, section.body) : [0, 0];
+  return { body: [...encodeU32(count + 1), ...(section ? bytes.subarray(start, section.end) : []), ...entry], index: count };
+}
+
 /** Marks in `escapes` each function a constant expression names (`ref.func`); returns the position after its `end`. */
 function markExpr(bytes: Uint8Array, pos: number, end: number, escapes: Uint8Array | null): number {
   while (bytes[pos] !== 0x0b) {
@@ -333,31 +339,13 @@ function instrument(bytes: Uint8Array, options: FuelOptions): FuelModule {
   // Tables: the refuel door appended (a funcref table of exactly one element; no imported table
   // shifts its index: only functions may be imported). The guest's code cannot name it: its index
   // is past every table the guest's own code was validated against.
-  const tableSection = byId(4);
-  const [tableCount, tablesStart] = tableSection ? readU32(bytes, tableSection.body) : [0, 0];
-  const refuelTable = tableCount;
-  const tablesOut = [
-    ...encodeU32(tableCount + 1),
-    ...(tableSection ? bytes.subarray(tablesStart, tableSection.end) : []),
-    0x70, // funcref
-    0x01, // limits with a maximum
-    0x01,
-    0x01,
-  ];
+  const funcrefOfOne = [0x70, 0x01, 0x01, 0x01]; // funcref, limits with a maximum: 1, 1
+  const { body: tablesOut, index: refuelTable } = appendEntry(bytes, byId(4), funcrefOfOne);
 
-  // Globals: the fuel global appended.
+  // Globals: the fuel global appended (a mutable i64 set to the start fuel).
   const globalSection = byId(6);
-  const [globalCount, globalsStart] = globalSection ? readU32(bytes, globalSection.body) : [0, 0];
-  const fuelGlobal = globalCount;
-  const globals = [
-    ...encodeU32(globalCount + 1),
-    ...(globalSection ? bytes.subarray(globalsStart, globalSection.end) : []),
-    0x7e,
-    0x01,
-    0x42,
-    ...encodeS64(options.startFuel),
-    0x0b,
-  ];
+  const fuelEntry = [0x7e, 0x01, 0x42, ...encodeS64(options.startFuel), 0x0b];
+  const { body: globals, index: fuelGlobal } = appendEntry(bytes, globalSection, fuelEntry);
 
   // Start: taken out of the start section, exported.
   const startSection = byId(8);
