@@ -442,11 +442,19 @@ describe("instrumentFuel: the refuel door", () => {
             (if (i32.gt_u (local.get $k) (i32.const 100000)) (then (br 3 (i32.const -2)))) ;; out to the function's label
             (br $l)))
         (i32.const -1)))`;
-    const plain = new WebAssembly.Instance(new WebAssembly.Module((await parse(wat)) as Uint8Array<ArrayBuffer>)).exports as Metered["exports"];
+    const plain = new WebAssembly.Instance(new WebAssembly.Module((await parse(wat)) as Uint8Array<ArrayBuffer>))
+      .exports as Metered["exports"];
     for (const slice of [10n, 97n, 1000n, 10n ** 9n]) {
       const m = await meter(wat);
       const host = slices(m, slice, 10n ** 12n);
-      for (const [name, n] of [["nested", 40], ["nested", 3000], ["valued", 100], ["valued", 1], ["leave", 50], ["leave", 1]] as const) {
+      for (const [name, n] of [
+        ["nested", 40],
+        ["nested", 3000],
+        ["valued", 100],
+        ["valued", 1],
+        ["leave", 50],
+        ["leave", 1],
+      ] as const) {
         m.fuel.value = slice;
         expect(m.exports[name](n), `${name}(${n}), slice ${slice}`).toBe(plain[name](n));
       }
