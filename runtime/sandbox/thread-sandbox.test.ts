@@ -22,6 +22,18 @@ async function sandboxFor(bytes: Uint8Array, limits = {}, options: ThreadSandbox
 }
 
 /** Fuel for ~200 s of work: only a clock can stop a guest within these tests (the door's, at a fuel check, or the backstop's). */
+
+/**
+ * Waits until no watchdog is up (one an earlier test started ends after a second idle), so a test
+ * of the door is not a race with a watchdog already watching from the call's start: a watchdog
+ * started by the door comes ~30 ms after it asks, past the door's limit by the backstop's margin.
+ */
+async function noWatchdogUp(): Promise<InspectorWatchdog> {
+  const dog = backstop() as InspectorWatchdog;
+  expect(dog.mechanism).toBe("watchdog");
+  await expect.poll(() => dog.watching, { timeout: 5_000 }).toBe(false);
+  return dog;
+}
 const UNMETERED = { maxFuelPerDelivery: 10n ** 15n, maxFuelAtStart: 10n ** 15n };
 
 const loopInReceive = () =>
@@ -100,6 +112,7 @@ describe("ThreadSandbox", () => {
   });
 
   it("the refuel door stops a receive at its time limit that its fuel does not; the bystander's output arrives first", async () => {
+    await noWatchdogUp();
     const s = await sandboxFor(await loopInReceive(), { receiveTimeoutMs: 300 }, UNMETERED);
     await s.started;
     const t = Date.now();
@@ -134,10 +147,7 @@ describe("ThreadSandbox", () => {
   });
 
   it("no watchdog is started for guests whose calls end quickly; one that runs away is watched from ~10 ms on while the door stops it", async () => {
-    const dog = backstop() as InspectorWatchdog;
-    expect(dog.mechanism).toBe("watchdog");
-    // One left up by an earlier test ends after a second idle.
-    await expect.poll(() => dog.watching, { timeout: 5_000 }).toBe(false);
+    const dog = await noWatchdogUp();
     const started = dog.started;
     const echo = await sandboxFor(await echoComponent("utf8"));
     await echo.started;
@@ -155,6 +165,7 @@ describe("ThreadSandbox", () => {
   });
 
   it("the refuel door stops a start function at its time limit that its fuel does not", async () => {
+    await noWatchdogUp();
     const loop = await buildComponent({
       wat: `(module ${IMPORT} ${ECHO_BODY} (func $start (loop $spin (br $spin))) (start $start))`,
       wit: WORLD,

@@ -18,8 +18,8 @@
  * spends its fuel, or runs past its limit, is reported as a `timeout` failure naming which.
  *
  * Backstop (`backstop.ts`), for a step between two fuel checks that runs long: each drain runs a
- * slice of deliveries (at most `SLICE_MS` of them, then one more) under `receiveTimeoutMs +
- * SLICE_MS` of wall time, and instantiation under `startTimeoutMs + SLICE_MS`: a guest still
+ * slice of deliveries (at most `SLICE_MS` of them, then one more) under `receiveTimeoutMs` and
+ * instantiation under `startTimeoutMs` of wall time, each with `backstopMargin` added: a guest still
  * running then is interrupted (V8 TerminateExecution, sent by the inspector watchdog) and reported
  * as a `timeout`; the interrupted instance is thrown away. The calls are self-timed (the door reads
  * the clock), so no watchdog is started for them until one runs `WATCH_AFTER_MS` or is about to run
@@ -61,6 +61,14 @@ import { Delivery, type ProxySandbox, QueueCongestion, type SandboxFailure, type
 export const FUEL_PER_MS = 6_000_000;
 /** Longest a drain runs before yielding to the event loop. */
 const SLICE_MS = 4;
+/**
+ * What the backstop's limit adds to a call's: an eighth of it, at least `SLICE_MS` (a delivery
+ * starts at most a slice into its drain). The door stops the guest's own code at the limit itself;
+ * the watchdog, for a step the door cannot see, comes after it by this much, so the two do not race
+ * for what the door can stop (at 4 ms past, a watchdog already up won that race on a loaded 2-core
+ * machine). A call the door cannot stop overshoots its limit by at most this plus the watchdog's poll.
+ */
+const backstopMargin = (limitMs: number): number => Math.max(SLICE_MS, limitMs / 8);
 /**
  * Fuel is put in the guest's counter a slice at a time: the refuel door (`refuel`) refills it from
  * the call's budget and reads the clock, once per slice. 4 ms of work by the calibration, ~0.6 ms
@@ -218,8 +226,8 @@ export class ThreadSandbox implements ProxySandbox {
     };
     const guard = backstop();
     const stopped = `instantiation did not finish within ${this.limits.startTimeoutMs} ms (stopped by the wall-clock backstop)`;
-    // The backstop's limit is a slice past the door's, so a call the door can stop is stopped there.
-    this.guardLimitMs = this.limits.startTimeoutMs + SLICE_MS;
+    // The backstop's limit is `backstopMargin` past the door's, so a call the door can stop is stopped there.
+    this.guardLimitMs = this.limits.startTimeoutMs + backstopMargin(this.limits.startTimeoutMs);
     try {
       this.host = await new Promise<CanonicalHost>((resolve, reject) =>
         guard.post(() => {
@@ -300,10 +308,10 @@ export class ThreadSandbox implements ProxySandbox {
     this.scheduled = false;
     if (this.dead || this.paused || this.head === this.queue.length) return;
     const slice: Slice = { events: [], failure: null, more: false };
-    // A delivery starts at most SLICE_MS into the slice, so each gets its full limit.
+    const limitMs = this.limits.receiveTimeoutMs + backstopMargin(this.limits.receiveTimeoutMs);
     backstop().guardSelfTimed(
-      () => this.runSlice(slice),
-      this.limits.receiveTimeoutMs + SLICE_MS,
+      () => this.runSlice(slice, limitMs),
+      limitMs,
       () => {
         this.cpuMs += performance.now() - this.deliveryStart;
         slice.failure = {
@@ -332,14 +340,14 @@ export class ThreadSandbox implements ProxySandbox {
   }
 
   /** Delivers queued messages until the queue is empty, the guest fails, or SLICE_MS is up. */
-  private runSlice(slice: Slice): void {
+  private runSlice(slice: Slice, guardLimitMs: number): void {
     // One clock read per delivery: each starts when the one before it ended (a clock read costs
     // ~50 ns, as much as the rest of a delivery's bookkeeping; what little runs between two
     // deliveries is counted as the second's guest time).
     let t = performance.now();
     const until = t + SLICE_MS;
     this.guardStart = t;
-    this.guardLimitMs = this.limits.receiveTimeoutMs + SLICE_MS;
+    this.guardLimitMs = guardLimitMs;
     while (!this.dead && !this.paused && this.head < this.queue.length) {
       const message = this.queue[this.head++];
       if (this.head === this.queue.length) {
