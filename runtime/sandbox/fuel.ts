@@ -45,8 +45,8 @@
  *    it is written to the global before every exit (`return`, a branch to the function's label,
  *    the final `end`, a tail call), before every call that may touch the fuel (a checked callee or
  *    one that calls such, an import — the host charges by length there —, `call_indirect`) and on
- *    the way to the refuel function, and read back after every such call and after the refuel. A callee that touches no fuel (no
- *    check, no such call) cannot see a stale global. A guest trap of its own leaves the global at
+ *    the way to the refuel function, and read back after every such call and after the refuel. A
+ *    callee that touches no fuel (no check, no such call) cannot see a stale global. A guest trap of its own leaves the global at
  *    or above the true fuel, which is then ≥ 0, so it is not mistaken for running out.
  *
  * A loop's header check does not call the refuel function inside the loop: it branches out of it
@@ -98,7 +98,7 @@ export const FUEL_EXPORT = "cordon:fuel";
 export const START_EXPORT = "cordon:start";
 /**
  * The refuel door: an added table of one function, exported so the host can put its refuel
- * function there (`refuelDoor`). Left empty, a failed check traps as it always did.
+ * function there (`openRefuelDoor`). Left empty, a failed check traps as it always did.
  */
 export const REFUEL_EXPORT = "cordon:refuel";
 
@@ -553,10 +553,7 @@ function writeBody(out: Out, body: Body, emit: Emit): void {
       out.copy(bytes, last, at);
       save(out, G, L);
       out.copy(bytes, at, plan.cost[k]); // the call
-      out.byte(0x23); // global.get: what the callee left
-      out.u32(G);
-      out.byte(0x21); // local.set
-      out.u32(L);
+      load(out, G, L); // what the callee left
       last = plan.cost[k];
       continue;
     }
@@ -593,12 +590,7 @@ function writeBody(out: Out, body: Body, emit: Emit): void {
     last = at;
     if (k === shape.entry) {
       if (kind === DROPPED) {
-        if (local) {
-          out.byte(0x23);
-          out.u32(G);
-          out.byte(0x21);
-          out.u32(L);
-        }
+        if (local) load(out, G, L);
         continue;
       }
       out.byte(0x23); // the entry check reads the global in either mode
@@ -633,6 +625,14 @@ function save(out: Out, G: number, L: number): void {
   out.u32(G);
 }
 
+/** local = global */
+function load(out: Out, G: number, L: number): void {
+  out.byte(0x23);
+  out.u32(G);
+  out.byte(0x21);
+  out.u32(L);
+}
+
 /**
  * The new fuel (on the stack) kept, then tested: `if (fuel < 0) refuel()`. In local mode it goes
  * to the local, and to the global only on the way to the refuel (the host reads and refills it
@@ -655,12 +655,7 @@ function storeAndTest(out: Out, G: number, L: number, local: boolean, refuel: nu
   if (local) save(out, G, L);
   out.byte(0x10); // call the refuel function: it returns only with fuel ≥ 0
   out.u32(refuel);
-  if (local) {
-    out.byte(0x23);
-    out.u32(G);
-    out.byte(0x21);
-    out.u32(L);
-  }
+  if (local) load(out, G, L);
   out.byte(0x0b);
 }
 

@@ -140,11 +140,9 @@ export class ThreadSandbox implements ProxySandbox {
   private dead = false;
   /** Milliseconds the guest has run in this thread (start and deliveries). */
   cpuMs = 0;
-  /** When the delivery in flight started. */
-  private deliveryStart = 0;
   /** Fuel of the metered call in flight not yet in the counter (the door gives it out a slice at a time). */
   private fuelLeft = 0n;
-  /** When the metered call in flight began, and its limit (ms): the door stops it past that. */
+  /** When the metered call in flight (a delivery, or the start) began, and its limit (ms): the door stops it past that. */
   private callStart = 0;
   private callLimitMs = 0;
   /** When the backstop's guard of the drain (or the start) began, and its limit: what `watch` is given. */
@@ -308,12 +306,12 @@ export class ThreadSandbox implements ProxySandbox {
     this.scheduled = false;
     if (this.dead || this.paused || this.head === this.queue.length) return;
     const slice: Slice = { events: [], failure: null, more: false };
-    const limitMs = this.limits.receiveTimeoutMs + backstopMargin(this.limits.receiveTimeoutMs);
+    this.guardLimitMs = this.limits.receiveTimeoutMs + backstopMargin(this.limits.receiveTimeoutMs);
     backstop().guardSelfTimed(
-      () => this.runSlice(slice, limitMs),
-      limitMs,
+      () => this.runSlice(slice),
+      this.guardLimitMs,
       () => {
-        this.cpuMs += performance.now() - this.deliveryStart;
+        this.cpuMs += performance.now() - this.callStart;
         slice.failure = {
           kind: "timeout",
           message: `receive did not return within ${this.limits.receiveTimeoutMs} ms (stopped by the wall-clock backstop)`,
@@ -340,14 +338,13 @@ export class ThreadSandbox implements ProxySandbox {
   }
 
   /** Delivers queued messages until the queue is empty, the guest fails, or SLICE_MS is up. */
-  private runSlice(slice: Slice, guardLimitMs: number): void {
+  private runSlice(slice: Slice): void {
     // One clock read per delivery: each starts when the one before it ended (a clock read costs
     // ~50 ns, as much as the rest of a delivery's bookkeeping; what little runs between two
     // deliveries is counted as the second's guest time).
     let t = performance.now();
     const until = t + SLICE_MS;
     this.guardStart = t;
-    this.guardLimitMs = guardLimitMs;
     while (!this.dead && !this.paused && this.head < this.queue.length) {
       const message = this.queue[this.head++];
       if (this.head === this.queue.length) {
@@ -360,7 +357,6 @@ export class ThreadSandbox implements ProxySandbox {
         continue;
       }
       const host = this.host!;
-      this.deliveryStart = t;
       let output: string[];
       try {
         this.meter(this.deliverySlices[0], this.deliverySlices[1], t, this.limits.receiveTimeoutMs);
