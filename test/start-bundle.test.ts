@@ -7,11 +7,12 @@
  * with `CORDON_BUNDLE=off`.
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { prompt, session, useConfigChains } from "./helpers/config-chain.js";
 import { CORDON, NODE, proxyWasm, ROOT, SCRIPTED_AGENT } from "./helpers/paths.js";
 import { RawClient } from "./helpers/raw-client.js";
 
@@ -31,15 +32,11 @@ beforeAll(async () => {
  * A guest call that runs long starts the backstop's watchdog (its source is eval'd in a worker);
  * with `CORDON_LOG=debug` it says so once it watches. Fuel or the refuel door stops the call.
  */
+const chain = useConfigChains();
 async function runaway(env: Record<string, string>): Promise<string> {
-  const config = join(mkdtempSync(join(tmpdir(), "cordon-bundle-chain-")), "chain.json");
-  const agent = { command: SCRIPTED_AGENT[0], args: SCRIPTED_AGENT.slice(1) };
-  writeFileSync(config, JSON.stringify({ proxies: [{ name: "saboteur", wasm: saboteur, limits: { receiveTimeoutMs: 1000 } }], agent }));
-  const client = new RawClient(NODE, [CORDON, "run", "--config", config], { ...env, CORDON_LOG: "debug" });
-  open.push(client);
-  await client.request("initialize", { protocolVersion: 1 });
-  const sessionId = (await client.request("session/new", { cwd: "/tmp", mcpServers: [] })).result.sessionId;
-  const answer = await client.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "loop" }] });
+  const proxies = [{ name: "saboteur", wasm: saboteur, limits: { receiveTimeoutMs: 1000 } }];
+  const client = await chain(proxies, { ...env, CORDON_LOG: "debug" });
+  const answer = await prompt(client, await session(client), "loop");
   expect(answer.error?.message).toMatch(/receive (did not return within 1000 ms|used its fuel budget)/);
   await expect.poll(() => client.stderr, { timeout: 10_000 }).toMatch(/the backstop's watchdog is watching/);
   await client.close();

@@ -8,14 +8,19 @@ const spinner = async () => {
   return (new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports as { spin(): void }).spin;
 };
 
-/** Posts `fn` and resolves with what it returned, or with "interrupted" once the backstop says so. */
-const run = <T>(b: Backstop, fn: () => T, limitMs: number) =>
+/**
+ * Posts `fn` and resolves with what it returned, or with "interrupted" once the backstop says so;
+ * `selfTimed`: as a call that reads the clock itself (`guardSelfTimed`).
+ */
+const run = <T>(b: Backstop, fn: () => T, limitMs: number, selfTimed = false) =>
   new Promise<{ value?: T; interrupted?: true; after?: true }>((resolve) =>
     b.post(() => {
-      const value = b.guard(fn, limitMs, () => resolve({ interrupted: true }));
+      const interrupted = () => resolve({ interrupted: true });
+      const value = selfTimed ? b.guardSelfTimed(fn, limitMs, interrupted) : b.guard(fn, limitMs, interrupted);
       resolve({ value, after: true });
     }),
   );
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("the process's backstop", () => {
   it("is the inspector watchdog here (Node has an inspector and this is the main thread)", () => {
@@ -94,20 +99,16 @@ describe.each([
 
   it("a self-timed call that asks to be watched is interrupted past the time it was given", async () => {
     const spin = await spinner();
-    const outcome = await new Promise((resolve) =>
-      b.post(() => {
-        const value = b.guardSelfTimed(
-          () => {
-            b.watch(150);
-            return spin();
-          },
-          150,
-          () => resolve("interrupted"),
-        );
-        resolve(value);
-      }),
+    const outcome = await run(
+      b,
+      () => {
+        b.watch(150);
+        return spin();
+      },
+      150,
+      true,
     );
-    expect(outcome).toBe("interrupted");
+    expect(outcome).toEqual({ interrupted: true });
     expect(await run(b, () => "next", 1000)).toEqual({ value: "next", after: true });
   });
 
@@ -149,14 +150,7 @@ describe("the watchdog's poll interval (an eighth of the shortest limit a call h
 });
 
 describe("self-timed calls (a metered guest, whose refuel door reads the clock)", () => {
-  /** Posts `fn` as a self-timed call; resolves as `run` does. */
-  const selfTimed = <T>(b: Backstop, fn: () => T, limitMs: number) =>
-    new Promise<{ value?: T; interrupted?: true; after?: true }>((resolve) =>
-      b.post(() => {
-        const value = b.guardSelfTimed(fn, limitMs, () => resolve({ interrupted: true }));
-        resolve({ value, after: true });
-      }),
-    );
+  const selfTimed = <T>(b: Backstop, fn: () => T, limitMs: number) => run(b, fn, limitMs, true);
 
   it("start no watchdog: one is started only when a call asks (`watch`), and watches the rest of that call", async () => {
     const dog = new InspectorWatchdog();
@@ -195,7 +189,7 @@ describe("self-timed calls (a metered guest, whose refuel door reads the clock)"
     const dog = new InspectorWatchdog({ exitAfterMs: 30 });
     const spin = await spinner();
     expect(await run(dog, () => 1, 1000)).toEqual({ value: 1, after: true });
-    for (let waited = 0; dog.watching && waited < 5000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    for (let waited = 0; dog.watching && waited < 5000; waited += 10) await sleep(10);
     expect(dog.watching).toBe(false);
     expect(await selfTimed(dog, () => 2, 1000)).toEqual({ value: 2, after: true });
     expect(dog.started).toBe(1);
@@ -213,8 +207,6 @@ describe("self-timed calls (a metered guest, whose refuel door reads the clock)"
 });
 
 describe("the watchdog's idle exit", () => {
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
   it("ends the watchdog after it idled, and the next guarded call starts another, which still interrupts", async () => {
     const dog = new InspectorWatchdog({ exitAfterMs: 50 });
     const spin = await spinner();

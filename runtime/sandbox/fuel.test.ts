@@ -47,6 +47,8 @@ function outOfFuel(m: Metered, { error }: { error: unknown }): boolean {
 }
 
 const BUDGET = 10_000_000n;
+/** A loop running `body` `$n` times (the function's param `$n`). */
+const loop = (body: string) => `(loop $l ${body} (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))`;
 /** What a metering host does once instantiated: runs the deferred start function (with the initial fuel). */
 const runStart = (exports: WebAssembly.Exports) => (exports[START_EXPORT] as (() => void) | undefined)?.();
 
@@ -206,7 +208,6 @@ describe("instrumentFuel: fuel charges work, not instructions", () => {
 
 describe("instrumentFuel: fewer checks, no unmetered path", () => {
   /** A countdown loop around `body`, `$n` times (`$n` is the export's first parameter). */
-  const loop = (body: string) => `(loop $l ${body} (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))`;
 
   // Recursion through functions only ever called directly, so none is checked for being exported
   // or in a table: each cycle must still keep one entry check, whichever member the walk meets first.
@@ -339,7 +340,6 @@ describe("instrumentFuel: fewer checks, no unmetered path", () => {
 });
 
 describe("instrumentFuel: the refuel door", () => {
-  const loop = (body: string) => `(loop $l ${body} (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))`;
   /** Guests where the fuel lives in a local (a loop), in the global (recursion), and a bulk operation's charge. */
   const guests = {
     "a loop (fuel in a local)": `(module (func (export "run") (param $n i32) ${loop("(nop)")}))`,
