@@ -18,7 +18,7 @@ install: $(NPM_STAMP)
 # stamp lives in dist/, so removing dist/ recompiles); an unchanged tree skips it. Then the start
 # bundle (build/bundle.mjs: what bin/cordon.js loads, one file graph instead of ~80 modules).
 TSC_STAMP := dist/.tsc-stamp
-TS_SOURCES := $(shell find runtime bench sdk-as/tools sdk-as/testing examples -name '*.ts' ! -name '*.test.ts' 2>/dev/null)
+TS_SOURCES := $(shell find runtime bench sdk-as/tools sdk-as/testing examples -name '*.ts' ! -name '*.test.ts' ! -path '*/assembly/*' 2>/dev/null)
 
 $(TSC_STAMP): $(TS_SOURCES) tsconfig.json tsconfig.build.json build/bundle.mjs $(NPM_STAMP)
 	@echo "==> compiling the runtime (tsc)" >&2
@@ -35,7 +35,15 @@ proxies: tsc
 	@echo "==> building the example proxies into proxies/dist/" >&2
 	node sdk-as/tools/build-proxy.mjs --all proxies
 
-build: tsc proxies
+# The runtime's own WebAssembly (runtime/protocol/json-check.ts loads it): AssemblyScript, no
+# allocator, a fixed memory (its text region and its container stack).
+JSON_CHECK := dist/json-check.wasm
+$(JSON_CHECK): runtime/protocol/assembly/json-check.ts $(NPM_STAMP)
+	@echo "==> compiling the JSON check (AssemblyScript) into $@" >&2
+	@mkdir -p dist
+	npx asc $< -O3 --runtime stub --noAssert --initialMemory 18 --maximumMemory 18 -o $@
+
+build: tsc $(JSON_CHECK) proxies
 
 # Formatting and lint (Biome, biome.json) and unused exports (knip, knip.json): a violation fails
 # `make test`; `make format` fixes what it can.

@@ -201,6 +201,8 @@ export class InterestFilter {
     if (method === SESSION_UPDATE) {
       const updates = this.interest.updates;
       if (updates === null) return true;
+      // Watching no kind, it needs none read: most updates' params are never parsed (parse-line.ts).
+      if (updates.size === 0) return false;
       const kind = (paramsObject(paramsObject(call.params)?.update) as { sessionUpdate?: unknown } | undefined)?.sessionUpdate;
       // An update without a readable kind goes to a guest that watches any kind.
       return typeof kind === "string" ? updates.has(kind) : updates.size > 0;

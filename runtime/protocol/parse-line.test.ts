@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { objectAlone, parseLine } from "./parse-line.js";
-import { attachRaw, CompactNotification, layoutOf, memberRange, rawOf, rawParamsPieces } from "./raw-json.js";
+import { attachRaw, CompactNotification, layoutOf, memberRange, plainCopy, rawOf, rawParamsPieces, withMember } from "./raw-json.js";
 
 const UPDATE =
   '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a \\"b\\" }} c"}}}}';
@@ -60,14 +60,40 @@ function* mutated(bases: readonly string[], alphabet: readonly string[], seed: n
 describe("parseLine", () => {
   it("reads a streamed update as JSON.parse does, its params' place known without a walk", () => {
     const message = parseLine(UPDATE) as { method: string; params: unknown };
-    expect(message).toEqual(JSON.parse(UPDATE));
-    expect(Object.keys(message)).toEqual(["jsonrpc", "method", "params"]);
     expect(message).toBeInstanceOf(CompactNotification);
+    // Its params are checked, not parsed, when the line is read; the first read parses them.
+    expect((message as CompactNotification).depthChecked).toBe(true);
+    expect(message.params).toEqual(JSON.parse(UPDATE).params);
+    expect(message.params).toBe(message.params); // parsed once
+    expect(plainCopy(message)).toEqual(JSON.parse(UPDATE));
+    expect(Object.keys(plainCopy(message))).toEqual(["jsonrpc", "method", "params"]);
+    expect(JSON.stringify(message)).toBe(JSON.stringify(JSON.parse(UPDATE)));
     expect(message.method).toBe("session/update");
     expect(rawParamsPieces(message)!.join("")).toBe(JSON.stringify(JSON.parse(UPDATE).params));
     const range = layoutOf(message)!.params!;
     expect(UPDATE.slice(...range)).toBe(JSON.stringify(JSON.parse(UPDATE).params));
     expect(rawParamsPieces(message)!.join("")).toBe(UPDATE.slice(...range));
+  });
+
+  it("parses an update's params when they are first read, and a copy or a write keeps them", () => {
+    const read = (text: string) => parseLine(text) as CompactNotification;
+    // A spread would leave the accessor behind: the copies Cordon makes carry params as a member.
+    const copy = withMember(read(UPDATE), "_meta", { hop: 1 }) as unknown as { params: unknown };
+    expect(Object.keys(copy)).toEqual(["jsonrpc", "method", "params", "_meta"]);
+    expect(copy.params).toEqual(JSON.parse(UPDATE).params);
+    expect(rawOf(copy)).toBe(`${UPDATE.slice(0, -1)},"_meta":{"hop":1}}`);
+    // A value set replaces the text's, and is no longer known to nest within the limit.
+    const written = read(UPDATE);
+    written.params = { replaced: true };
+    expect(written.params).toEqual({ replaced: true });
+    expect(written.depthChecked).toBe(false);
+    // Params nested past the limit are not taken unread: parsed as before, left for the nesting rule to refuse.
+    const deep = `{"jsonrpc":"2.0","method":"m","params":{"a":${"[".repeat(200)}${"]".repeat(200)}}}`;
+    const parsed = read(deep);
+    expect(parsed.depthChecked).toBe(false);
+    expect(JSON.stringify(parsed.params)).toBe(JSON.stringify(JSON.parse(deep).params));
+    // What is not JSON is refused with JSON.parse's own error.
+    expect(() => parseLine('{"jsonrpc":"2.0","method":"m","params":{"a":01}}')).toThrow(SyntaxError);
   });
 
   it("leaves every other line to JSON.parse: a member after params, an id, another order, whitespace, an escaped method", () => {

@@ -34,6 +34,9 @@
  * tail first (a notification's is checked to end in `}}`, so that a request with its id written
  * last never gets there).
  */
+
+import { isJsonValue } from "./json-check.js";
+import { MAX_NESTING_DEPTH } from "./nesting.js";
 import {
   attachRaw,
   CompactNotification,
@@ -94,6 +97,9 @@ function readNotification(text: string): object | undefined {
   // params is an object, and the line ends right after it: `…}}`.
   if (text.charCodeAt(start) !== 0x7b || text.charCodeAt(end) !== 0x7d || text.charCodeAt(end - 1) !== 0x7d) return undefined;
   if (!plainText(text, HEAD.length, quote)) return undefined;
+  // Checked, not parsed: most are forwarded as their text, and `params` parses it if read.
+  if (isJsonValue(text, start, end, MAX_NESTING_DEPTH - 1) === true)
+    return attachRaw(CompactNotification.unread(methodAt(text, HEAD.length, quote)), text);
   const params = parsedAlone(text, start, end);
   if (params === NOT_ALONE) return undefined;
   return attachRaw(new CompactNotification(methodAt(text, HEAD.length, quote), params), text);

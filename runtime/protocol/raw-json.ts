@@ -57,19 +57,62 @@ export class TextHolder {
  * A notification read from a line that is exactly `{"jsonrpc":"2.0","method":"…","params":{…}}`,
  * compact, its method without escapes: proved so by the reader that builds it (parse-line.ts), so
  * where its params lie follows from its text (`layoutFor`) — found without a walk, and without a
- * layout stored for each of the many lines that no proxy ever wraps. Its members are set in that
- * order, as `JSON.parse` would have set them.
+ * layout stored for each of the many lines that no proxy ever wraps.
+ *
+ * Its params may be left unread (`unread`): the reader checked their text is one JSON value that
+ * nests at most `MAX_NESTING_DEPTH` − 1 deep (json-check.ts), and `params` parses it on first read.
+ * Most streamed updates are never read on their way through Cordon: their text is forwarded.
+ * `params` is therefore an accessor, not an own member: `JSON.stringify` reads it through `toJSON`,
+ * and a copy is made with `plainCopy`, not a spread (which would leave params behind).
  */
 export class CompactNotification {
   readonly jsonrpc = "2.0";
   method: string;
-  params: unknown;
+  #params: unknown;
+  #depthChecked = false;
 
   constructor(method: string, params: unknown) {
     this.method = method;
-    this.params = params;
+    this.#params = params;
+  }
+
+  /** One whose params are read from its text (attached next, `attachRaw`) when first asked for. */
+  static unread(method: string): CompactNotification {
+    const notification = new CompactNotification(method, UNREAD);
+    notification.#depthChecked = true;
+    return notification;
+  }
+
+  /** Whether its params' text was checked to nest within the limit when it was read (nesting.ts need not walk them). */
+  get depthChecked(): boolean {
+    return this.#depthChecked;
+  }
+
+  get params(): unknown {
+    if (!(#params in this)) return undefined; // read off another object (a generic copy of this one's prototype)
+    if (this.#params === UNREAD) {
+      const text = rawOf(this)!;
+      this.#params = JSON.parse(text.slice(COMPACT_HEAD.length + this.method.length + COMPACT_PARAMS.length, text.length - 1));
+    }
+    return this.#params;
+  }
+
+  set params(value: unknown) {
+    this.#params = value;
+    this.#depthChecked = false;
+  }
+
+  toJSON(): { jsonrpc: "2.0"; method: string; params: unknown } {
+    return { jsonrpc: this.jsonrpc, method: this.method, params: this.params };
   }
 }
+
+/** What a `CompactNotification` holds before its params are read. */
+const UNREAD = Symbol("params unread");
+
+/** `message` as a plain object with its members as own ones (a `CompactNotification`'s params included), for a spread copy. */
+export const plainCopy = <T extends object>(message: T): T =>
+  message instanceof CompactNotification ? (message.toJSON() as unknown as T) : message;
 
 /** The text a `CompactNotification`'s starts with, up to its method's value, and what lies between that and its params. */
 export const COMPACT_HEAD = '{"jsonrpc":"2.0","method":"';
@@ -421,7 +464,7 @@ function objectEnd(text: string, pos: number, members: number[]): number {
  * message crossing several hops is walked at most once, however large it is.
  */
 export function withMember<T extends object>(message: T, key: string, value: unknown): T {
-  const copy = { ...message, [key]: value } as T;
+  const copy = { ...plainCopy(message), [key]: value } as T;
   // A copy of a copy that set the same member, whose text is not built yet (a request's or an
   // answer's id is set twice per proxy it crosses: the guest's, then the next hop's), is spliced
   // from that copy's source: one splice of the text instead of two.
@@ -453,7 +496,7 @@ export function withMember<T extends object>(message: T, key: string, value: unk
  * that text reads as. Without text or params text, the copy has no text and is serialised whole.
  */
 export function withParamsEdit<T extends object>(message: T, value: unknown, at: number, end: number, insert: string): T {
-  const copy = { ...message, params: value } as T;
+  const copy = { ...plainCopy(message), params: value } as T;
   if (!hasRaw(message)) return copy;
   const holder = attachLazyRaw(copy, () => {
     const text = rawOf(message)!;
