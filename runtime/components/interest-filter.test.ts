@@ -6,9 +6,10 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { proxyWasm } from "../../test/helpers/paths.js";
 import type { JsonRpcMessage } from "../protocol/json-rpc.js";
+import { parseLine } from "../protocol/parse-line.js";
 import { attachRaw } from "../protocol/raw-json.js";
 import { type Isolation, sandboxFactory } from "../sandbox/sandbox-factory.js";
 import { FILTER_ID_PREFIX, INTEREST_FILTERS_ENV, InterestFilter, interestOf } from "./interest-filter.js";
@@ -229,6 +230,24 @@ describe("interest filter: what the conductor may route past the proxy (ignores)
     expect(filter.ignores(call({ method: "$/cancel_request", params: { requestId: 1 } }))).toBe(false);
     expect(filter.ignores(call({ id: 3, method: "initialize", params: {} }))).toBe(false);
     expect(filter.ignores(call({ method: "_cordon/configure", params: {} }))).toBe(false);
+  });
+
+  it("an update past a proxy that watches no kind, its params never parsed (a streamed line's are checked, not parsed)", () => {
+    const filter = new InterestFilter(interestOf({ watches: { methods: [], updates: [] } }, {})!);
+    const line = '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}}';
+    parseLine(line); // the check's module loaded (finding it reads package.json) before JSON.parse is watched
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      const read = parseLine(line) as Json;
+      expect(filter.ignores(read)).toBe(true);
+      expect(parse).not.toHaveBeenCalled();
+      // A proxy that watches some kind reads it: then the params are parsed, once.
+      const some = new InterestFilter(interestOf({ watches: { methods: [], updates: ["plan"] } }, {})!);
+      expect(some.ignores(read)).toBe(true);
+      expect(parse).toHaveBeenCalledTimes(1);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it("no request past a proxy that watches elicitations: a scoped one would have to pass it unseen", () => {

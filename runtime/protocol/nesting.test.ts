@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from "./nesting.js";
-import { attachRaw } from "./raw-json.js";
+import { parseLine } from "./parse-line.js";
+import { attachRaw, CompactNotification } from "./raw-json.js";
 
 const nested = (depth: number): unknown => JSON.parse("[".repeat(depth) + "]".repeat(depth));
 
@@ -40,5 +41,16 @@ describe("nestsDeeperThan on a message with its text", () => {
     const short = '{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":{"text":"hi"}}}}';
     expect(nestsDeeperThan(attachRaw(JSON.parse(short) as object, short), 2)).toBe(true); // short, but deeper than a small limit: walked
     expect(nestsDeeperThan(attachRaw(JSON.parse(short) as object, short))).toBe(false);
+  });
+
+  it("takes the read check's word for a streamed line's params, at the limit and one level past it", () => {
+    const line = (depth: number) =>
+      `{"jsonrpc":"2.0","method":"session/update","params":{"a":${"[".repeat(depth - 2)}${"]".repeat(depth - 2)}}}`;
+    const atLimit = parseLine(line(MAX_NESTING_DEPTH)) as object;
+    expect(nestsDeeperThan(atLimit)).toBe(false);
+    expect((atLimit as { depthChecked: boolean }).depthChecked).toBe(true); // not walked: its params were checked when read
+    const past = parseLine(line(MAX_NESTING_DEPTH + 1)) as object;
+    expect(past).toBeInstanceOf(CompactNotification); // the check refused it: parsed as before, and walked
+    expect(nestsDeeperThan(past)).toBe(true);
   });
 });

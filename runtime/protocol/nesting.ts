@@ -15,7 +15,7 @@
  * 2 × (max + 1) characters is not walked at all: every level takes an opening and a closing
  * bracket, so such a text cannot nest deeper than `max`.
  */
-import { CompactNotification, rawOf } from "./raw-json.js";
+import { rawOf, UnreadNotification } from "./raw-json.js";
 
 /** Deepest nesting Cordon forwards. ACP's own shapes nest about 10 deep; tool inputs rarely 30. */
 export const MAX_NESTING_DEPTH = 128;
@@ -24,7 +24,7 @@ export const MAX_NESTING_DEPTH = 128;
 export function nestsDeeperThan(value: unknown, max: number = MAX_NESTING_DEPTH): boolean {
   if (typeof value !== "object" || value === null) return false;
   // Its params' text was checked to nest at most MAX_NESTING_DEPTH − 1 deep when it was read (parse-line.ts).
-  if (value instanceof CompactNotification && value.depthChecked && max >= MAX_NESTING_DEPTH) return false;
+  if (value instanceof UnreadNotification && value.depthChecked && max >= MAX_NESTING_DEPTH) return false;
   const text = rawOf(value);
   if (text !== undefined && text.length < 2 * (max + 1)) return false;
   return exceeds(value, max);

@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { objectAlone, parseLine } from "./parse-line.js";
-import { attachRaw, CompactNotification, layoutOf, memberRange, plainCopy, rawOf, rawParamsPieces, withMember } from "./raw-json.js";
+import {
+  attachRaw,
+  CompactNotification,
+  layoutOf,
+  memberRange,
+  plainCopy,
+  rawOf,
+  rawParamsPieces,
+  UnreadNotification,
+  withMember,
+} from "./raw-json.js";
 
 const UPDATE =
   '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a \\"b\\" }} c"}}}}';
@@ -29,7 +39,7 @@ function agrees(text: string): void {
   expect(JSON.stringify(value), text).toBe(JSON.stringify(expected.value));
   if (typeof value !== "object" || value === null) return;
   expect(rawOf(value)).toBe(text);
-  if (value instanceof CompactNotification) rawParamsPieces(value); // the place read off the text
+  if (value instanceof CompactNotification || value instanceof UnreadNotification) rawParamsPieces(value); // the place read off the text
   // Any place known without a walk is the one a walk finds (the last member of its name).
   const layout = layoutOf(value);
   if (layout?.params !== undefined) expect(layout.params, text).toEqual(memberRange(text, "params"));
@@ -60,9 +70,9 @@ function* mutated(bases: readonly string[], alphabet: readonly string[], seed: n
 describe("parseLine", () => {
   it("reads a streamed update as JSON.parse does, its params' place known without a walk", () => {
     const message = parseLine(UPDATE) as { method: string; params: unknown };
-    expect(message).toBeInstanceOf(CompactNotification);
+    expect(message).toBeInstanceOf(UnreadNotification);
     // Its params are checked, not parsed, when the line is read; the first read parses them.
-    expect((message as CompactNotification).depthChecked).toBe(true);
+    expect((message as UnreadNotification).depthChecked).toBe(true);
     expect(message.params).toEqual(JSON.parse(UPDATE).params);
     expect(message.params).toBe(message.params); // parsed once
     expect(plainCopy(message)).toEqual(JSON.parse(UPDATE));
@@ -76,7 +86,7 @@ describe("parseLine", () => {
   });
 
   it("parses an update's params when they are first read, and a copy or a write keeps them", () => {
-    const read = (text: string) => parseLine(text) as CompactNotification;
+    const read = (text: string) => parseLine(text) as UnreadNotification;
     // A spread would leave the accessor behind: the copies Cordon makes carry params as a member.
     const copy = withMember(read(UPDATE), "_meta", { hop: 1 }) as unknown as { params: unknown };
     expect(Object.keys(copy)).toEqual(["jsonrpc", "method", "params", "_meta"]);
@@ -89,8 +99,9 @@ describe("parseLine", () => {
     expect(written.depthChecked).toBe(false);
     // Params nested past the limit are not taken unread: parsed as before, left for the nesting rule to refuse.
     const deep = `{"jsonrpc":"2.0","method":"m","params":{"a":${"[".repeat(200)}${"]".repeat(200)}}}`;
-    const parsed = read(deep);
-    expect(parsed.depthChecked).toBe(false);
+    const parsed = parseLine(deep) as CompactNotification;
+    expect(parsed).toBeInstanceOf(CompactNotification);
+    expect(Object.keys(parsed)).toEqual(["jsonrpc", "method", "params"]);
     expect(JSON.stringify(parsed.params)).toBe(JSON.stringify(JSON.parse(deep).params));
     // What is not JSON is refused with JSON.parse's own error.
     expect(() => parseLine('{"jsonrpc":"2.0","method":"m","params":{"a":01}}')).toThrow(SyntaxError);
@@ -111,6 +122,7 @@ describe("parseLine", () => {
     ]) {
       agrees(text);
       expect(parseLine(text), text).not.toBeInstanceOf(CompactNotification);
+      expect(parseLine(text), text).not.toBeInstanceOf(UnreadNotification);
     }
     expect((parseLine('{"jsonrpc":"2.0","method":"m","params":{"a":1},"params":{"b":{}}}') as { params: unknown }).params).toEqual({
       b: {},

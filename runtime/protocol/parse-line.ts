@@ -44,6 +44,7 @@ import {
   isBlank,
   COMPACT_PARAMS as PARAMS,
   stringEnd,
+  UnreadNotification,
   valueEnd,
 } from "./raw-json.js";
 
@@ -99,7 +100,7 @@ function readNotification(text: string): object | undefined {
   if (!plainText(text, HEAD.length, quote)) return undefined;
   // Checked, not parsed: most are forwarded as their text, and `params` parses it if read.
   if (isJsonValue(text, start, end, MAX_NESTING_DEPTH - 1) === true)
-    return attachRaw(CompactNotification.unread(methodAt(text, HEAD.length, quote)), text);
+    return attachRaw(new UnreadNotification(methodAt(text, HEAD.length, quote)), text);
   const params = parsedAlone(text, start, end);
   if (params === NOT_ALONE) return undefined;
   return attachRaw(new CompactNotification(methodAt(text, HEAD.length, quote), params), text);

@@ -57,33 +57,41 @@ export class TextHolder {
  * A notification read from a line that is exactly `{"jsonrpc":"2.0","method":"…","params":{…}}`,
  * compact, its method without escapes: proved so by the reader that builds it (parse-line.ts), so
  * where its params lie follows from its text (`layoutFor`) — found without a walk, and without a
- * layout stored for each of the many lines that no proxy ever wraps.
- *
- * Its params may be left unread (`unread`): the reader checked their text is one JSON value that
- * nests at most `MAX_NESTING_DEPTH` − 1 deep (json-check.ts), and `params` parses it on first read.
- * Most streamed updates are never read on their way through Cordon: their text is forwarded.
- * `params` is therefore an accessor, not an own member: `JSON.stringify` reads it through `toJSON`,
- * and a copy is made with `plainCopy`, not a spread (which would leave params behind).
+ * layout stored for each of the many lines that no proxy ever wraps. Its members are set in that
+ * order, as `JSON.parse` would have set them.
  */
 export class CompactNotification {
   readonly jsonrpc = "2.0";
   method: string;
-  #params: unknown;
-  #depthChecked = false;
+  params: unknown;
 
   constructor(method: string, params: unknown) {
     this.method = method;
-    this.#params = params;
+    this.params = params;
+  }
+}
+
+/**
+ * A `CompactNotification` whose params are not read yet: the reader checked that their text is
+ * one JSON value nesting at most `MAX_NESTING_DEPTH` − 1 deep (json-check.ts), and `params` parses
+ * it on first read. Most streamed updates are never read on their way through Cordon: their text
+ * is forwarded. Its text is attached next (`attachRaw`).
+ *
+ * `params` is an accessor, not an own member: `JSON.stringify` reads it through `toJSON`, a walk
+ * with `for…in` finds it (it is enumerable), and a copy is made with `plainCopy`, not a spread
+ * (which would leave it behind).
+ */
+export class UnreadNotification {
+  readonly jsonrpc = "2.0";
+  method: string;
+  #params: unknown = UNREAD;
+  #depthChecked = true;
+
+  constructor(method: string) {
+    this.method = method;
   }
 
-  /** One whose params are read from its text (attached next, `attachRaw`) when first asked for. */
-  static unread(method: string): CompactNotification {
-    const notification = new CompactNotification(method, UNREAD);
-    notification.#depthChecked = true;
-    return notification;
-  }
-
-  /** Whether its params' text was checked to nest within the limit when it was read (nesting.ts need not walk them). */
+  /** Whether its params are still the ones the reader checked (nesting.ts need not walk them). */
   get depthChecked(): boolean {
     return this.#depthChecked;
   }
@@ -106,13 +114,14 @@ export class CompactNotification {
     return { jsonrpc: this.jsonrpc, method: this.method, params: this.params };
   }
 }
+Object.defineProperty(UnreadNotification.prototype, "params", { enumerable: true });
 
-/** What a `CompactNotification` holds before its params are read. */
+/** What an `UnreadNotification` holds before its params are read. */
 const UNREAD = Symbol("params unread");
 
-/** `message` as a plain object with its members as own ones (a `CompactNotification`'s params included), for a spread copy. */
+/** `message` as a plain object with its members as own ones (an `UnreadNotification`'s params included), for a spread copy. */
 export const plainCopy = <T extends object>(message: T): T =>
-  message instanceof CompactNotification ? (message.toJSON() as unknown as T) : message;
+  message instanceof UnreadNotification ? (message.toJSON() as unknown as T) : message;
 
 /** The text a `CompactNotification`'s starts with, up to its method's value, and what lies between that and its params. */
 export const COMPACT_HEAD = '{"jsonrpc":"2.0","method":"';
@@ -584,7 +593,7 @@ function layoutFor(value: object): TextLayout | undefined {
   const holder = holderOf(value);
   if (holder === undefined) return undefined;
   const text = rawOf(value)!; // a lazy text records its layout as it is built
-  if (holder.layout === undefined && value instanceof CompactNotification) {
+  if (holder.layout === undefined && (value instanceof CompactNotification || value instanceof UnreadNotification)) {
     const start = text.indexOf('"', COMPACT_HEAD.length) + COMPACT_PARAMS.length;
     holder.layout = { params: [start, text.length - 1] };
   } else if (holder.layout === undefined) {
