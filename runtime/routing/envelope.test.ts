@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { parseLine } from "../protocol/parse-line.js";
 import { attachRaw, piecesOf, serialize } from "../protocol/raw-json.js";
 import { type Call, unwrap, withId, wrap } from "./envelope.js";
 
@@ -61,5 +62,34 @@ describe("a notification's envelope", () => {
     expect(serialize(withId(a, 7))).toBe(
       '{"jsonrpc":"2.0","id":7,"method":"proxy/successor","params":{"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}}',
     );
+  });
+});
+
+describe("an envelope around an update whose params are unread (parse-line.ts)", () => {
+  const line = '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[]}}}';
+  const text = `{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"session/update","params":${line.slice(line.indexOf('"params":') + 9, -1)}}}`;
+
+  it("is written from the update's text and leaves its params unparsed", () => {
+    parseLine(line); // the check's module loaded (finding it reads package.json) before JSON.parse is watched
+    const update = parseLine(line) as Call;
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      const envelope = wrap(update, "rfd");
+      expect(serialize(envelope)).toBe(text);
+      expect(unwrap(envelope)).toBe(update); // in-process peers get the message itself
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it("reads as the envelope JSON.parse makes of its text, when read", () => {
+    const envelope = wrap(parseLine(line) as Call, "rfd");
+    expect((envelope.params as { params: unknown }).params).toEqual(JSON.parse(line).params);
+    expect(JSON.stringify(envelope)).toBe(text);
+    expect(JSON.parse(JSON.stringify(envelope))).toEqual(JSON.parse(text));
+    const members: string[] = [];
+    for (const key in envelope.params as object) members.push(key);
+    expect(members).toEqual(["method", "params"]);
   });
 });

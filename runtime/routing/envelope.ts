@@ -21,6 +21,7 @@ import {
   rawParamsPieces,
   rawSlicePieces,
   textOf,
+  UnreadNotification,
   withMember,
 } from "../protocol/raw-json.js";
 import type { Dialect } from "./hop.js";
@@ -49,6 +50,30 @@ const carry = (envelope: object, inner: Call): void => {
 };
 
 /**
+ * An envelope's params `{method, params}` around an `UnreadNotification`: `params` reads the
+ * notification's, so they are parsed only if something reads them (a proxy gets the envelope's
+ * text). Like the notification's, the accessor is enumerable and `toJSON` writes both members.
+ */
+class CarriedParams {
+  readonly method: string;
+  readonly #inner: UnreadNotification;
+
+  constructor(inner: UnreadNotification) {
+    this.method = inner.method;
+    this.#inner = inner;
+  }
+
+  get params(): unknown {
+    return #inner in this ? this.#inner.params : undefined;
+  }
+
+  toJSON(): { method: string; params: unknown } {
+    return { method: this.method, params: this.params };
+  }
+}
+Object.defineProperty(CarriedParams.prototype, "params", { enumerable: true });
+
+/**
  * Wraps a call in a `proxy/successor` envelope (in the peer's dialect). The envelope's own `_meta`
  * is hop-local. The inner params keep the text they arrived as (see raw-json.ts).
  */
@@ -65,11 +90,17 @@ export function wrap(message: Call, dialect: Dialect): Call {
  * changed in place, so sharing one is safe).
  */
 function envelope(message: Call, method: string, id: JsonRpcId | undefined): Call {
-  const withText = message.params !== undefined && hasRaw(message);
+  // A notification whose params are unread keeps them so: the envelope's text is built from theirs.
+  const unread = message instanceof UnreadNotification;
+  const withText = (unread || message.params !== undefined) && hasRaw(message);
   const memo = id === undefined && withText ? holderOf(message) : undefined;
   if (memo?.wrapped !== undefined && memo.wrappedIn === method) return memo.wrapped as Call;
-  const params: Record<string, unknown> = { method: message.method };
-  if (message.params !== undefined) params.params = message.params;
+  let params: Record<string, unknown>;
+  if (unread) params = new CarriedParams(message) as unknown as Record<string, unknown>;
+  else {
+    params = { method: message.method };
+    if (message.params !== undefined) params.params = message.params;
+  }
   const wrapped: Call = id !== undefined ? { jsonrpc: "2.0", id, method, params } : { jsonrpc: "2.0", method, params };
   if (withText) {
     // Built only when written: in-process peers take the envelope apart without reading it.
