@@ -57,6 +57,15 @@ const RESULT = ',"result":';
 const ERROR = ',"error":';
 
 /**
+ * Whether `literal` is written in `text` at `at`. `String#startsWith` compares ~2.5 ns a character
+ * here (~70 ns for the 27 of a notification's head); an equality with a slice ~1 ns (measured).
+ */
+const writtenAt = (text: string, literal: string, at: number): boolean => text.slice(at, at + literal.length) === literal;
+
+/** What follows `JSONRPC` in a notification: its method (HEAD is the two together). */
+const METHOD_NEXT = HEAD.slice(JSONRPC.length);
+
+/**
  * The methods nearly every line carries: a method found among them is this (interned) string, not
  * a slice of the line — routing compares a method with its constants and looks its rules up by it,
  * and a slice is compared and hashed character by character each time.
@@ -66,7 +75,7 @@ const COMMON = ["session/update", "session/cancel", "$/cancel_request", "session
 /** The method written from `from` to the quote at `quote` (no escape in it). */
 function methodAt(text: string, from: number, quote: number): string {
   const length = quote - from;
-  for (const method of COMMON) if (method.length === length && text.startsWith(method, from)) return method;
+  for (const method of COMMON) if (method.length === length && writtenAt(text, method, from)) return method;
   return text.slice(from, quote);
 }
 
@@ -81,7 +90,7 @@ function plainText(text: string, from: number, to: number): boolean {
 
 /** The message a line holds (its text attached); throws as `JSON.parse` does for a line that is not JSON. */
 export function parseLine(text: string): unknown {
-  const compact = text.startsWith(JSONRPC) ? (readNotification(text) ?? readWithId(text)) : undefined;
+  const compact = writtenAt(text, JSONRPC, 0) ? (readNotification(text) ?? readWithId(text)) : undefined;
   if (compact !== undefined) return compact;
   const value: unknown = JSON.parse(text);
   if (typeof value === "object" && value !== null) attachRaw(value, text);
@@ -90,9 +99,9 @@ export function parseLine(text: string): unknown {
 
 /** A notification of the shape above, or undefined (the caller parses the line whole). */
 function readNotification(text: string): object | undefined {
-  if (!text.startsWith(HEAD)) return undefined;
+  if (!writtenAt(text, METHOD_NEXT, JSONRPC.length)) return undefined; // JSONRPC: checked by the caller
   const quote = text.indexOf('"', HEAD.length);
-  if (quote === -1 || !text.startsWith(PARAMS, quote)) return undefined;
+  if (quote === -1 || !writtenAt(text, PARAMS, quote)) return undefined;
   const start = quote + PARAMS.length;
   const end = text.length - 1;
   // params is an object, and the line ends right after it: `…}}`.
@@ -116,16 +125,16 @@ function readNotification(text: string): object | undefined {
  */
 function readWithId(text: string): object | undefined {
   const at = JSONRPC.length + ID.length;
-  if (!text.startsWith(ID, JSONRPC.length)) return undefined;
+  if (!writtenAt(text, ID, JSONRPC.length)) return undefined;
   const idEnd = idTokenEnd(text, at);
   if (idEnd === -1) return undefined;
   const end = text.length - 1;
   if (text.charCodeAt(end) !== 0x7d) return undefined;
   const id = text.charCodeAt(at) === 0x22 ? text.slice(at + 1, idEnd - 1) : Number(text.slice(at, idEnd));
-  if (text.startsWith(METHOD, idEnd)) {
+  if (writtenAt(text, METHOD, idEnd)) {
     const from = idEnd + METHOD.length;
     const quote = text.indexOf('"', from);
-    if (quote === -1 || !text.startsWith(PARAMS, quote) || !plainText(text, from, quote)) return undefined;
+    if (quote === -1 || !writtenAt(text, PARAMS, quote) || !plainText(text, from, quote)) return undefined;
     const start = quote + PARAMS.length;
     if (isBlank(text.charCodeAt(start)) || isBlank(text.charCodeAt(end - 1))) return undefined; // the range recorded is the value's own
     const members: number[] | undefined = end - start >= MEMBERWISE_MIN ? [] : undefined;
@@ -135,8 +144,8 @@ function readWithId(text: string): object | undefined {
     const layout = { id: [at, idEnd] as const, params: [start, end] as const, paramsMembers: read === NOT_ALONE ? undefined : members };
     return attachRaw({ jsonrpc: "2.0", id, method: methodAt(text, from, quote), params }, text, layout);
   }
-  const isResult = text.startsWith(RESULT, idEnd);
-  if (!isResult && !text.startsWith(ERROR, idEnd)) return undefined;
+  const isResult = writtenAt(text, RESULT, idEnd);
+  if (!isResult && !writtenAt(text, ERROR, idEnd)) return undefined;
   const value = parsedAlone(text, idEnd + (isResult ? RESULT : ERROR).length, end);
   if (value === NOT_ALONE) return undefined;
   const answer = isResult ? { jsonrpc: "2.0", id, result: value } : { jsonrpc: "2.0", id, error: value };

@@ -80,6 +80,9 @@ export function describe(error: unknown): string {
  */
 const ABORT_METHOD = "_cordon/abort";
 const ABORT_PREFIX = `{"jsonrpc":"2.0","method":"${ABORT_METHOD}"`;
+/** Where `ABORT_PREFIX` differs from the forward marker's and the SDKs' messages' heads: tested first, as `startsWith` costs ~70 ns. */
+const ABORT_AT = ABORT_PREFIX.indexOf("abort");
+const isAbort = (text: string): boolean => text.charCodeAt(ABORT_AT) === 0x61 && text.startsWith(ABORT_PREFIX);
 const abortReasons = new WeakMap<object, string>();
 
 function abortReason(text: string | undefined): string | null {
@@ -218,7 +221,7 @@ export class CanonicalHost {
     try {
       this.lower(message, pieces ?? [message]);
       // An abort notification that did not end in a trap means nothing: it is never routed.
-      for (let i = outbox.length - 1; i >= 0; i--) if (outbox[i].startsWith(ABORT_PREFIX)) outbox.splice(i, 1);
+      for (let i = outbox.length - 1; i >= 0; i--) if (isAbort(outbox[i])) outbox.splice(i, 1);
       return outbox;
     } catch (error) {
       const abort = error instanceof WebAssembly.RuntimeError ? abortReason(outbox[outbox.length - 1]) : null;
