@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { mutate, seeded } from "../../test/helpers/mutation.js";
 import { isJsonValue } from "./json-check.js";
 
 /** Whether `JSON.parse` accepts `text`. */
@@ -15,10 +16,7 @@ const check = (text: string, maxDepth = 1000) => isJsonValue(text, 0, text.lengt
 
 /** A random JSON value (the same ones for the same seed), written compact or with blanks. */
 function* values(seed: number, count: number): Generator<string> {
-  const random = (n: number) => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
-  };
+  const random = seeded(seed);
   const strings = ["", "a", 'q"uote', "back\\slash", "tab\tnew\nline", "é😀", "\u0001", "\ud800", "}]", "\u2028"];
   const value = (depth: number): unknown => {
     const k = random(depth > 3 ? 5 : 7);
@@ -32,21 +30,10 @@ function* values(seed: number, count: number): Generator<string> {
   for (let i = 0; i < count; i++) yield JSON.stringify(value(0), null, random(4) === 0 ? 1 : undefined);
 }
 
-/** `texts`, each with one or two characters inserted, deleted or replaced from `alphabet`, seeded. */
+/** `texts`, each mutated (`mutate`), the same ones for the same `seed`. */
 function* mutated(texts: Iterable<string>, alphabet: string, seed: number): Generator<string> {
-  const random = (n: number) => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
-  };
-  for (let text of texts) {
-    for (let m = 1 + random(2); m > 0; m--) {
-      const at = random(text.length + 1);
-      const c = alphabet[random(alphabet.length)];
-      const kind = random(3);
-      text = text.slice(0, at) + (kind === 1 ? "" : c) + text.slice(kind === 0 ? at : at + 1);
-    }
-    yield text;
-  }
+  const random = seeded(seed);
+  for (const text of texts) yield mutate(text, alphabet, random);
 }
 
 describe("isJsonValue", () => {

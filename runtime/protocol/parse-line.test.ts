@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { mutate, seeded } from "../../test/helpers/mutation.js";
 import { objectAlone, parseLine } from "./parse-line.js";
 import {
   attachRaw,
@@ -46,25 +47,10 @@ function agrees(text: string): void {
   if (layout?.id !== undefined) expect(layout.id, text).toEqual(memberRange(text, "id"));
 }
 
-/**
- * 20,000 texts, each one of `bases` with one or two characters inserted, deleted or replaced at
- * random (from `alphabet`), the same ones for the same `seed`.
- */
+/** 20,000 texts, each one of `bases` mutated (`mutate`), the same ones for the same `seed`. */
 function* mutated(bases: readonly string[], alphabet: readonly string[], seed: number): Generator<string> {
-  const random = (n: number) => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
-  };
-  for (let i = 0; i < 20_000; i++) {
-    let text = bases[random(bases.length)];
-    for (let m = 1 + random(2); m > 0; m--) {
-      const at = random(text.length + 1);
-      const c = alphabet[random(alphabet.length)];
-      const kind = random(3);
-      text = text.slice(0, at) + (kind === 1 ? "" : c) + text.slice(kind === 0 ? at : at + 1);
-    }
-    yield text;
-  }
+  const random = seeded(seed);
+  for (let i = 0; i < 20_000; i++) yield mutate(bases[random(bases.length)], alphabet, random);
 }
 
 describe("parseLine", () => {
