@@ -59,10 +59,11 @@ describe("WorkerSandbox", () => {
   });
 
   it("a pause holds a busy worker between two deliveries of a batch; resume sends the rest, in order", async () => {
-    // An echo that spins a few ms per message, so the pause lands while the batch is running.
+    // An echo that spins ~5–10 ms per message, so the pause lands while the batch is running (at 3 M
+    // iterations, ~1 ms here, a busy CI machine saw all 50 arrive before its poll saw the first).
     const reset = "(global.set $next (i32.const 1024))";
     const spin =
-      "(global.set $spin (i32.const 3000000)) (loop $l (global.set $spin (i32.sub (global.get $spin) (i32.const 1))) (br_if $l (global.get $spin)))";
+      "(global.set $spin (i32.const 15000000)) (loop $l (global.set $spin (i32.sub (global.get $spin) (i32.const 1))) (br_if $l (global.get $spin)))";
     const slow = await buildComponent({
       wat: `(module ${IMPORT} (global $spin (mut i32) (i32.const 0)) ${ECHO_BODY.replace(reset, reset + spin)})`,
       wit: WORLD,
@@ -75,7 +76,7 @@ describe("WorkerSandbox", () => {
     s.sandbox.pause();
     // What was on its way when the pause came arrives (the delivery running then, and results the
     // worker held or had posted: more of them the busier this thread was), then nothing more:
-    // without the hold the batch would run to its end (50 results in ~200 ms).
+    // without the hold the batch would run to its end (50 results in ~0.3–0.5 s).
     await new Promise((resolve) => setTimeout(resolve, 300));
     const held = s.outputs.length;
     expect(held).toBeLessThan(50);
