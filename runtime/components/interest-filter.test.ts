@@ -232,7 +232,7 @@ describe("interest filter: what the conductor may route past the proxy (ignores)
     expect(filter.ignores(call({ method: "_cordon/configure", params: {} }))).toBe(false);
   });
 
-  it("an update past a proxy that watches no kind, or other kinds, its params never parsed (a streamed line's are checked, not parsed)", () => {
+  it("an update past a proxy that watches no kind, its params never parsed (a streamed line's are checked, not parsed)", () => {
     const filter = new InterestFilter(interestOf({ watches: { methods: [], updates: [] } }, {})!);
     const line = '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}}';
     parseLine(line); // the check's module loaded (finding it reads package.json) before JSON.parse is watched
@@ -241,21 +241,9 @@ describe("interest filter: what the conductor may route past the proxy (ignores)
       const read = parseLine(line) as Json;
       expect(filter.ignores(read)).toBe(true);
       expect(parse).not.toHaveBeenCalled();
-      // A proxy that watches some kind has it read off the text: still no parse.
+      // A proxy that watches some kind reads it: then the params are parsed, once.
       const some = new InterestFilter(interestOf({ watches: { methods: [], updates: ["plan"] } }, {})!);
       expect(some.ignores(read)).toBe(true);
-      const chunks = new InterestFilter(interestOf({ watches: { methods: [], updates: ["agent_message_chunk"] } }, {})!);
-      expect(chunks.ignores(read)).toBe(false);
-      expect(parse).not.toHaveBeenCalled();
-      // A kind written with an escape, or twice, is read as JSON.parse reads it: from the params, parsed once.
-      const escaped = parseLine(line.replace('"agent_message_chunk"', '"\\u0070lan"')) as Json;
-      expect(some.ignores(escaped)).toBe(false);
-      expect(parse).toHaveBeenCalledTimes(1);
-      const twice = parseLine(
-        line.replace('"sessionUpdate":"agent_message_chunk"', '"sessionUpdate":"agent_message_chunk","sessionUpdate":"plan"'),
-      ) as Json;
-      expect(some.ignores(twice)).toBe(false); // the last one, as JSON.parse keeps it
-      expect(chunks.ignores(twice)).toBe(true);
       expect(parse).toHaveBeenCalledTimes(1);
     } finally {
       parse.mockRestore();

@@ -36,7 +36,7 @@
  */
 import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, paramsObject } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
-import { UnreadNotification, withMember } from "../protocol/raw-json.js";
+import { withMember } from "../protocol/raw-json.js";
 import { type Call, isRequest, unwrap, withId, wrap } from "../routing/envelope.js";
 import { isReserved } from "../routing/gates/reserved-methods.js";
 import type { Manifest } from "../sandbox/manifest.js";
@@ -203,9 +203,7 @@ export class InterestFilter {
       if (updates === null) return true;
       // Watching no kind, it needs none read: most updates' params are never parsed (parse-line.ts).
       if (updates.size === 0) return false;
-      const kind =
-        (call instanceof UnreadNotification ? call.unreadString("update", "sessionUpdate") : undefined) ??
-        (paramsObject(paramsObject(call.params)?.update) as { sessionUpdate?: unknown } | undefined)?.sessionUpdate;
+      const kind = (paramsObject(paramsObject(call.params)?.update) as { sessionUpdate?: unknown } | undefined)?.sessionUpdate;
       // An update without a readable kind goes to a guest that watches any kind.
       return typeof kind === "string" ? updates.has(kind) : updates.size > 0;
     }

@@ -113,26 +113,6 @@ export class UnreadNotification {
   toJSON(): { jsonrpc: "2.0"; method: string; params: unknown } {
     return { jsonrpc: this.jsonrpc, method: this.method, params: this.params };
   }
-
-  /**
-   * The string at `path` inside the params, read off their text while they are unread (an
-   * interest filter asks an update's kind: ~0.1–0.2 µs against ~0.9 for parsing them); undefined
-   * when they were read, or the value is not a string written without escapes (then read `params`).
-   * The text was checked to be JSON, so the walk is safe, and it finds the last member of a
-   * repeated name, the one `JSON.parse` keeps.
-   */
-  unreadString(...path: string[]): string | undefined {
-    if (this.#params !== UNREAD) return undefined;
-    const text = rawOf(this)!;
-    let range: Range | undefined = [COMPACT_HEAD.length + this.method.length + COMPACT_PARAMS.length, text.length - 1];
-    for (const key of path) {
-      range = memberRange(text, key, range[0]);
-      if (range === undefined) return undefined;
-    }
-    const [from, to] = range;
-    if (text.charCodeAt(from) !== 0x22 || hasBackslash(text, from + 1, to - 1)) return undefined;
-    return text.slice(from + 1, to - 1);
-  }
 }
 Object.defineProperty(UnreadNotification.prototype, "params", { enumerable: true });
 
