@@ -7,7 +7,7 @@
  * proxies that do not watch updates): ~0.9 µs of a chunk's ~1.5 µs in one process. This check
  * costs ~0.3 µs for the same text, the copy into the module's memory included (a check written
  * in JavaScript cost as much as the parse: README, P2). The value is parsed when something reads it
- * (raw-json.ts `CompactNotification`).
+ * (raw-json.ts `UnreadNotification`).
  *
  * The contract the callers rely on is one-sided: a range checked true is one that `JSON.parse`
  * accepts (the differential test in json-check.test.ts holds the two to the same grammar). A
@@ -19,6 +19,7 @@
  */
 import { readFileSync } from "node:fs";
 import { packagePath } from "../package-root.js";
+import { ucs2Write } from "./ucs2.js";
 
 /** Code units the module's memory holds (its first MiB, two bytes each); longer texts are not checked here. */
 const MAX_UNITS = (1 << 20) / 2;
@@ -42,10 +43,6 @@ function load(): Checker | null {
   }
 }
 
-const ucs2Write = (view: Buffer, text: string, length: number): number =>
-  (view as Buffer & { ucs2Write?: (s: string, o: number, l: number) => number }).ucs2Write?.(text, 0, length) ??
-  view.write(text, 0, length, "utf16le");
-
 /**
  * Whether `text`'s code units `[start, end)` are one JSON value that nests at most `maxDepth`
  * containers deep (blanks around it allowed, as `JSON.parse` allows them); undefined when it cannot
@@ -54,6 +51,6 @@ const ucs2Write = (view: Buffer, text: string, length: number): number =>
 export function isJsonValue(text: string, start: number, end: number, maxDepth: number): boolean | undefined {
   if (checker === undefined) checker = load();
   if (checker === null || text.length > MAX_UNITS) return undefined;
-  ucs2Write(checker.view, text, end * 2);
+  ucs2Write(checker.view, text, 0, end * 2);
   return checker.check(start * 2, end * 2, maxDepth) === 1;
 }

@@ -19,6 +19,7 @@
  *   units) — so a guest cannot make the host hold more than 2 bytes × that budget of strings.
  */
 import { FORWARD_MARKER } from "../protocol/methods.js";
+import { ucs2Slice, ucs2Write } from "../protocol/ucs2.js";
 import type { StringEncoding } from "./string-encoding.js";
 import { allowedWasiImport, wasiImports } from "./wasi-grants.js";
 
@@ -110,22 +111,6 @@ interface GuestExports {
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-/**
- * `Buffer`'s own UTF-16 copy methods, called directly: `write` and `toString` check and normalise
- * their arguments in JavaScript first, which measured ~4 times the copy itself for a 200-byte
- * message (a tenth of a watching proxy's host work per crossing). The arguments here are already
- * bounds-checked (`checkRange`). Node has had both since its first Buffer; `write`/`toString` are
- * the fallback should a runtime lack them.
- */
-type Ucs2Buffer = Buffer & {
-  ucs2Write?(text: string, offset: number, length: number): number;
-  ucs2Slice?(start: number, end: number): string;
-};
-const ucs2Write = (view: Buffer, text: string, offset: number, length: number): number =>
-  (view as Ucs2Buffer).ucs2Write?.(text, offset, length) ?? view.write(text, offset, length, "utf16le");
-const ucs2Slice = (view: Buffer, start: number, end: number): string =>
-  (view as Ucs2Buffer).ucs2Slice?.(start, end) ?? view.toString("utf16le", start, end);
 
 /** `FORWARD_MARKER` as the UTF-16LE bytes a guest writes it in, read as 32-bit words (44 units: 22 words). */
 const MARKER_WORDS = new Uint32Array(new Uint8Array(Buffer.from(FORWARD_MARKER, "utf16le")).buffer);
