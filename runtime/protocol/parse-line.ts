@@ -12,9 +12,12 @@
  * `"result":`, `"error":`) and the line's last `}` parses as one value, nothing follows it, and
  * the line is exactly the members before it, compared as written, and that one.
  *
- * - A notification `{"jsonrpc":"2.0","method":"…","params":{…}}` is a `CompactNotification`
- *   (raw-json.ts), whose params' place follows from its text: nothing is stored beside the text
- *   for the many lines no proxy wraps (a layout per line cost Cordon 0 ~0.1 µs a chunk).
+ * - A notification `{"jsonrpc":"2.0","method":"…","params":{…}}` is an `UnreadNotification`
+ *   (raw-json.ts): its params are checked to be one JSON value (json-check.ts), not parsed, and
+ *   parsed when first read; where the check cannot say (its module missing, a text past its memory,
+ *   params it refuses), they are parsed here and it is a `CompactNotification`. Either way the
+ *   params' place follows from the text: nothing is stored beside the text for the many lines no
+ *   proxy wraps (a layout per line cost Cordon 0 ~0.1 µs a chunk).
  * - A request `{"jsonrpc":"2.0","id":…,"method":"…","params":…}` and an answer
  *   `{"jsonrpc":"2.0","id":…,"result"|"error":…}` have their id's place (and a request's params')
  *   recorded with the text; the id is an integer as JSON writes one, or a string without escapes.
@@ -26,7 +29,8 @@
  * each walk that finds a place later; a common method is the interned constant (`COMMON`).
  *
  * The contract is one-sided: the value is the one `JSON.parse(line)` gives (the same members in
- * the same order), and a place is known only where the shape above is proved. A method or id is
+ * the same order; an `UnreadNotification`'s params through its accessor, `toJSON` and
+ * `plainCopy`), and a place is known only where the shape above is proved. A method or id is
  * taken as written only if it has no escape and no control character (then its text is its
  * value); anything else — another order, whitespace, a member after the last one above, a line
  * that is not JSON — is parsed whole as before, so its error says what is wrong. A line that

@@ -100,7 +100,7 @@ export class UnreadNotification {
     if (!(#params in this)) return undefined; // read off another object (a generic copy of this one's prototype)
     if (this.#params === UNREAD) {
       const text = rawOf(this)!;
-      this.#params = JSON.parse(text.slice(COMPACT_HEAD.length + this.method.length + COMPACT_PARAMS.length, text.length - 1));
+      this.#params = JSON.parse(text.slice(...compactParams(text)));
     }
     return this.#params;
   }
@@ -126,6 +126,9 @@ export const plainCopy = <T extends object>(message: T): T =>
 /** The text a `CompactNotification`'s starts with, up to its method's value, and what lies between that and its params. */
 export const COMPACT_HEAD = '{"jsonrpc":"2.0","method":"';
 export const COMPACT_PARAMS = '","params":';
+
+/** Where a compact notification's params lie in its text (`CompactNotification`, `UnreadNotification`): after its method, up to its last `}`. */
+const compactParams = (text: string): Range => [text.indexOf('"', COMPACT_HEAD.length) + COMPACT_PARAMS.length, text.length - 1];
 
 type Raw = string | TextHolder;
 /** The text field of every message that has text. */
@@ -594,8 +597,7 @@ function layoutFor(value: object): TextLayout | undefined {
   if (holder === undefined) return undefined;
   const text = rawOf(value)!; // a lazy text records its layout as it is built
   if (holder.layout === undefined && (value instanceof CompactNotification || value instanceof UnreadNotification)) {
-    const start = text.indexOf('"', COMPACT_HEAD.length) + COMPACT_PARAMS.length;
-    holder.layout = { params: [start, text.length - 1] };
+    holder.layout = { params: compactParams(text) };
   } else if (holder.layout === undefined) {
     const members: number[] = [];
     const [id, params] = memberRanges(text, LAID_KEYS, 0, members) ?? [];
