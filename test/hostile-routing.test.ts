@@ -138,6 +138,23 @@ describe("nothing a proxy or the client sends crashes Cordon", () => {
     await stillServes(client);
   });
 
+  it("a notification from the client nested past the limit is dropped, one at it passes (its params are checked, not parsed, when read)", async () => {
+    const client = await chain([escalator]);
+    await session(client);
+    // The message is level 1, its params level 2: n arrays in params make it n + 2 deep.
+    const line = (n: number) => `{"jsonrpc":"2.0","method":"_x/deep","params":{"_meta":${"[".repeat(n)}${"]".repeat(n)}}}`;
+    client.send(line(127)); // 129 deep
+    client.send(line(20_000)); // past the check's own stack
+    const refused = /client sent a _x\/deep that nests deeper than 128 levels \(Cordon's limit for any message\); refused/g;
+    await expect.poll(() => client.stderr.match(refused)?.length ?? 0).toBe(2);
+    // 126 deep: the agent echoes it back inside two more levels (`_test/seen` {message}), 128 in all.
+    client.send(line(124));
+    const seen = await client.waitFor((m) => m.method === "_test/seen" && m.params?.message?.method === "_x/deep");
+    expect(JSON.stringify(seen.params.message)).toBe(line(124));
+    expect(client.received.filter((m) => m.method === "_test/seen" && m.params?.message?.method === "_x/deep")).toHaveLength(1);
+    await stillServes(client);
+  });
+
   it("_cordon/log with a prototype-key level and escape sequences is one escaped line", async () => {
     const client = await chain([escalator], { CORDON_LOG: "info" });
     const s = await session(client);
