@@ -185,7 +185,8 @@ export class WasmProxyPeer implements Peer {
         return sandbox.passThrough!(passed);
       }
     }
-    sandbox.deliver(new Delivery(serialize(message), message, piecesOf(message)));
+    const text = serialize(message);
+    sandbox.deliver(new Delivery(text, message, piecesOf(message, text)));
   }
 
   /**

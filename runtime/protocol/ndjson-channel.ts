@@ -94,11 +94,11 @@ export class NdjsonChannel {
   write(message: object): void {
     if (!this.writable) return;
     // A long text built from pieces (raw-json.ts `piecesOf`) is written as them, never made whole.
-    const pieces = piecesOf(message);
+    let text = serialize(message);
+    const pieces = piecesOf(message, text);
     if (pieces !== undefined && !pieces.some((piece) => piece.includes("\n"))) return this.writeLong(pieces);
     // A text with a raw newline (pretty-printed by a guest) would break the framing: re-serialized.
-    let text = pieces === undefined ? serialize(message) : undefined;
-    if (text === undefined || text.includes("\n")) text = JSON.stringify(message);
+    if (pieces !== undefined || text.includes("\n")) text = JSON.stringify(message);
     if (text.length > LONG_LINE) return this.writeLong([text]);
     this.batch += text + "\n";
     if (this.batch.length >= BATCH_BYTES) this.writeBatch();

@@ -213,8 +213,11 @@ const FLATTEN_UP_TO = 16 * 1024;
  * it into a guest (570 µs against 4 µs for its pieces one by one). Writers that take pieces — the
  * socket's `writev` (ndjson-channel.ts), the copy into a guest's memory (canonical-host.ts) — read
  * each piece where it lies; pieces are sliced, never the concatenation (`slicePieces`).
+ * `text`: the value's text (`serialize`), when the caller has it already.
  */
-export function piecesOf(value: object): readonly string[] | undefined {
+export function piecesOf(value: object, text?: string): readonly string[] | undefined {
+  // Only a text longer than FLATTEN_UP_TO is kept as pieces (`textOf`): a shorter one needs no look.
+  if (text !== undefined && text.length <= FLATTEN_UP_TO) return undefined;
   const raw = RAW.get(value);
   if (raw === undefined || typeof raw === "string") return undefined;
   if (raw.text === undefined) rawOf(value);
@@ -604,6 +607,24 @@ function layoutFor(value: object): TextLayout | undefined {
     holder.layout = { id, params, paramsMembers: params !== undefined && members.length > 0 ? members : undefined };
   }
   return holder.layout;
+}
+
+/**
+ * The text of an envelope `{"jsonrpc":"2.0","method":METHOD,"params":{"method":…,"params":…}}`
+ * around a compact notification (`CompactNotification`, `UnreadNotification`), kept on `holder`
+ * as `textOf` keeps any: the notification's text from its method's value on is the envelope's
+ * params up to its last brace (`{"jsonrpc":"2.0","method":"` + `M","params":P}`), so the envelope
+ * is one head, one slice and a brace. `method` is written as it is (Cordon's own: no escapes).
+ * Undefined for any other message, or one without text. A streamed update's envelope is built
+ * this way for the first proxy it crosses (envelope.ts keeps it for the others): no walk to find
+ * its params, no member written again.
+ */
+export function compactEnvelopeText(holder: TextHolder, message: object, method: string): string | undefined {
+  if (!(message instanceof UnreadNotification || message instanceof CompactNotification)) return undefined;
+  const text = rawOf(message);
+  if (text === undefined) return undefined;
+  // Its text is the line it was read from: one flat string (parse-line.ts), never pieces.
+  return textOf(holder, [`{"jsonrpc":"2.0","method":"${method}","params":{"method":"`, text.slice(COMPACT_HEAD.length), "}"]);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { parseLine } from "../protocol/parse-line.js";
-import { attachRaw, piecesOf, serialize } from "../protocol/raw-json.js";
+import { attachRaw, CompactNotification, piecesOf, serialize } from "../protocol/raw-json.js";
 import { type Call, unwrap, withId, wrap } from "./envelope.js";
 
 const BIG = 'x"ü\n'.repeat(10_000);
@@ -91,5 +91,30 @@ describe("an envelope around an update whose params are unread (parse-line.ts)",
     const members: string[] = [];
     for (const key in envelope.params as object) members.push(key);
     expect(members).toEqual(["method", "params"]);
+  });
+
+  // Built as a head, the update's text from its method on, and a brace (raw-json.ts `compactEnvelopeText`).
+  it("is written the same way in the Rust dialect, for a notification the check refused, and for a long one (as pieces)", () => {
+    const legacy = text.replace('"method":"proxy/successor"', '"method":"_proxy/successor"');
+    expect(serialize(wrap(parseLine(line) as Call, "rust"))).toBe(legacy);
+    // Nested past the check's bound: read with its params parsed (CompactNotification), wrapped the same way.
+    const deep = `{"jsonrpc":"2.0","method":"_x/deep","params":{"a":${"[".repeat(127)}${"]".repeat(127)}}}`;
+    const refused = parseLine(deep) as Call;
+    expect(refused).toBeInstanceOf(CompactNotification);
+    expect(serialize(wrap(refused, "rfd"))).toBe(
+      `{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"_x/deep","params":${deep.slice(deep.indexOf('"params":') + 9, -1)}}}`,
+    );
+    // A long line: the envelope's text is kept as pieces, never one string (raw-json.ts `piecesOf`).
+    const long = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"${"x".repeat(40_000)}"}}}}`;
+    const envelope = wrap(parseLine(long) as Call, "rfd");
+    const written = serialize(envelope);
+    expect(JSON.parse(written)).toEqual({
+      jsonrpc: "2.0",
+      method: "proxy/successor",
+      params: { method: "session/update", params: JSON.parse(long).params },
+    });
+    const pieces = piecesOf(envelope);
+    expect(pieces?.length).toBe(3);
+    expect(pieces!.join("")).toBe(written);
   });
 });

@@ -11,6 +11,7 @@ import { Methods } from "../protocol/methods.js";
 import {
   attachLazyRaw,
   attachPieces,
+  compactEnvelopeText,
   hasRaw,
   holderOf,
   layoutOf,
@@ -92,8 +93,10 @@ export function wrap(message: Call, dialect: Dialect): Call {
 function envelope(message: Call, method: string, id: JsonRpcId | undefined): Call {
   // A notification whose params are unread keeps them so: the envelope's text is built from theirs.
   const unread = message instanceof UnreadNotification;
-  const withText = (unread || message.params !== undefined) && hasRaw(message);
-  const memo = id === undefined && withText ? holderOf(message) : undefined;
+  const carriesParams = unread || message.params !== undefined;
+  // One look at the text field: a notification's holder is where its envelope is kept.
+  const memo = id === undefined && carriesParams ? holderOf(message) : undefined;
+  const withText = memo !== undefined || (id !== undefined && carriesParams && hasRaw(message));
   if (memo?.wrapped !== undefined && memo.wrappedIn === method) return memo.wrapped as Call;
   let params: Record<string, unknown>;
   if (unread) params = new CarriedParams(message) as unknown as Record<string, unknown>;
@@ -105,14 +108,18 @@ function envelope(message: Call, method: string, id: JsonRpcId | undefined): Cal
   if (withText) {
     // Built only when written: in-process peers take the envelope apart without reading it.
     const holder = attachLazyRaw(wrapped, () => {
+      if (id === undefined) {
+        const compact = compactEnvelopeText(holder, message, method);
+        if (compact !== undefined) return compact;
+      }
       const params = rawParamsPieces(message);
       if (params === undefined) return JSON.stringify(wrapped);
       const head = `{"jsonrpc":"2.0",${id !== undefined ? `"id":${JSON.stringify(id)},` : ""}"method":"${method}","params":{"method":${JSON.stringify(message.method)},"params":`;
       return textOf(holder, [head, ...params, "}}"]);
     });
     holder.envelopeMethod = method;
-  }
-  carry(wrapped, message);
+    holder.carried = message; // as `carry` does, without looking the holder up again
+  } else CARRIED.set(wrapped, message);
   if (memo !== undefined) {
     memo.wrapped = wrapped;
     memo.wrappedIn = method;
