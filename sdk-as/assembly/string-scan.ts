@@ -31,7 +31,7 @@ const ODD_BITS: u64 = 0xaaaaaaaaaaaaaaaa;
  * can only flag a unit above a real one), so a caller that sees true finds one in this word.
  */
 // @ts-ignore: decorator
-@inline function quoteOrBackslashIn(w: u64): bool {
+@inline export function quoteOrBackslashIn(w: u64): bool {
   const q = w ^ QUOTES;
   const b = w ^ BACKSLASHES;
   return ((((q - LANES) & ~q) | ((b - LANES) & ~b)) & LANE_TOPS) != 0;

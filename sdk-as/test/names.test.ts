@@ -24,6 +24,16 @@ describe("member names are compared after decoding escapes", () => {
     expect(p.logs.at(-1)!.message).toBe("after edits: kind=agent_message_chunk session=s 1 text=one+two");
   });
 
+  // Names are skipped four units at a time up to a quote or backslash (assembly/json.ts `nameEnd`):
+  // an escape past the first four units, or in the last ones before the quote, is still seen.
+  it("routes a request whose method member has an escape past its first four units", async () => {
+    const p = await proxyUnderTest(hooks);
+    for (const name of ["metho\\u0064", "meth\\u006fd", "\\u006dethod"]) {
+      const [answer] = p.deliver(`{"jsonrpc":"2.0","id":7,"${name}":"_test/stats"}`);
+      expect(answer).toEqual({ jsonrpc: "2.0", id: 7, result: { pending: 0, open: 1 } });
+    }
+  });
+
   it("routes a request whose method member is spelled with escapes", async () => {
     const p = await proxyUnderTest(hooks);
     const [answer] = p.deliver('{"jsonrpc":"2.0","id":7,"\\u006dethod":"_test/stats"}');
