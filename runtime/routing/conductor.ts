@@ -43,7 +43,7 @@ import { afterAgentDeath, answerHeld } from "./aftermath.js";
 import { Backpressure } from "./backpressure.js";
 import { crossing } from "./crossing.js";
 import { type Call, cancelRequest, isRequest, stripId, unwrap, withId, wrap } from "./envelope.js";
-import { type RouteEvent, type RouteObserver, routeObservers, traceName } from "./events.js";
+import { type RouteEvent, type RouteObserver, type RouteObservers, routeObservers, traceName } from "./events.js";
 import { failureData } from "./failure.js";
 import { Hop, type Incoming, type ProxySettings } from "./hop.js";
 import { agentHost, type Host, parentHost } from "./host.js";
@@ -101,7 +101,7 @@ export class Conductor {
   private readonly backpressure: Backpressure;
   private readonly refusals: Refusals;
   /** Who hears what the router did (events.ts): drop warnings, the trace, the debug log, the stall watch. */
-  private readonly observers: RouteObserver[];
+  private readonly observers: RouteObservers;
   /** The routing rules of each direction (rules/index.ts), and what they see of the chain. */
   private readonly rules: RuleTable;
   /** Each call table's rules by method (`method-rules.ts`): only the rules that judge a method are called for it. */
@@ -373,7 +373,7 @@ export class Conductor {
       );
     }
     if (!isRequest(original)) {
-      this.emit({ kind: "notified", from, to, call: original });
+      if (this.observers.notified.length > 0) this.emitTo(this.observers.notified, { kind: "notified", from, to, call: original });
       if (!to.alive) return;
       const told = this.notifiedRules.for(original.method);
       if (told.length > 0) {
@@ -474,7 +474,11 @@ export class Conductor {
   }
 
   private emit(event: RouteEvent): void {
-    for (const observe of this.observers) observe(event);
+    this.emitTo(this.observers.all, event);
+  }
+
+  private emitTo(observers: readonly RouteObserver[], event: RouteEvent): void {
+    for (const observe of observers) observe(event);
   }
 
   // ---- failure ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryPeer } from "../../test/helpers/memory-peer.js";
 import { createLogger } from "../log.js";
-import { dropWarnings, traceObserver } from "./events.js";
+import { dropWarnings, routeObservers, traceObserver } from "./events.js";
 import { Hop, MAX_DROP_WARNINGS } from "./hop.js";
 import type { TraceEvent } from "./trace.js";
 
@@ -51,6 +51,28 @@ describe("route events", () => {
       ["proxy:0", "proxy:1"],
       ["proxy:0", "proxy:1"],
     ]);
+  });
+
+  // The router makes a `notified` event (one per notification per hop) only for these observers.
+  it("notifications are heard by the trace and the debug log alone, and by none without them", () => {
+    const update = { jsonrpc: "2.0" as const, method: "session/update", params: { sessionId: "s1" } };
+    const quiet = routeObservers(
+      createLogger("warn", () => {}),
+      {},
+    );
+    expect(quiet.notified).toEqual([]);
+    expect(quiet.all).toHaveLength(2); // drop warnings and the stall watch
+    const events: TraceEvent[] = [];
+    const lines: string[] = [];
+    const loud = routeObservers(
+      createLogger("debug", (line) => lines.push(line)),
+      { trace: (e) => events.push(e) },
+    );
+    expect(loud.notified).toHaveLength(2);
+    expect(loud.all).toEqual(expect.arrayContaining(loud.notified));
+    for (const observe of loud.notified) observe({ kind: "notified", from: proxy, to: client, call: update });
+    expect(events.map((e) => e.type)).toEqual(["notification"]);
+    expect(lines.some((line) => line.includes("proxy:0 → client: session/update"))).toBe(true);
   });
 
   it(`drop warnings: at most ${MAX_DROP_WARNINGS} per peer in 10 s, then one line says the rest are not logged`, () => {

@@ -161,6 +161,16 @@ export function dropWarnings(log: Logger): RouteObserver {
   };
 }
 
+/** A conductor's observers: all of them, and those that read `notified` events. */
+export interface RouteObservers {
+  all: RouteObserver[];
+  /**
+   * The trace and the debug log. The others never read a `notified` event, so without these the
+   * router makes none: that is one event per notification per hop, most of a stream's events.
+   */
+  notified: RouteObserver[];
+}
+
 /**
  * The observers a conductor starts with: drop warnings and the stall watch (reporting a request
  * inside a proxy for longer than `slowRequestMs`, default 5 s, 0: never), the trace when one is
@@ -170,12 +180,12 @@ export function routeObservers(
   log: Logger,
   options: { trace?: Tracer; slowRequestMs?: number },
   proxies: readonly Hop[] = [],
-): RouteObserver[] {
+): RouteObservers {
   const stalls = new StallWatch(options.slowRequestMs ?? 5_000, ({ proxy, method, id, ms }) =>
     log.warn(`${method} (id ${id}) has been inside ${proxy} for ${(ms / 1000).toFixed(1)} s: it has neither passed it on nor answered it`),
   );
-  const observers = [dropWarnings(log), stallObserver(stalls)];
-  if (options.trace) observers.push(traceObserver(options.trace, proxies));
-  if (log.enabled("debug")) observers.push(debugObserver(log));
-  return observers;
+  const notified: RouteObserver[] = [];
+  if (options.trace) notified.push(traceObserver(options.trace, proxies));
+  if (log.enabled("debug")) notified.push(debugObserver(log));
+  return { all: [dropWarnings(log), stallObserver(stalls), ...notified], notified };
 }
