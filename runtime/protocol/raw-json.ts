@@ -86,9 +86,27 @@ export class UnreadNotification {
   method: string;
   #params: unknown = UNREAD;
   #depthChecked = true;
+  /** Its envelope toward proxies and that envelope's method (see `envelopeIn`). */
+  #wrapped: object | undefined = undefined;
+  #wrappedIn: string | undefined = undefined;
 
   constructor(method: string) {
     this.method = method;
+  }
+
+  /**
+   * The envelope kept for it with `method` (envelope.ts makes one per notification and every proxy
+   * it crosses gets that one), or undefined. Kept here, in fields of its own class, rather than
+   * beside its text as for other messages (`TextHolder.wrapped`): no text field looked up, no
+   * holder made, for each streamed update. A copy (`plainCopy`) does not carry it.
+   */
+  envelopeIn(method: string): object | undefined {
+    return this.#wrappedIn === method ? this.#wrapped : undefined;
+  }
+
+  keepEnvelope(method: string, envelope: object): void {
+    this.#wrapped = envelope;
+    this.#wrappedIn = method;
   }
 
   /** Whether its params are still the ones the reader checked (nesting.ts need not walk them). */

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { parseLine } from "../protocol/parse-line.js";
-import { attachRaw, CompactNotification, piecesOf, serialize } from "../protocol/raw-json.js";
+import { attachRaw, CompactNotification, piecesOf, serialize, UnreadNotification } from "../protocol/raw-json.js";
 import { type Call, unwrap, withId, wrap } from "./envelope.js";
 
 const BIG = 'x"ü\n'.repeat(10_000);
@@ -34,9 +34,17 @@ describe("envelopes around long texts", () => {
   });
 });
 
-describe("a notification's envelope", () => {
+// Kept beside its text for a parsed notification, on the message itself for one read with unread params (UnreadNotification).
+describe.each([
+  ["parsed", parsed],
+  ["read with its params unread", (text: string) => parseLine(text) as Call],
+])("a notification's envelope (%s)", (kind, read) => {
   const update = () =>
-    parsed('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}}');
+    read('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}}');
+
+  it("is that kind of message", () => {
+    expect(update() instanceof UnreadNotification).toBe(kind !== "parsed");
+  });
   const text = (method: string) =>
     `{"jsonrpc":"2.0","method":"${method}","params":{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}}}`;
 

@@ -98,11 +98,16 @@ export function wrap(message: Call, dialect: Dialect): Call {
  */
 function envelope(message: Call, method: string, id: JsonRpcId | undefined): Call {
   // A notification whose params are unread keeps them so: the envelope's text is built from theirs.
+  // It always has text (parse-line.ts), and keeps its envelope itself.
   const unread = message instanceof UnreadNotification;
+  if (unread && id === undefined) {
+    const kept = message.envelopeIn(method);
+    if (kept !== undefined) return kept as Call;
+  }
   const carriesParams = unread || message.params !== undefined;
-  // One look at the text field: a notification's holder is where its envelope is kept.
-  const memo = id === undefined && carriesParams ? holderOf(message) : undefined;
-  const withText = memo !== undefined || (id !== undefined && carriesParams && hasRaw(message));
+  // One look at the text field: another notification's holder is where its envelope is kept.
+  const memo = id === undefined && carriesParams && !unread ? holderOf(message) : undefined;
+  const withText = unread || memo !== undefined || (id !== undefined && carriesParams && hasRaw(message));
   if (memo?.wrapped !== undefined && memo.wrappedIn === method) return memo.wrapped as Call;
   let params: Record<string, unknown>;
   if (unread) params = new CarriedParams(message) as unknown as Record<string, unknown>;
@@ -126,7 +131,8 @@ function envelope(message: Call, method: string, id: JsonRpcId | undefined): Cal
     holder.envelopeMethod = method;
     holder.carried = message; // as `carry` does, without looking the holder up again
   } else CARRIED.set(wrapped, message);
-  if (memo !== undefined) {
+  if (unread && id === undefined) message.keepEnvelope(method, wrapped);
+  else if (memo !== undefined) {
     memo.wrapped = wrapped;
     memo.wrappedIn = method;
   }
