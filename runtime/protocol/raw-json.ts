@@ -628,24 +628,6 @@ function layoutFor(value: object): TextLayout | undefined {
 }
 
 /**
- * The text of an envelope `{"jsonrpc":"2.0","method":METHOD,"params":{"method":…,"params":…}}`
- * around a compact notification (`CompactNotification`, `UnreadNotification`), kept on `holder`
- * as `textOf` keeps any: the notification's text from its method's value on is the envelope's
- * params up to its last brace (`{"jsonrpc":"2.0","method":"` + `M","params":P}`), so the envelope
- * is one head, one slice and a brace. `method` is written as it is (Cordon's own: no escapes).
- * Undefined for any other message, or one without text. A streamed update's envelope is built
- * this way for the first proxy it crosses (envelope.ts keeps it for the others): no walk to find
- * its params, no member written again.
- */
-export function compactEnvelopeText(holder: TextHolder, message: object, method: string): string | undefined {
-  if (!(message instanceof UnreadNotification || message instanceof CompactNotification)) return undefined;
-  const text = rawOf(message);
-  if (text === undefined) return undefined;
-  // Its text is the line it was read from: one flat string (parse-line.ts), never pieces.
-  return textOf(holder, [`{"jsonrpc":"2.0","method":"${method}","params":{"method":"`, text.slice(COMPACT_HEAD.length), "}"]);
-}
-
-/**
  * The text of `message`'s `params` as it arrived (undefined without text or params), as pieces of
  * its text (see `piecesOf`: never made whole): its place is found once per message (`layoutFor`),
  * though routing wraps the message for every proxy it crosses.

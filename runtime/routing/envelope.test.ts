@@ -101,7 +101,7 @@ describe("an envelope around an update whose params are unread (parse-line.ts)",
     expect(members).toEqual(["method", "params"]);
   });
 
-  // Built as a head, the update's text from its method on, and a brace (raw-json.ts `compactEnvelopeText`).
+  // Built as a head, the update's text from its method on, and a brace (envelope.ts `envelope`, the compact case).
   it("is written the same way in the Rust dialect, for a notification the check refused, and for a long one (as pieces)", () => {
     const legacy = text.replace('"method":"proxy/successor"', '"method":"_proxy/successor"');
     expect(serialize(wrap(parseLine(line) as Call, "rust"))).toBe(legacy);

@@ -11,7 +11,8 @@ import { Methods } from "../protocol/methods.js";
 import {
   attachLazyRaw,
   attachPieces,
-  compactEnvelopeText,
+  COMPACT_HEAD,
+  CompactNotification,
   hasRaw,
   holderOf,
   layoutOf,
@@ -21,6 +22,7 @@ import {
   rawOf,
   rawParamsPieces,
   rawSlicePieces,
+  type TextHolder,
   textOf,
   UnreadNotification,
   withMember,
@@ -50,8 +52,8 @@ const CARRIED = hiddenField<Call>();
  */
 export const carriedBy = (envelope: object): Call | undefined =>
   (lazyRawOf(envelope)?.carried as Call | undefined) ?? CARRIED.get(envelope);
-const carry = (envelope: object, inner: Call): void => {
-  const lazy = lazyRawOf(envelope);
+/** `lazy`: the envelope's lazy text holder (`lazyRawOf`), where it keeps what it carries; without one, the hidden field. */
+const carry = (envelope: object, inner: Call, lazy: TextHolder | undefined): void => {
   if (lazy) lazy.carried = inner;
   else CARRIED.set(envelope, inner);
 };
@@ -119,18 +121,20 @@ function envelope(message: Call, method: string, id: JsonRpcId | undefined): Cal
   if (withText) {
     // Built only when written: in-process peers take the envelope apart without reading it.
     const holder = attachLazyRaw(wrapped, () => {
-      if (id === undefined) {
-        const compact = compactEnvelopeText(holder, message, method);
-        if (compact !== undefined) return compact;
+      const head = `{"jsonrpc":"2.0",${id !== undefined ? `"id":${JSON.stringify(id)},` : ""}"method":"${method}","params":{"method":`;
+      // A compact notification's text from its method's value on (`"M","params":P}`) is the
+      // envelope's params up to its last brace: one slice, no walk to find its params. Its text is
+      // the line it was read from (parse-line.ts): one flat string, never pieces.
+      if (message instanceof UnreadNotification || message instanceof CompactNotification) {
+        return textOf(holder, [head, rawOf(message)!.slice(COMPACT_HEAD.length - 1), "}"]);
       }
       const params = rawParamsPieces(message);
       if (params === undefined) return JSON.stringify(wrapped);
-      const head = `{"jsonrpc":"2.0",${id !== undefined ? `"id":${JSON.stringify(id)},` : ""}"method":"${method}","params":{"method":${JSON.stringify(message.method)},"params":`;
-      return textOf(holder, [head, ...params, "}}"]);
+      return textOf(holder, [head, JSON.stringify(message.method), ',"params":', ...params, "}}"]);
     });
     holder.envelopeMethod = method;
-    holder.carried = message; // as `carry` does, without looking the holder up again
-  } else CARRIED.set(wrapped, message);
+    carry(wrapped, message, holder);
+  } else carry(wrapped, message, undefined);
   if (unread && id === undefined) message.keepEnvelope(method, wrapped);
   else if (memo !== undefined) {
     memo.wrapped = wrapped;
@@ -149,7 +153,7 @@ export function withId<T extends object>(message: T, id: JsonRpcId): T {
   if (lazy?.envelopeMethod !== undefined && lazy.carried !== undefined) return envelope(lazy.carried as Call, lazy.envelopeMethod, id) as T;
   const copy = withMember(message, "id", id);
   const inner = carriedBy(message);
-  if (inner) carry(copy, inner);
+  if (inner) carry(copy, inner, lazyRawOf(copy));
   return copy;
 }
 
