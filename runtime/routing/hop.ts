@@ -10,6 +10,7 @@
  * must be answered with an error.
  */
 import { idKey, type JsonRpcId, type JsonRpcResponse } from "../protocol/json-rpc.js";
+import { ChurnMap } from "./churn-map.js";
 import type { Call } from "./envelope.js";
 import type { Grant } from "./grants.js";
 import type { Peer } from "./peer.js";
@@ -71,8 +72,9 @@ export interface ProxySettings {
  * policy's rule, keyed by the hop (rules/).
  */
 export class Hop {
-  private readonly sentTo = new Map<string, Outgoing>();
-  private readonly askedBy = new Map<string, Incoming>();
+  // Emptied by nearly every answer: `ChurnMap` (a plain Map rebuilds its table each time).
+  private readonly sentTo = new ChurnMap<string, Outgoing>();
+  private readonly askedBy = new ChurnMap<string, Incoming>();
   /** Requests the conductor sent on this hop, by the id it chose → who gets the answer. */
   readonly outgoing: ReadonlyMap<string, Outgoing> = this.sentTo;
   /** Requests the peer sent, by the peer's id → where the conductor forwarded them. */

@@ -15,7 +15,7 @@ function watch(afterMs = 1000) {
 describe("StallWatch", () => {
   it("reports a request neither passed on nor answered, once, naming proxy and method", () => {
     const { w, reports, advance } = watch();
-    w.delivered('proxy "x"', "n1", "1", "session/prompt");
+    w.delivered('proxy "x"', "n1", 1, "session/prompt");
     advance(999);
     w.sweep();
     expect(reports).toEqual([]);
@@ -25,11 +25,20 @@ describe("StallWatch", () => {
     expect(reports).toEqual([{ proxy: 'proxy "x"', method: "session/prompt", id: "1", ms: 1000 }]);
   });
 
+  it("shows an id as JSON: a number bare, a string quoted", () => {
+    const { w, reports, advance } = watch();
+    w.delivered("p", "n7", 7, "session/prompt");
+    w.delivered("p", 's"7"', "7", "session/prompt");
+    advance(1000);
+    w.sweep();
+    expect(reports.map((r) => r.id)).toEqual(["7", '"7"']);
+  });
+
   it("a request passed on (same method) or answered is not reported", () => {
     const { w, reports, advance } = watch();
-    w.delivered("p", "n1", "1", "session/prompt");
-    w.delivered("p", "n2", "2", "session/new");
-    w.delivered("p", "n3", "3", "session/prompt");
+    w.delivered("p", "n1", 1, "session/prompt");
+    w.delivered("p", "n2", 2, "session/new");
+    w.delivered("p", "n3", 3, "session/prompt");
     w.passedOn("p", "session/prompt"); // the oldest prompt
     w.settled("p", "n2");
     advance(5000);
@@ -39,13 +48,13 @@ describe("StallWatch", () => {
 
   it("forgets a proxy that is gone, and does nothing when disabled", () => {
     const { w, reports, advance } = watch();
-    w.delivered("p", "n1", "1", "x");
+    w.delivered("p", "n1", 1, "x");
     w.settled("p");
     advance(5000);
     w.sweep();
     expect(reports).toEqual([]);
     const off = watch(0);
-    off.w.delivered("p", "n1", "1", "x");
+    off.w.delivered("p", "n1", 1, "x");
     off.advance(5000);
     off.w.sweep();
     expect(off.reports).toEqual([]);
@@ -55,11 +64,11 @@ describe("StallWatch", () => {
     const { w } = watch();
     const started = vi.spyOn(globalThis, "setInterval");
     expect(w.sweeping).toBe(false);
-    w.delivered("p", "n1", "1", "session/prompt");
+    w.delivered("p", "n1", 1, "session/prompt");
     w.passedOn("p", "session/prompt");
-    w.delivered("q", "n2", "2", "session/prompt");
+    w.delivered("q", "n2", 2, "session/prompt");
     w.settled("q", "n2");
-    w.delivered("p", "n3", "3", "session/prompt");
+    w.delivered("p", "n3", 3, "session/prompt");
     expect(started).toHaveBeenCalledTimes(1);
     started.mockRestore();
     w.sweep();

@@ -12,6 +12,9 @@
  * in a conversation every prompt empties the proxies, and a timer started and cleared per crossing
  * cost more than the rest of the watch (three of each per prompt through three proxies).
  */
+import type { JsonRpcId } from "../protocol/json-rpc.js";
+import { ChurnMap } from "./churn-map.js";
+
 export interface Stalled {
   proxy: string;
   method: string;
@@ -22,12 +25,13 @@ export interface Stalled {
 interface Entry {
   method: string;
   at: number;
-  id: string;
+  /** The request's id on the proxy's side, written out only if it is reported. */
+  id: JsonRpcId;
 }
 
 export class StallWatch {
   /** Per proxy: its requests, by the conductor's key for them. */
-  private readonly inside = new Map<string, Map<string, Entry>>();
+  private readonly inside = new Map<string, ChurnMap<string, Entry>>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -37,10 +41,10 @@ export class StallWatch {
   ) {}
 
   /** A request (`key`, shown as `id`) was delivered to `proxy`. */
-  delivered(proxy: string, key: string, id: string, method: string): void {
+  delivered(proxy: string, key: string, id: JsonRpcId, method: string): void {
     if (this.afterMs <= 0) return;
     let entries = this.inside.get(proxy);
-    if (!entries) this.inside.set(proxy, (entries = new Map()));
+    if (!entries) this.inside.set(proxy, (entries = new ChurnMap()));
     entries.set(key, { method, at: this.now(), id });
     this.timer ??= setInterval(() => this.sweep(), Math.max(50, Math.min(1000, this.afterMs / 2))).unref();
   }
@@ -81,7 +85,7 @@ export class StallWatch {
       for (const [key, entry] of entries) {
         if (now - entry.at < this.afterMs) break; // entries are in delivery order
         entries.delete(key);
-        this.report({ proxy, method: entry.method, id: entry.id, ms: now - entry.at });
+        this.report({ proxy, method: entry.method, id: JSON.stringify(entry.id), ms: now - entry.at });
       }
       held += entries.size;
     }

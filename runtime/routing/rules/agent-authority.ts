@@ -25,6 +25,7 @@
  */
 import { sanitizeForLog } from "../../log.js";
 import { idKey, paramsObject } from "../../protocol/json-rpc.js";
+import { ChurnMap } from "../churn-map.js";
 import { type Call, isRequest } from "../envelope.js";
 import { refusal, sender } from "../gates/gate.js";
 import { agentGrantFor, grantFor } from "../grants.js";
@@ -54,12 +55,12 @@ export interface AgentAuthority {
 }
 
 export function agentAuthority(): AgentAuthority {
-  /** Per proxy: its handed requests still open, by its hop key → method and session (`handedAs`). */
-  const handed = new Map<Hop, Map<string, string>>();
+  /** Per proxy: its handed requests still open, by its hop key → method and session (`handedAs`); emptied by nearly every prompt (`ChurnMap`). */
+  const handed = new Map<Hop, ChurnMap<string, string>>();
   /** A proxy's own session setups, by the proxy's id for them, until forwarded. */
   const ownSetups = new Map<Hop, Set<string>>();
   /** Own setups forwarded: the answering hop's key → the proxy that will own the session. */
-  const pendingOwner = new Map<Hop, Map<string, Hop>>();
+  const pendingOwner = new Map<Hop, ChurnMap<string, Hop>>();
   /** Sessions a proxy opened itself → that proxy. */
   const owners = new Map<string, Hop>();
   /** Sessions the client set up (a proxy loading or resuming one of them does not own it). */
@@ -71,9 +72,9 @@ export function agentAuthority(): AgentAuthority {
    */
   const orphans = new Set<string>();
 
-  const of = <K, V>(map: Map<Hop, Map<K, V>>, hop: Hop): Map<K, V> => {
+  const of = <K, V>(map: Map<Hop, ChurnMap<K, V>>, hop: Hop): ChurnMap<K, V> => {
     let m = map.get(hop);
-    if (!m) map.set(hop, (m = new Map()));
+    if (!m) map.set(hop, (m = new ChurnMap()));
     return m;
   };
   const sessionOf = (call: Call): string | undefined => {
