@@ -129,8 +129,7 @@ function debugObserver(log: Logger): RouteObserver {
 /** Requests that sit inside a proxy (see stall-watch.ts). */
 function stallObserver(watch: StallWatch): RouteObserver {
   return (e) => {
-    if (e.kind === "delivered" && e.to.position.role === "proxy")
-      watch.delivered(e.to.label, idKey(e.id), e.id, e.call.method);
+    if (e.kind === "delivered" && e.to.position.role === "proxy") watch.delivered(e.to.label, idKey(e.id), e.id, e.call.method);
     else if (e.kind === "answered" && e.answerer.position.role === "proxy") watch.settled(e.answerer.label, idKey(e.id));
     else if (e.kind === "passedOn") watch.passedOn(e.hop.label, e.method);
     else if (e.kind === "gone") watch.settled(e.hop.label);
