@@ -497,7 +497,9 @@ function objectEnd(text: string, pos: number, members: number[]): number {
  * message crossing several hops is walked at most once, however large it is.
  */
 export function withMember<T extends object>(message: T, key: string, value: unknown): T {
-  const copy = { ...plainCopy(message), [key]: value } as T;
+  // The id, set twice per proxy a request or answer crosses, as a named member: V8 defines it with
+  // a plain store after the spread, a computed key through a megamorphic one (~50 ns more a copy).
+  const copy = (key === "id" ? { ...plainCopy(message), id: value } : { ...plainCopy(message), [key]: value }) as T;
   // A copy of a copy that set the same member, whose text is not built yet (a request's or an
   // answer's id is set twice per proxy it crosses: the guest's, then the next hop's), is spliced
   // from that copy's source: one splice of the text instead of two.
