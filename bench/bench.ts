@@ -129,11 +129,15 @@ async function roundTrips(config: Config): Promise<RoundTrip> {
   }
   const before = chain.updates;
   const samples: number[] = [];
+  const pid = chain.child.pid!;
+  const cpu = () => (config.kind === "direct" ? treeCpuMs(pid) : treeCpuMs(pid, isAgent));
+  const cpu0 = cpu();
   for (let i = 0; i < PROMPTS; i++) {
     const t = performance.now();
     await chain.prompt(session, `hello ${i}`);
     samples.push(performance.now() - t);
   }
+  const cpuUs = ((cpu() - cpu0) * 1000) / PROMPTS;
   if (chain.updates - before !== PROMPTS) throw new Error(`${config.name}: ${chain.updates - before} updates for ${PROMPTS} prompts`);
   const rssMiB = rss();
   await chain.close();
@@ -144,6 +148,7 @@ async function roundTrips(config: Config): Promise<RoundTrip> {
     mean: mean(samples),
     p50: quantile(samples, 0.5),
     p95: quantile(samples, 0.95),
+    cpuUs,
     rssMiB,
     upRssMiB,
     idleRssMiB,
@@ -397,7 +402,8 @@ async function main() {
       table(
         `P1 — prompt round trip (ms) with one update, ${PROMPTS} sequential prompts after ${WARMUP} warm-up ones; conductor RSS = process tree without the agent`,
         [
-          '("WASM proxies": pass-through proxies that see every message — interest filters off; "declared": the same proxies with their manifest\'s filter: they watch nothing)',
+          '("WASM proxies": pass-through proxies that see every message — interest filters off; "declared": the same proxies with their manifest\'s filter: they watch nothing;',
+          " CPU per round trip: the conductor's process tree without the agent, all its threads, over the timed prompts — direct: the agent's own)",
         ],
         [
           "configuration",
@@ -409,6 +415,7 @@ async function main() {
           "mean vs direct",
           "mean vs cordon 0",
           "mean vs thinkwell 3",
+          "CPU µs per round trip",
           "RSS (MiB)",
         ],
         configs.map((c) => {
@@ -423,6 +430,7 @@ async function main() {
             times(r.mean, base("direct")),
             times(r.mean, base("cordon0")),
             times(r.mean, base("thinkwell3")),
+            fixed(r.cpuUs, 0),
             c.kind === "direct" ? `${fixed(r.rssMiB, 0)} (agent)` : fixed(r.rssMiB, 0),
           ];
         }),

@@ -8,6 +8,7 @@ const trip = (mean: number, idleRssMiB = 50, rssMiB = 60): RoundTrip => ({
   mean,
   p50: mean,
   p95: mean,
+  cpuUs: mean * 1000,
   rssMiB,
   upRssMiB: idleRssMiB,
   idleRssMiB,

@@ -13,6 +13,11 @@ export interface RoundTrip {
   mean: number;
   p50: number;
   p95: number;
+  /**
+   * CPU µs per round trip over the timed prompts: the conductor's process tree without the agent
+   * (direct: the agent's own). Steadier than the wall figures, and the conductor's own cost.
+   */
+  cpuUs: number;
   /** After the prompts. */
   rssMiB: number;
   /** Up and with a session, 0.3 s after it opened. */
