@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   attachPieces,
   attachRaw,
+  jsonOf,
   layoutOf,
   lazyRawOf,
   memberRange,
@@ -17,6 +18,15 @@ import {
 
 const parsed = (text: string) => attachRaw(JSON.parse(text) as Record<string, unknown>, text);
 const rawParams = (message: object) => rawParamsPieces(message)?.join("");
+
+describe("jsonOf", () => {
+  it("writes what JSON.stringify writes: ids of every form, and any other value", () => {
+    const values: unknown[] = [0, -0, 1, -1, 7.5, 1e21, 1e-7, 2 ** 53 + 2, -(2 ** 31), 0.1 + 0.2, Number.MAX_VALUE, Number.MIN_VALUE];
+    for (let i = 0; i < 1000; i++) values.push((Math.random() - 0.5) * 10 ** Math.floor(Math.random() * 40 - 20));
+    values.push(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, "1", 'a"b\\c\n', "", null, true, { id: 1 }, [1, "x"]);
+    for (const value of values) expect(jsonOf(value)).toBe(JSON.stringify(value));
+  });
+});
 
 describe("stringEnd", () => {
   it("ends a string at its closing quote, before and past the escaped quotes it hops over, after any run of backslashes", () => {

@@ -488,6 +488,15 @@ function objectEnd(text: string, pos: number, members: number[]): number {
 }
 
 /**
+ * `JSON.stringify(value)`, with a finite number (an id: ids are finite, `json-rpc.ts` `isId`)
+ * written by `String`: the same text (both write the shortest round-trip form), without the call
+ * into the runtime — ~10 against ~50 ns, and an id is written at each hop a request or answer
+ * crosses.
+ */
+export const jsonOf = (value: unknown): string =>
+  typeof value === "number" && Number.isFinite(value) ? String(value) : JSON.stringify(value);
+
+/**
  * A shallow copy of `message` with `key` set to `value`, its text the original's with only that
  * member's value replaced — in place, so key order is kept. When the original has no text, or no
  * such member, the copy has no text and is serialised whole.
@@ -513,7 +522,7 @@ export function withMember<T extends object>(message: T, key: string, value: unk
     const layout = laid ? layoutFor(source)! : undefined;
     const range = laid ? layout![key as "id" | "params"] : memberRange(text, key);
     if (range === undefined) return JSON.stringify(copy);
-    const replacement = JSON.stringify(value);
+    const replacement = jsonOf(value);
     if (layout !== undefined) holder.layout = shifted(layout, range, replacement.length);
     if (text.length <= FLATTEN_UP_TO) return text.slice(0, range[0]) + replacement + text.slice(range[1]);
     const pieces = piecesOrText(source, text);

@@ -15,6 +15,7 @@ import {
   CompactNotification,
   hasRaw,
   holderOf,
+  jsonOf,
   layoutOf,
   lazyRawOf,
   memberRange,
@@ -121,7 +122,7 @@ function envelope(message: Call, method: string, id: JsonRpcId | undefined): Cal
   if (withText) {
     // Built only when written: in-process peers take the envelope apart without reading it.
     const holder = attachLazyRaw(wrapped, () => {
-      const head = `{"jsonrpc":"2.0",${id !== undefined ? `"id":${JSON.stringify(id)},` : ""}"method":"${method}","params":{"method":`;
+      const head = `{"jsonrpc":"2.0",${id !== undefined ? `"id":${jsonOf(id)},` : ""}"method":"${method}","params":{"method":`;
       // A compact notification's text from its method's value on (`"M","params":P}`) is the
       // envelope's params up to its last brace: one slice, no walk to find its params. Its text is
       // the line it was read from (parse-line.ts): one flat string, never pieces.
@@ -179,7 +180,7 @@ export function unwrap(envelope: Call): Call | string {
   if (range) {
     const head = `{"jsonrpc":"2.0",${idText(envelope)}"method":${JSON.stringify(p.method)},"params":`;
     // Written here, so its layout is known: the next hop sets the id and wraps the params without a walk.
-    const id: Range | undefined = isRequest(envelope) ? [ID_AT, ID_AT + JSON.stringify(envelope.id).length] : undefined;
+    const id: Range | undefined = isRequest(envelope) ? [ID_AT, ID_AT + jsonOf(envelope.id).length] : undefined;
     attachPieces(inner, [head, ...rawSlicePieces(envelope, range[0], range[1]), "}"], {
       id,
       params: [head.length, head.length + range[1] - range[0]],
@@ -191,7 +192,7 @@ export function unwrap(envelope: Call): Call | string {
 /** Where the id's value starts in a text written `{"jsonrpc":"2.0","id":…`. */
 const ID_AT = '{"jsonrpc":"2.0","id":'.length;
 
-const idText = (message: Call): string => (isRequest(message) ? `"id":${JSON.stringify(message.id)},` : "");
+const idText = (message: Call): string => (isRequest(message) ? `"id":${jsonOf(message.id)},` : "");
 
 /**
  * `$/cancel_request` for the request this hop knows as `requestId`. `params` are the cancel's own
