@@ -172,7 +172,8 @@ export class InspectorWatchdog implements Backstop {
   /** The guarded call in flight (or interrupted, until the watchdog's reply). */
   private interrupted: (() => void) | null = null;
   private readonly channel = new MessageChannel();
-  private readonly tasks: (() => void)[] = [];
+  /** Emptied by a new array, not `length = 0` (a call into V8's runtime): it empties at nearly every batch. */
+  private tasks: (() => void)[] = [];
   private head = 0;
   private posted = false;
   /** A watchdog died (it should not): guarded calls fall back to the vm timeout. */
@@ -283,7 +284,7 @@ export class InspectorWatchdog implements Backstop {
       while (this.head < this.tasks.length) {
         const task = this.tasks[this.head++];
         if (this.head === this.tasks.length) {
-          this.tasks.length = 0;
+          this.tasks = [];
           this.head = 0;
         }
         try {

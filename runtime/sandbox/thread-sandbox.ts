@@ -130,8 +130,12 @@ export class ThreadSandbox implements ProxySandbox {
   /** The guest's fuel counter (`fuel.ts`): set here before each metered call, read after a trap. */
   private fuel: WebAssembly.Global | null = null;
   private handlers: SandboxHandlers | null = null;
-  /** Deliveries (texts, or `Delivery`s) and pass-through messages (other objects), in order. */
-  private readonly queue: (string | object)[] = [];
+  /**
+   * Deliveries (texts, or `Delivery`s) and pass-through messages (other objects), in order. Emptied
+   * by a new array, not `length = 0`: a length set is a call into V8's runtime (~30 ns more, measured
+   * alone), and a conversation empties the queue at every delivery.
+   */
+  private queue: (string | object)[] = [];
   /** Backpressure from the conductor: no delivery starts while set. */
   private paused = false;
   private head = 0;
@@ -348,7 +352,7 @@ export class ThreadSandbox implements ProxySandbox {
     while (!this.dead && !this.paused && this.head < this.queue.length) {
       const message = this.queue[this.head++];
       if (this.head === this.queue.length) {
-        this.queue.length = 0;
+        this.queue = [];
         this.head = 0;
       }
       const delivery = message instanceof Delivery ? message : undefined;
