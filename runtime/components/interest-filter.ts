@@ -37,6 +37,7 @@
 import { idKey, type JsonRpcId, type JsonRpcMessage, type JsonRpcNotification, paramsObject } from "../protocol/json-rpc.js";
 import { isProxyInitialize, isProxySuccessor, Methods } from "../protocol/methods.js";
 import { withMember } from "../protocol/raw-json.js";
+import { ChurnMap } from "../routing/churn-map.js";
 import { type Call, isRequest, unwrap, withId, wrap } from "../routing/envelope.js";
 import { isReserved } from "../routing/gates/reserved-methods.js";
 import type { Manifest } from "../sandbox/manifest.js";
@@ -88,11 +89,12 @@ interface Passed {
 
 export class InterestFilter {
   private nextId = 1;
+  // Requests in flight, emptied by nearly every answer: `ChurnMap`s (as a hop's, routing/hop.ts).
   /** Requests that passed, by the filter's id. */
-  private readonly passed = new Map<string, Passed>();
+  private readonly passed = new ChurnMap<string, Passed>();
   /** The filter's id of each request that passed, by the conductor's id and side (for `$/cancel_request`). */
-  private readonly fromClient = new Map<string, JsonRpcId>();
-  private readonly fromAgent = new Map<string, JsonRpcId>();
+  private readonly fromClient = new ChurnMap<string, JsonRpcId>();
+  private readonly fromAgent = new ChurnMap<string, JsonRpcId>();
 
   constructor(private readonly interest: Interest) {}
 
@@ -172,7 +174,7 @@ export class InterestFilter {
   }
 
   /** `$/cancel_request` for a request that passed: on to where it went, naming it by the filter's id. */
-  private cancel(message: Call, ids: Map<string, JsonRpcId>, toSuccessor: boolean): JsonRpcMessage | null {
+  private cancel(message: Call, ids: ChurnMap<string, JsonRpcId>, toSuccessor: boolean): JsonRpcMessage | null {
     const params = paramsObject(message.params);
     const requestId = params?.requestId;
     if (typeof requestId !== "string" && typeof requestId !== "number") return null;
@@ -210,7 +212,7 @@ export class InterestFilter {
     return this.interest.methods.has(method);
   }
 
-  private issue(conductorId: JsonRpcId, toSuccessor: boolean, ids: Map<string, JsonRpcId>): string {
+  private issue(conductorId: JsonRpcId, toSuccessor: boolean, ids: ChurnMap<string, JsonRpcId>): string {
     const id = `${FILTER_ID_PREFIX}${this.nextId++}`;
     this.passed.set(id, { id: conductorId, toSuccessor });
     ids.set(idKey(conductorId), id);
